@@ -1,0 +1,176 @@
+// Package status holds the values the engine reports: statuses of apps and
+// resources, changed fields with their owners, and the events the engine
+// publishes. It is data only, shared by the engine, the CLI and the UI.
+package status
+
+import (
+	"time"
+
+	"kdrift.dev/kdrift/engine/app"
+)
+
+// Sync is an app's sync status.
+type Sync string
+
+// Sync values.
+const (
+	SyncSynced    Sync = "Synced"
+	SyncOutOfSync Sync = "OutOfSync"
+	SyncUnknown   Sync = "Unknown"
+	SyncError     Sync = "Error"
+)
+
+// Health is kstatus-style readiness of an app or a resource.
+type Health string
+
+// Health values.
+const (
+	HealthHealthy     Health = "Healthy"
+	HealthProgressing Health = "Progressing"
+	HealthDegraded    Health = "Degraded"
+	HealthMissing     Health = "Missing"
+	HealthUnknown     Health = "Unknown"
+)
+
+// Resource is one object's comparison result.
+type Resource string
+
+// Resource values.
+const (
+	ResourceSynced          Resource = "Synced"
+	ResourceOutOfSync       Resource = "OutOfSync"
+	ResourceMissing         Resource = "Missing"
+	ResourceExtraneous      Resource = "Extraneous"
+	ResourceIgnored         Resource = "Ignored"
+	ResourceError           Resource = "Error"
+	ResourceRequiresReplace Resource = "RequiresReplace"
+)
+
+// SelfHeal is an app's self-heal state.
+type SelfHeal string
+
+// SelfHeal values.
+const (
+	SelfHealOn     SelfHeal = "on"
+	SelfHealOff    SelfHeal = "off"
+	SelfHealFrozen SelfHeal = "frozen"
+)
+
+// OwnerClass says what kind of writer owns a field.
+type OwnerClass string
+
+// OwnerClass values.
+const (
+	// OwnerPerson is kubectl edit/scale/patch/apply or client-side apply.
+	OwnerPerson OwnerClass = "person"
+	// OwnerController is an HPA, a cloud controller, an operator.
+	OwnerController OwnerClass = "controller"
+	// OwnerDefaulted is a field nobody owns: the apiserver defaulted it.
+	OwnerDefaulted OwnerClass = "defaulted"
+	// OwnerKdrift is kdrift itself.
+	OwnerKdrift OwnerClass = "kdrift"
+)
+
+// ObjectRef names one Kubernetes object.
+type ObjectRef struct {
+	Group     string `json:"group"`
+	Version   string `json:"version"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// String renders the reference as Kind/namespace/name (Kind/name when
+// cluster-scoped), the form errors start with.
+func (r ObjectRef) String() string {
+	if r.Namespace == "" {
+		return r.Kind + "/" + r.Name
+	}
+	return r.Kind + "/" + r.Namespace + "/" + r.Name
+}
+
+// Owner is one live owner of a field, from metadata.managedFields.
+type Owner struct {
+	Manager     string     `json:"manager"`
+	Operation   string     `json:"operation"`
+	Subresource string     `json:"subresource,omitempty"`
+	Time        *time.Time `json:"time,omitempty"`
+	Class       OwnerClass `json:"class"`
+}
+
+// FieldChange is one field where Git and the cluster disagree.
+type FieldChange struct {
+	// Path is the field as a JSON pointer, e.g. /spec/replicas.
+	Path string `json:"path"`
+	// Desired is the value Git asks for, absent when Git does not set it.
+	Desired any `json:"desired,omitempty"`
+	// Live is the value in the cluster, absent when the field is not there.
+	Live any `json:"live,omitempty"`
+	// Owners are the field's live owners; empty means defaulted.
+	Owners []Owner `json:"owners"`
+	// Class is the class of the owner that matters most: person before
+	// controller before kdrift; defaulted when nobody owns the field.
+	Class OwnerClass `json:"class"`
+	// Extra is set for a field that exists live but that Git does not
+	// declare (a key added by hand).
+	Extra bool `json:"extra,omitempty"`
+	// Ignored is set when an ignoreDifferences rule covers the field.
+	Ignored bool `json:"ignored,omitempty"`
+	// Masked is set when the values are Secret data and were not shown.
+	Masked bool `json:"masked,omitempty"`
+}
+
+// ResourceStatus is the comparison of one object.
+type ResourceStatus struct {
+	Ref    ObjectRef     `json:"ref"`
+	Status Resource      `json:"status"`
+	Health Health        `json:"health"`
+	Fields []FieldChange `json:"fields,omitempty"`
+	// Message explains Error and RequiresReplace, in the apiserver's words.
+	Message string `json:"message,omitempty"`
+}
+
+// Drifted counts the fields that are drift (not ignored).
+func (r ResourceStatus) Drifted() int {
+	n := 0
+	for _, f := range r.Fields {
+		if !f.Ignored {
+			n++
+		}
+	}
+	return n
+}
+
+// AppStatus is everything the engine knows about one app.
+type AppStatus struct {
+	Name        string          `json:"name"`
+	File        string          `json:"file"`
+	Path        string          `json:"path"`
+	Destination app.Destination `json:"destination"`
+	Sync        Sync            `json:"sync"`
+	Health      Health          `json:"health"`
+	SelfHeal    SelfHeal        `json:"selfHeal"`
+	Prune       bool            `json:"prune"`
+	Freeze      *app.Freeze     `json:"freeze,omitempty"`
+	// OutOfSyncSince is when the app last went OutOfSync; nil when Synced.
+	OutOfSyncSince *time.Time `json:"outOfSyncSince,omitempty"`
+	// Revision is the Git commit compared, with its author.
+	Revision       string           `json:"revision"`
+	RevisionAuthor string           `json:"revisionAuthor,omitempty"`
+	Resources      []ResourceStatus `json:"resources"`
+	// Error is the reason for Sync Error or Unknown: a render failure, an
+	// invalid App, an unreachable cluster.
+	Error      string    `json:"error,omitempty"`
+	ComparedAt time.Time `json:"comparedAt"`
+}
+
+// DriftedObjects counts the resources that are not Synced or Ignored.
+func (a AppStatus) DriftedObjects() int {
+	n := 0
+	for _, r := range a.Resources {
+		if r.Status != ResourceSynced && r.Status != ResourceIgnored {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	"k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
+	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
+)
+
+// controllers are those that make a Deployment look real (ReplicaSets and
+// status), let namespaces finish deleting and give Pods their ServiceAccount.
+var controllers = []string{
+	names.NamespaceController,
+	names.GarbageCollectorController,
+	names.ServiceAccountController,
+	names.ServiceAccountTokenController,
+	names.DeploymentController,
+	names.ReplicaSetController,
+	names.StatefulSetController,
+	names.DaemonSetController,
+	names.JobController,
+	names.CronJobController,
+}
+
+// runControllerManager runs a kube-controller-manager in this process until
+// ctx ends. Leader election is off: there is only ever one.
+func runControllerManager(ctx context.Context, kubeconfig string, p *pki) error {
+	s, err := options.NewKubeControllerManagerOptions()
+	if err != nil {
+		return err
+	}
+	fs := pflag.NewFlagSet("kube-controller-manager", pflag.ContinueOnError)
+	for _, f := range s.Flags(app.KnownControllers(), app.ControllersDisabledByDefault(), app.ControllerAliases()).FlagSets {
+		fs.AddFlagSet(f)
+	}
+	args := []string{
+		"--kubeconfig=" + kubeconfig,
+		"--controllers=" + strings.Join(controllers, ","),
+		"--leader-elect=false",
+		"--secure-port=0",
+		"--use-service-account-credentials=false",
+		"--service-account-private-key-file=" + p.SAKeyFile,
+		"--root-ca-file=" + p.CACertFile,
+		"--concurrent-deployment-syncs=2",
+		"--concurrent-replicaset-syncs=2",
+	}
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("flags: %w", err)
+	}
+	if err := s.ComponentGlobalsRegistry.Set(); err != nil {
+		return err
+	}
+	c, err := s.Config(ctx, app.KnownControllers(), app.ControllersDisabledByDefault(), app.ControllerAliases())
+	if err != nil {
+		return err
+	}
+	return app.Run(ctx, c.Complete())
+}
