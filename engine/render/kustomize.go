@@ -1,0 +1,62 @@
+package render
+
+import (
+	"fmt"
+	"runtime/debug"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/api/krusty"
+)
+
+// kustomize builds dir with krusty over a read-recording view of tree.
+// Builds are serialized and a panic inside kustomize becomes an error.
+func (r *Renderer) kustomize(tree Tree, dir string) (e *cacheEntry) {
+	fsys := newTreeFS(tree)
+	r.buildMu.Lock()
+	defer r.buildMu.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			// A panic is treated like a render error, and cached: the same
+			// input would panic again.
+			e = &cacheEntry{
+				inputs: fsys.inputs(),
+				err:    &Error{Path: dir, Err: &PanicError{Value: p, Stack: debug.Stack()}},
+			}
+			if fsys.failed() {
+				e.inputs = nil
+			}
+		}
+	}()
+	opts := krusty.MakeDefaultOptions()
+	opts.Reorder = krusty.ReorderOptionUnspecified
+	k := krusty.MakeKustomizer(opts)
+	m, err := k.Run(fsys, "/"+dir)
+	e = &cacheEntry{inputs: fsys.inputs()}
+	if fsys.failed() {
+		e.inputs = nil
+	}
+	if err != nil {
+		e.err = &Error{Path: dir, Err: err}
+		return e
+	}
+	for _, res := range m.Resources() {
+		obj, err := res.Map()
+		if err != nil {
+			e.err = &Error{Path: dir, Err: fmt.Errorf("%s: %w", res.CurId(), err)}
+			return e
+		}
+		e.objs = append(e.objs, &unstructured.Unstructured{Object: obj})
+	}
+	return e
+}
+
+// PanicError is a panic inside kustomize, recovered.
+type PanicError struct {
+	// Value is what kustomize panicked with.
+	Value any
+	// Stack is the goroutine's stack at the panic.
+	Stack []byte
+}
+
+// Error renders `kustomize panicked: VALUE`.
+func (e *PanicError) Error() string { return fmt.Sprintf("kustomize panicked: %v", e.Value) }
