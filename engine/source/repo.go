@@ -103,11 +103,19 @@ func (r *Repo) openLocal(opts Options) error {
 	if err != nil {
 		return fmt.Errorf("repository %s: %w", r.location, err)
 	}
-	repo, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	// A bare repository is opened as is; a path inside a working copy finds
+	// the enclosing repository.
+	repo, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		repo, err = git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	}
 	if err != nil {
 		return fmt.Errorf("repository %s: cannot open: %w; pass --repo with a Git repository path or URL", r.location, err)
 	}
 	r.dir = abs
+	if wt, err := repo.Worktree(); err == nil { // a bare repository has none: keep abs
+		r.dir = wt.Filesystem.Root()
+	}
 	r.h = &handle{repo: repo}
 	r.branch = opts.Branch
 	if r.branch == "" {
