@@ -274,3 +274,24 @@ func TestRenderRecoversPanic(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestRenderConcurrentSamePathBuildsOnce(t *testing.T) {
+	_, snap := repo(t, overlayFiles)
+	s := snap()
+	r := render.NewRenderer()
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			_, err := r.Render(s, "deploy/overlays/prod")
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := r.Stats(); st.Builds != 1 || st.Hits != 7 {
+		t.Fatalf("stats = %+v, want 1 build and 7 hits", st)
+	}
+}
