@@ -295,3 +295,48 @@ func TestRenderConcurrentSamePathBuildsOnce(t *testing.T) {
 		t.Fatalf("stats = %+v, want 1 build and 7 hits", st)
 	}
 }
+
+// TestRenderEveryApp walks the path the engine takes: the Apps declared at a
+// revision, each rendered; a broken App fails alone.
+func TestRenderEveryApp(t *testing.T) {
+	files := map[string]string{
+		".kdrift/apps.yaml": `apiVersion: kdrift.dev/v1alpha1
+kind: App
+metadata: {name: prod}
+spec: {path: deploy/overlays/prod}
+---
+apiVersion: kdrift.dev/v1alpha1
+kind: App
+metadata: {name: broken}
+spec: {path: deploy/broken}
+---
+apiVersion: kdrift.dev/v1alpha1
+kind: App
+metadata: {name: other}
+spec: {path: ./deploy/other}
+`,
+		"deploy/broken/kustomization.yaml": "resources: [../nowhere]\n",
+	}
+	for k, v := range overlayFiles {
+		files[k] = v
+	}
+	_, snap := repo(t, files)
+	s := snap()
+	apps := s.Apps()
+	if len(apps.Apps) != 3 || len(apps.Invalid) != 0 {
+		t.Fatalf("apps = %+v", apps)
+	}
+	r := render.NewRenderer()
+	got := map[string]string{}
+	for _, a := range apps.Apps {
+		objs, err := r.Render(s, a.Spec.Path)
+		if err != nil {
+			got[a.Metadata.Name] = "error: " + err.Error()
+			continue
+		}
+		got[a.Metadata.Name] = fmt.Sprint(len(objs))
+	}
+	if got["prod"] != "3" || got["other"] != "1" || !strings.HasPrefix(got["broken"], "error: deploy/broken: ") {
+		t.Fatalf("renders = %v", got)
+	}
+}

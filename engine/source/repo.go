@@ -207,6 +207,12 @@ func (r *Repo) clone(ctx context.Context, cache string) (*git.Repository, error)
 	}
 	if err := os.Rename(tmp, r.dir); err != nil {
 		rmErr := os.RemoveAll(tmp)
+		// Another kdrift process may have cloned the same URL meanwhile:
+		// use its clone.
+		repo, openErr := git.PlainOpen(r.dir)
+		if openErr == nil {
+			return repo, rmErr
+		}
 		return nil, errors.Join(fmt.Errorf("repository %s: cannot move the clone into %s: %w", r.location, r.dir, err), rmErr)
 	}
 	repo, err := git.PlainOpen(r.dir)
