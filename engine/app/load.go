@@ -52,7 +52,8 @@ func (r LoadResult) FindInvalid(name string) (Invalid, bool) {
 // Load reads every App file (*.yaml and *.yml) in the .kdrift folder of the
 // repository tree at root inside fsys (use "." when fsys is the repository
 // itself), parses and validates each App and rejects every App whose name is
-// declared more than once. A repository without .kdrift has no Apps.
+// declared more than once. Valid Apps come back with spec.path cleaned
+// ("./a/b/" becomes "a/b"). A repository without .kdrift has no Apps.
 func Load(fsys fs.FS, root string) LoadResult {
 	var res LoadResult
 	repo := fsys
@@ -110,6 +111,7 @@ func Load(fsys fs.FS, root string) LoadResult {
 			res.Invalid = append(res.Invalid, Invalid{Name: a.Metadata.Name, File: a.File, Err: errors.Join(errs...)})
 			continue
 		}
+		a.Spec.Path = path.Clean(a.Spec.Path)
 		res.Apps = append(res.Apps, a)
 	}
 	sort.SliceStable(res.Apps, func(i, j int) bool { return res.Apps[i].Metadata.Name < res.Apps[j].Metadata.Name })

@@ -40,12 +40,19 @@ func (r *Renderer) kustomize(tree Tree, dir string) (e *cacheEntry) {
 		return e
 	}
 	for _, res := range m.Resources() {
-		obj, err := res.Map()
+		// Through JSON, so that numbers become int64/float64 as in every
+		// other unstructured object (kyaml's own maps hold int).
+		js, err := res.MarshalJSON()
 		if err != nil {
 			e.err = &Error{Path: dir, Err: fmt.Errorf("%s: %w", res.CurId(), err)}
 			return e
 		}
-		e.objs = append(e.objs, &unstructured.Unstructured{Object: obj})
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(js); err != nil {
+			e.err = &Error{Path: dir, Err: fmt.Errorf("%s: %w", res.CurId(), err)}
+			return e
+		}
+		e.objs = append(e.objs, obj)
 	}
 	return e
 }

@@ -3,7 +3,6 @@ package render
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
@@ -78,7 +78,7 @@ func decodeFile(name string, data []byte) ([]*unstructured.Unstructured, error) 
 			continue
 		}
 		var obj map[string]any
-		if err := json.Unmarshal(js, &obj); err != nil {
+		if err := utiljson.Unmarshal(js, &obj); err != nil {
 			errs = append(errs, fmt.Errorf("%s: document %d: not a Kubernetes object: %w", name, doc, err))
 			continue
 		}

@@ -62,6 +62,7 @@ type Renderer struct {
 
 	mu    sync.Mutex
 	cache map[string][]*cacheEntry // by cleaned App path, newest first
+	paths map[string]*sync.Mutex   // one render of a path at a time
 	stats Stats
 }
 
@@ -74,7 +75,7 @@ type cacheEntry struct {
 
 // NewRenderer returns a Renderer with an empty cache.
 func NewRenderer() *Renderer {
-	return &Renderer{cache: map[string][]*cacheEntry{}}
+	return &Renderer{cache: map[string][]*cacheEntry{}, paths: map[string]*sync.Mutex{}}
 }
 
 // Stats returns the counts so far.
@@ -95,6 +96,17 @@ func (r *Renderer) Render(tree Tree, dir string) ([]*unstructured.Unstructured, 
 	if !fs.ValidPath(clean) {
 		return nil, &Error{Path: dir, Err: fmt.Errorf("path %q is not a folder inside the repository", dir)}
 	}
+	// Two renders of one path wait for each other, so the second finds the
+	// first one's result in the cache instead of building it again.
+	r.mu.Lock()
+	pathMu, ok := r.paths[clean]
+	if !ok {
+		pathMu = &sync.Mutex{}
+		r.paths[clean] = pathMu
+	}
+	r.mu.Unlock()
+	pathMu.Lock()
+	defer pathMu.Unlock()
 	if e := r.lookup(tree, clean); e != nil {
 		return copyObjects(e.objs), e.err
 	}

@@ -255,6 +255,6 @@ type roFile struct {
 	info fs.FileInfo
 }
 
-func (f *roFile) Write([]byte) (int, error)   { return 0, errReadOnly }
-func (f *roFile) Close() error                { return nil }
+func (f *roFile) Write([]byte) (int, error)  { return 0, errReadOnly }
+func (f *roFile) Close() error               { return nil }
 func (f *roFile) Stat() (os.FileInfo, error) { return f.info, nil }

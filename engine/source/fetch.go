@@ -74,7 +74,7 @@ func (r *Repo) Fetch(ctx context.Context) error {
 	// Fetch through a handle of its own so that readers of the current one
 	// are not blocked by the network, then swap in a fresh read handle: a
 	// go-git handle indexes the pack files once and would miss new ones.
-	fresh, err := git.PlainOpenWithOptions(r.dir, &git.PlainOpenOptions{DetectDotGit: !r.remote, EnableDotGitCommonDir: true})
+	fresh, err := git.PlainOpenWithOptions(r.dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
 	if err != nil {
 		return r.setFetchErr(fmt.Errorf("repository %s: cannot reopen %s: %w", r.location, r.dir, err))
 	}

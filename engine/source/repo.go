@@ -103,11 +103,19 @@ func (r *Repo) openLocal(opts Options) error {
 	if err != nil {
 		return fmt.Errorf("repository %s: %w", r.location, err)
 	}
-	repo, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	// A bare repository is opened as is; a path inside a working copy finds
+	// the enclosing repository.
+	repo, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		repo, err = git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	}
 	if err != nil {
 		return fmt.Errorf("repository %s: cannot open: %w; pass --repo with a Git repository path or URL", r.location, err)
 	}
 	r.dir = abs
+	if wt, err := repo.Worktree(); err == nil { // a bare repository has none: keep abs
+		r.dir = wt.Filesystem.Root()
+	}
 	r.h = &handle{repo: repo}
 	r.branch = opts.Branch
 	if r.branch == "" {
@@ -199,6 +207,12 @@ func (r *Repo) clone(ctx context.Context, cache string) (*git.Repository, error)
 	}
 	if err := os.Rename(tmp, r.dir); err != nil {
 		rmErr := os.RemoveAll(tmp)
+		// Another kdrift process may have cloned the same URL meanwhile:
+		// use its clone.
+		repo, openErr := git.PlainOpen(r.dir)
+		if openErr == nil {
+			return repo, rmErr
+		}
 		return nil, errors.Join(fmt.Errorf("repository %s: cannot move the clone into %s: %w", r.location, r.dir, err), rmErr)
 	}
 	repo, err := git.PlainOpen(r.dir)
