@@ -142,6 +142,13 @@ func extras(desired, live *unstructured.Unstructured, own *Ownership, listed []s
 			if declared(desired.Object, e.paths[i]) {
 				continue
 			}
+			// A map that only holds owned keys is reported key by key; a
+			// list element (an env var) or an atomic map is one field.
+			if last := e.paths[i][len(e.paths[i])-1]; last.FieldName != nil && !own.isLeaf(ptr) {
+				if _, isMap := mapAt(live.Object, ptr); isMap {
+					continue
+				}
+			}
 			v, ok := ValueAt(live.Object, ptr)
 			if !ok {
 				continue
@@ -211,4 +218,13 @@ func comparePointers(a, b string) int {
 		return 1
 	}
 	return len(ta) - len(tb)
+}
+
+func mapAt(obj map[string]any, ptr string) (map[string]any, bool) {
+	v, ok := ValueAt(obj, ptr)
+	if !ok {
+		return nil, false
+	}
+	m, ok := v.(map[string]any)
+	return m, ok
 }

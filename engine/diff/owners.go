@@ -143,6 +143,10 @@ func (o *Ownership) FieldsOf(owner status.Owner) []string {
 	return nil
 }
 
+// isLeaf reports whether some manager owns ptr as a leaf: a scalar or an
+// atomic value with no owned fields inside.
+func (o *Ownership) isLeaf(ptr string) bool { return len(o.leaves[ptr]) > 0 }
+
 func (o *Ownership) owners(idx []int) []status.Owner {
 	if len(idx) == 0 {
 		return nil
