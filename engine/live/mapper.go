@@ -1,0 +1,79 @@
+package live
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// Mapping returns the REST mapping of a kind. When discovery does not know
+// the kind (a CRD installed after the mapper was built), the cached
+// discovery is reset and the lookup retried once.
+func (s *ClientSet) Mapping(ctx context.Context, gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	gk := gvk.GroupKind()
+	m, err := s.mapper.RESTMappingWithContext(ctx, gk, gvk.Version)
+	if err == nil {
+		return m, nil
+	}
+	if !meta.IsNoMatchError(err) {
+		return nil, s.clusterError("discovery", err)
+	}
+	s.mapMu.Lock()
+	// Another caller may have reset while we waited; the retry below sees
+	// its fresh discovery either way.
+	s.mapper.ResetWithContext(ctx)
+	s.mapMu.Unlock()
+	m, err = s.mapper.RESTMappingWithContext(ctx, gk, gvk.Version)
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, fmt.Errorf("kind %s is not served by context %q (server %s): install its CustomResourceDefinition or fix apiVersion: %w", gvkString(gvk), s.Context, s.Server, err)
+		}
+		return nil, s.clusterError("discovery", err)
+	}
+	return m, nil
+}
+
+// Resource returns the dynamic client for an object, scoped to its
+// namespace when its kind is namespaced, with the mapping used.
+func (s *ClientSet) Resource(ctx context.Context, obj *unstructured.Unstructured) (dynamic.ResourceInterface, *meta.RESTMapping, error) {
+	return s.resourceFor(ctx, s.Dynamic, obj.GroupVersionKind(), obj.GetNamespace(), RefOf(obj))
+}
+
+func (s *ClientSet) resourceFor(ctx context.Context, client dynamic.Interface, gvk schema.GroupVersionKind, namespace string, ref status.ObjectRef) (dynamic.ResourceInterface, *meta.RESTMapping, error) {
+	m, err := s.Mapping(ctx, gvk)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	nri := client.Resource(m.Resource)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		if namespace == "" {
+			return nil, nil, fmt.Errorf("%s: %s is namespaced but the object names no namespace; set destination.namespace on the App or metadata.namespace", ref, gvk.Kind)
+		}
+		return nri.Namespace(namespace), m, nil
+	}
+	return nri, m, nil
+}
+
+// RefOf returns the ObjectRef of an object.
+func RefOf(obj *unstructured.Unstructured) status.ObjectRef {
+	gvk := obj.GroupVersionKind()
+	return status.ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// GVK returns the GroupVersionKind of a reference.
+func GVK(ref status.ObjectRef) schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: ref.Group, Version: ref.Version, Kind: ref.Kind}
+}
+
+func gvkString(gvk schema.GroupVersionKind) string {
+	if gvk.Group == "" {
+		return gvk.Version + "/" + gvk.Kind
+	}
+	return gvk.Group + "/" + gvk.Version + "/" + gvk.Kind
+}
