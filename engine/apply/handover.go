@@ -154,3 +154,36 @@ func joinFields(f []string) string {
 	}
 	return s
 }
+
+// NeedsRelease reports whether kdrift still owns, in live, a field the
+// rules ignore: a field under an ignored pointer, or one an ignored
+// manager owns too. Such an object must be applied once more (after a
+// hand-over) so that kdrift lets go of the field, even when it shows no
+// drift. Pure.
+func NeedsRelease(live *unstructured.Unstructured, rules []app.IgnoreRule) (bool, error) {
+	ptrs := IgnoredPointers(rules, live)
+	mgrs := IgnoredManagers(rules, live)
+	if len(ptrs) == 0 && len(mgrs) == 0 {
+		return false, nil
+	}
+	owned, err := ownedLeaves(live)
+	if err != nil {
+		return false, err
+	}
+	for leaf, owners := range owned {
+		if !contains(owners, Manager) {
+			continue
+		}
+		for _, p := range ptrs {
+			if underPointer(p, leaf) {
+				return true, nil
+			}
+		}
+		for _, m := range mgrs {
+			if contains(owners, m) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
