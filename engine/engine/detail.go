@@ -36,4 +36,3 @@ func (e *Engine) Detail(ctx context.Context, appName string, ref status.ObjectRe
 	}
 	return e.opts.Diff.Detail(appName, desired, lv, res), nil
 }
-

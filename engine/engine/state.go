@@ -23,7 +23,7 @@ type appState struct {
 	context string
 	// contextKey is the context name the App asked for ("" = current).
 	contextKey string
-	refs    map[string]bool
+	refs       map[string]bool
 
 	// Guarded by run.
 	cache   map[string]cacheEntry
