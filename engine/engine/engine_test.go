@@ -223,4 +223,3 @@ func TestIgnoreReleasesOwnership(t *testing.T) {
 		t.Fatalf("an ignored field must not be drift:\n%s", describe(a))
 	}
 }
-
