@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -154,4 +155,10 @@ func describe(a status.AppStatus) string {
 		}
 	}
 	return b.String()
+}
+
+// renameAway moves a folder so that a file:// remote pointing at it no
+// longer answers.
+func renameAway(dir string) error {
+	return os.Rename(dir, dir+".gone")
 }

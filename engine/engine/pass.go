@@ -44,6 +44,8 @@ type pass struct {
 	results []status.ResourceStatus
 	extra   []*unstructured.Unstructured
 
+	// failed is set when a phase stopped the pass.
+	failed bool
 	// status is what finish records.
 	status status.AppStatus
 	// result is what Sync returns.
@@ -87,6 +89,7 @@ func (e *Engine) reconcileApp(ctx context.Context, name string, opts passOptions
 
 // fail ends the pass with an app-level error.
 func (p *pass) fail(sync status.Sync, msg string) bool {
+	p.failed = true
 	p.status.Sync = sync
 	p.status.Error = msg
 	p.result.Err = msg
@@ -102,7 +105,7 @@ func (p *pass) finish() {
 	s.ComparedAt = p.now
 	if p.results != nil {
 		s.Resources = p.results
-		if s.Error == "" {
+		if !p.failed {
 			s.Sync, s.Health = summarize(p.results)
 		}
 	}
