@@ -55,7 +55,7 @@ type pass struct {
 // reconcileApp runs one pass over app name: source, render, compare, heal,
 // prune. Whatever phase stops it, the deferred finish records the app's
 // status and publishes it when it changed.
-func (e *Engine) reconcileApp(ctx context.Context, name string, opts passOptions) SyncResult {
+func (e *Engine) reconcileApp(ctx context.Context, name string, opts passOptions) (res SyncResult) {
 	st := e.state(name)
 	st.run.Lock()
 	defer st.run.Unlock()
@@ -65,7 +65,10 @@ func (e *Engine) reconcileApp(ctx context.Context, name string, opts passOptions
 		live:   map[string]*unstructured.Unstructured{},
 	}
 	p.result.App = name
-	defer p.finish()
+	defer func() {
+		p.finish()
+		res = p.result
+	}()
 
 	if !p.phaseSource() {
 		return p.result

@@ -96,6 +96,15 @@ func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncR
 	if res.Err != "" {
 		return res, fmt.Errorf("app %s: %s", name, res.Err)
 	}
+	var replace []string
+	for _, r := range res.Status.Resources {
+		if r.Status == status.ResourceRequiresReplace {
+			replace = append(replace, r.Ref.String())
+		}
+	}
+	if len(replace) > 0 {
+		return res, fmt.Errorf("app %s: %v changed an immutable field and need to be replaced (deleted and re-created); kdrift never does that on its own: do it by hand or revert the change in Git", name, replace)
+	}
 	if n := res.Failed(); n > 0 {
 		return res, fmt.Errorf("app %s: %d object(s) failed; see each object's error", name, n)
 	}
