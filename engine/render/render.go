@@ -48,9 +48,10 @@ type Stats struct {
 	Hits int
 }
 
-// DefaultCacheVersions is how many inputs per path a Renderer keeps, so that
-// switching between a few revisions (history views) stays cached.
-const DefaultCacheVersions = 4
+// DefaultCacheVersions is how many results per path a Renderer keeps: the
+// current revision and the one before, so that comparing the two (a
+// rollback preview) stays cached while memory stays bounded.
+const DefaultCacheVersions = 2
 
 // Renderer renders App folders, caching each result by the App path and
 // the tree hashes of every folder the build read: an unchanged input is

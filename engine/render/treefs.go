@@ -183,7 +183,10 @@ func (t *treeFS) ReadDir(p string) ([]string, error) {
 func (t *treeFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
 	r, st, err := t.stat(p)
 	if err != nil {
-		return "", "", fmt.Errorf("'%s' doesn't exist: %w", p, err)
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", "", notExistError(p)
+		}
+		return "", "", err
 	}
 	abs := "/" + r
 	if r == "." {
@@ -258,3 +261,10 @@ type roFile struct {
 func (f *roFile) Write([]byte) (int, error)  { return 0, errReadOnly }
 func (f *roFile) Close() error               { return nil }
 func (f *roFile) Stat() (os.FileInfo, error) { return f.info, nil }
+
+// notExistError words a missing path as kustomize's own file systems do,
+// and still matches fs.ErrNotExist.
+type notExistError string
+
+func (e notExistError) Error() string        { return fmt.Sprintf("'%s' doesn't exist", string(e)) }
+func (e notExistError) Is(target error) bool { return target == fs.ErrNotExist }
