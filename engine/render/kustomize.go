@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -32,7 +33,10 @@ func (r *Renderer) kustomize(tree Tree, dir string) (e *cacheEntry) {
 	k := krusty.MakeKustomizer(opts)
 	m, err := k.Run(fsys, "/"+dir)
 	e = &cacheEntry{inputs: fsys.inputs()}
-	if fsys.failed() {
+	if fsys.readRemote() {
+		e.expires = time.Now().Add(r.RemoteTTL)
+	}
+	if fsys.failed() || (fsys.readRemote() && r.RemoteTTL <= 0) {
 		e.inputs = nil
 	}
 	if err != nil {

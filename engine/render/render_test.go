@@ -340,3 +340,40 @@ spec: {path: ./deploy/other}
 		t.Fatalf("renders = %v", got)
 	}
 }
+
+func TestRenderRemoteBase(t *testing.T) {
+	upstream := gittest.Init(t)
+	upstream.Commit("upstream", map[string]string{
+		"base/kustomization.yaml": "resources: [cm.yaml]\n",
+		"base/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: upstream}\ndata: {v: one}\n",
+	})
+	_, snap := repo(t, map[string]string{
+		"deploy/remote/kustomization.yaml": "namespace: team\nresources:\n- " + upstream.URL() + "//base?ref=main\n",
+	})
+	s := snap()
+	r := render.NewRenderer()
+	objs, err := r.Render(s, "deploy/remote")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids(objs) != "ConfigMap/team/upstream" {
+		t.Fatalf("objects = %s", ids(objs))
+	}
+	// Within RemoteTTL the build is cached; with no TTL it runs again and
+	// sees the upstream change.
+	if _, err := r.Render(s, "deploy/remote"); err != nil || r.Stats().Builds != 1 {
+		t.Fatalf("second render: %v, stats %+v", err, r.Stats())
+	}
+	upstream.Commit("bump", map[string]string{"base/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: upstream}\ndata: {v: two}\n"})
+	r2 := render.NewRenderer()
+	r2.RemoteTTL = 0
+	for range 2 {
+		objs, err = r2.Render(s, "deploy/remote")
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v, _, _ := unstructured.NestedString(objs[0].Object, "data", "v"); v != "two" || r2.Stats().Builds != 2 {
+		t.Fatalf("data.v = %q, stats %+v; want two and 2 builds", v, r2.Stats())
+	}
+}
