@@ -58,7 +58,14 @@ type Repo struct {
 
 	refreshMu sync.Mutex
 	refresh   chan struct{} // closed and replaced by Refresh
+
+	snapMu sync.Mutex
+	snaps  []*Snapshot // the most recent snapshots, newest first
 }
+
+// keptSnapshots is how many snapshots a Repo hands out again for the same
+// commit, so a reconcile pass over an unchanged head re-reads nothing.
+const keptSnapshots = 4
 
 // handle is one go-git repository object with a lock around its object
 // store, which go-git does not guard against concurrent readers.

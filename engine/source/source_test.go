@@ -357,3 +357,27 @@ func TestAuthFromEnv(t *testing.T) {
 		t.Fatalf("no agent error = %v", err)
 	}
 }
+
+func TestSnapshotReuse(t *testing.T) {
+	work := gittest.Init(t)
+	first := work.Commit("first", files)
+	r, err := source.Open(context.Background(), source.Options{Location: work.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := r.Snapshot(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.Snapshot(first)
+	if err != nil || a != b || a.Commit() != first {
+		t.Fatalf("second Snapshot of %s = %p (%v), first %p", first, b, err, a)
+	}
+	short, err := r.Snapshot(first[:10])
+	if err != nil || short.Commit() != first {
+		t.Fatalf("short hash snapshot = %v, %v", short, err)
+	}
+	if _, err := r.Snapshot("0123456789012345678901234567890123456789"); err == nil || !strings.Contains(err.Error(), "commit 0123456789") {
+		t.Fatalf("unknown commit error = %v", err)
+	}
+}
