@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -375,5 +377,59 @@ func TestRenderRemoteBase(t *testing.T) {
 	}
 	if v, _, _ := unstructured.NestedString(objs[0].Object, "data", "v"); v != "two" || r2.Stats().Builds != 2 {
 		t.Fatalf("data.v = %q, stats %+v; want two and 2 builds", v, r2.Stats())
+	}
+}
+
+func TestRenderSymlinks(t *testing.T) {
+	g := gittest.Init(t)
+	g.Write(map[string]string{
+		"shared/kustomization.yaml": "resources: [labels.yaml]\n",
+		"shared/labels.yaml":        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared}\ndata: {v: one}\n",
+		"apps/a/kustomization.yaml": "resources: [base]\n",
+		"apps/b/kustomization.yaml": "resources: [cm.yaml]\n",
+	})
+	for link, target := range map[string]string{
+		"apps/a/base":    "../../shared",             // a base through a linked folder
+		"apps/b/cm.yaml": "../../shared/labels.yaml", // a file outside the kustomization root
+	} {
+		if err := os.Symlink(target, filepath.Join(g.Dir, filepath.FromSlash(link))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.Commit("init", nil)
+	src, err := source.Open(context.Background(), source.Options{Location: g.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshot := func() *source.Snapshot {
+		if err := src.Fetch(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		rev, err := src.Head(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := src.Snapshot(rev.Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	r := render.NewRenderer()
+	s1 := snapshot()
+	if objs, err := r.Render(s1, "apps/a"); err != nil || ids(objs) != "ConfigMap/shared" {
+		t.Fatalf("render = %s, %v", ids(objs), err)
+	}
+	// As with kustomize on disk, a linked file may not leave the root.
+	if _, err := r.Render(s1, "apps/b"); err == nil || !strings.Contains(err.Error(), "security; file '/apps/b/cm.yaml' is not in or below '/apps/b'") {
+		t.Fatalf("linked file outside the root = %v", err)
+	}
+	g.Commit("change shared", map[string]string{"shared/labels.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared}\ndata: {v: two}\n"})
+	objs, err := r.Render(snapshot(), "apps/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := unstructured.NestedString(objs[0].Object, "data", "v"); v != "two" || r.Stats().Builds != 3 {
+		t.Fatalf("data.v = %q, stats %+v: a change behind a symbolic link was missed", v, r.Stats())
 	}
 }

@@ -90,6 +90,12 @@ func (t *treeFS) failed() bool {
 	return t.broken
 }
 
+// realPather is a Tree that follows symbolic links and can say where a
+// path really is (*source.Snapshot does).
+type realPather interface {
+	RealPath(name string) (string, error)
+}
+
 // rel turns a kustomize path (absolute from "/", or relative to "/") into a
 // Tree path; ok is false for a path outside the repository.
 func rel(p string) (string, bool) {
@@ -137,6 +143,13 @@ func (t *treeFS) stat(p string) (string, fs.FileInfo, error) {
 		t.note(r)
 	case err == nil || errors.Is(err, fs.ErrNotExist):
 		t.note(path.Dir(r))
+		// A file reached through a symbolic link also depends on the
+		// folder that really holds it.
+		if rp, ok := t.tree.(realPather); ok && err == nil {
+			if real, rerr := rp.RealPath(r); rerr == nil && real != r {
+				t.note(path.Dir(real))
+			}
+		}
 	default:
 		t.mu.Lock()
 		t.broken = true
@@ -231,7 +244,8 @@ func (t *treeFS) ReadDir(p string) ([]string, error) {
 }
 
 // CleanedAbs implements filesys.FileSystem: a folder comes back as itself
-// with an empty file name, a file as its folder and its name.
+// with an empty file name, a file as its folder and its name, both with
+// symbolic links resolved.
 func (t *treeFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
 	if t.onDisk(p) {
 		return t.disk.CleanedAbs(p)
@@ -242,6 +256,15 @@ func (t *treeFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
 			return "", "", notExistError(p)
 		}
 		return "", "", err
+	}
+	// Like kustomize on disk, resolve symbolic links, so that its
+	// load restrictions see where a file really is.
+	if rp, ok := t.tree.(realPather); ok {
+		real, err := rp.RealPath(r)
+		if err != nil {
+			return "", "", err
+		}
+		r = real
 	}
 	abs := "/" + r
 	if r == "." {
