@@ -270,9 +270,9 @@ func TestUnreachableRemote(t *testing.T) {
 	t.Run("clone", func(t *testing.T) {
 		loc := "file://" + filepath.ToSlash(filepath.Join(t.TempDir(), "missing.git"))
 		cache := t.TempDir()
-		_, err := source.Open(ctx, source.Options{Location: loc, CacheDir: cache})
+		r, err := source.Open(ctx, source.Options{Location: loc, CacheDir: cache})
 		var re *source.RemoteError
-		if !errors.As(err, &re) || re.Op != "clone" {
+		if r != nil || !errors.As(err, &re) || re.Op != "clone" {
 			t.Fatalf("error = %v, want a clone RemoteError", err)
 		}
 		if msg := err.Error(); !strings.Contains(msg, "git remote "+loc+": clone failed") || !strings.Contains(msg, "check the URL") {
