@@ -10,8 +10,10 @@ import (
 type Error struct {
 	// File is the App file, relative to the repository root.
 	File string
-	// Doc is the 1-based document number inside File.
+	// Doc is the 1-based document number inside File; 0 when unknown.
 	Doc int
+	// Line is the 1-based line of File at fault; 0 when unknown.
+	Line int
 	// App is the App's metadata.name when it could be read.
 	App string
 	// Field is the path of the offending field, such as spec.path; empty
@@ -23,17 +25,21 @@ type Error struct {
 	Fix string
 }
 
-// Error renders `FILE (document N) App "NAME": FIELD: PROBLEM; FIX`.
+// Error renders `FILE:LINE: App "NAME": FIELD: PROBLEM; FIX` (with
+// "(document N)" instead of the line when only that is known).
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
-	if e.Doc > 0 {
+	switch {
+	case e.Line > 0:
+		fmt.Fprintf(&b, ":%d", e.Line)
+	case e.Doc > 0:
 		fmt.Fprintf(&b, " (document %d)", e.Doc)
 	}
-	if e.App != "" {
-		fmt.Fprintf(&b, " App %q", e.App)
-	}
 	b.WriteString(": ")
+	if e.App != "" {
+		fmt.Fprintf(&b, "App %q: ", e.App)
+	}
 	if e.Field != "" {
 		b.WriteString(e.Field)
 		b.WriteString(": ")

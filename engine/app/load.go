@@ -74,6 +74,7 @@ func Load(fsys fs.FS, root string) LoadResult {
 		return res
 	}
 	var parsed []App
+	contents := map[string][]byte{} // file -> data, to find lines of errors
 	for _, e := range entries {
 		ext := path.Ext(e.Name())
 		if e.IsDir() || (ext != ".yaml" && ext != ".yml") {
@@ -86,6 +87,7 @@ func Load(fsys fs.FS, root string) LoadResult {
 			continue
 		}
 		apps, errs := Parse(file, data)
+		contents[file] = data
 		parsed = append(parsed, apps...)
 		res.Invalid = append(res.Invalid, groupErrors(file, errs)...)
 	}
@@ -108,6 +110,12 @@ func Load(fsys fs.FS, root string) LoadResult {
 				Fix:     "give each App a unique name"})
 		}
 		if len(errs) > 0 {
+			for _, err := range errs {
+				var e *Error
+				if errors.As(err, &e) && e.Line == 0 {
+					e.Line = findLine(contents[a.File], a.Metadata.Name, e.Field)
+				}
+			}
 			res.Invalid = append(res.Invalid, Invalid{Name: a.Metadata.Name, File: a.File, Err: errors.Join(errs...)})
 			continue
 		}

@@ -2,6 +2,8 @@ package app_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -60,7 +62,7 @@ func TestLoadStrict(t *testing.T) {
 		wantFile string
 	}{
 		{"unknown field", bad("typo", "  path: deploy/other\n  syncPolicy:\n    selfheal: true\n"), "typo",
-			[]string{".kdrift/bad.yaml", `App "typo"`, "spec.syncPolicy.selfheal: unknown field", `did you mean "selfHeal"`}, ""},
+			[]string{`.kdrift/bad.yaml:8: App "typo": spec.syncPolicy.selfheal: unknown field; did you mean "selfHeal"?`}, ""},
 		{"unknown top-level field", bad("extra", "  path: deploy/other\n  paths: [a]\n"), "extra",
 			[]string{"spec.paths: unknown field", "remove it"}, ""},
 		{"bad apiVersion", strings.Replace(bad("oldver", "  path: deploy/other\n"), "v1alpha1", "v1", 1), "oldver",
@@ -74,25 +76,28 @@ func TestLoadStrict(t *testing.T) {
 		{"missing path", bad("nopath", "  syncPolicy: {prune: true}\n"), "nopath",
 			[]string{"spec.path: is missing"}, ""},
 		{"missing folder", bad("gone", "  path: deploy/gone\n"), "gone",
-			[]string{"spec.path", `folder "deploy/gone" does not exist in this revision`, "commit the folder"}, ""},
+			[]string{`.kdrift/bad.yaml:6: App "gone": spec.path: folder "deploy/gone" does not exist in this revision; commit the folder`}, ""},
 		{"path is a file", bad("filepath", "  path: deploy/afile.yaml\n"), "filepath",
 			[]string{"is a file, not a folder"}, ""},
 		{"bad pointer", bad("ptr", "  path: deploy/other\n  ignoreDifferences:\n    - jsonPointers: [spec/replicas, /a~2b]\n"), "ptr",
-			[]string{"spec.ignoreDifferences[0].jsonPointers[0]", `does not start with '/'`, "spec.ignoreDifferences[0].jsonPointers[1]", "'~' not followed by 0 or 1", "RFC 6901"}, ""},
+			[]string{".kdrift/bad.yaml:8: App \"ptr\": spec.ignoreDifferences[0].jsonPointers[0]", `does not start with '/'`, "spec.ignoreDifferences[0].jsonPointers[1]", "'~' not followed by 0 or 1", "RFC 6901"}, ""},
 		{"empty rule", bad("emptyrule", "  path: deploy/other\n  ignoreDifferences:\n    - kind: Deployment\n"), "emptyrule",
 			[]string{"spec.ignoreDifferences[0]: ignores nothing"}, ""},
 		{"bad name", bad("Bad_Name", "  path: deploy/other\n"), "Bad_Name",
 			[]string{"metadata.name", "lowercase"}, ""},
 		{"blank freeze reason", bad("frozen", "  path: deploy/other\n  freeze:\n    reason: '  '\n    by: a\n    at: 2026-12-02T15:00:00Z\n"), "frozen",
-			[]string{"spec.freeze.reason: is blank"}, ""},
+			[]string{".kdrift/bad.yaml:8: App \"frozen\": spec.freeze.reason: is blank"}, ""},
 		{"freeze without at", bad("frozen2", "  path: deploy/other\n  freeze:\n    reason: INC-1\n    by: a\n"), "frozen2",
-			[]string{"spec.freeze.at: is missing"}, ""},
+			[]string{".kdrift/bad.yaml:7: App \"frozen2\": spec.freeze.at: is missing"}, ""},
 		{"freeze bad time", bad("frozen3", "  path: deploy/other\n  freeze:\n    reason: INC-1\n    at: yesterday\n"), "frozen3",
 			[]string{"frozen3", "RFC 3339"}, ""},
 		{"wrong type", bad("typed", "  path: deploy/other\n  syncPolicy:\n    selfHeal: yes-please\n"), "typed",
 			[]string{"spec.syncPolicy.selfHeal", "bool"}, ""},
-		{"duplicate key", bad("dupkey", "  path: deploy/other\n  path: deploy/good\n"), "",
-			[]string{".kdrift/bad.yaml (document 1)", "invalid YAML", `key "path" already set`}, ".kdrift/bad.yaml"},
+		{"duplicate key", bad("dupkey", "  path: deploy/other\n  path: deploy/good\n"), "dupkey",
+			[]string{`.kdrift/bad.yaml:7: App "dupkey": spec.path: is given twice (first at line 6); keep one`}, ""},
+		// yaml.v3 counts lines from the document; errors count from the file.
+		{"syntax error", "# header\n---\napiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata:\n  name: [unclosed\n", "",
+			[]string{".kdrift/bad.yaml:3: invalid YAML: line 5: did not find expected", "fix the YAML syntax"}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,7 +143,7 @@ func TestLoadDuplicateNames(t *testing.T) {
 	}
 	for _, in := range res.Invalid {
 		msg := in.Err.Error()
-		if in.Name != "web" || !strings.Contains(msg, ".kdrift/a.yaml, .kdrift/b.yml") || !strings.Contains(msg, "declared 2 times") {
+		if in.Name != "web" || !strings.Contains(msg, in.File+`:4: App "web": metadata.name: is declared 2 times (in .kdrift/a.yaml, .kdrift/b.yml)`) {
 			t.Errorf("duplicate error for %s in %s = %q, want both files named", in.Name, in.File, msg)
 		}
 	}
@@ -193,5 +198,25 @@ func TestLoadCleansPath(t *testing.T) {
 	res := loadFromGit(t, map[string]string{".kdrift/a.yaml": bad("dotted", "  path: ./deploy/other/\n")})
 	if a, ok := res.Find("dotted"); !ok || a.Spec.Path != "deploy/other" {
 		t.Fatalf("path = %q, want deploy/other (invalid: %+v)", a.Spec.Path, res.Invalid)
+	}
+}
+
+func TestParseLinesAcrossDocuments(t *testing.T) {
+	data := goodApp + "---\n" + bad("second", "  path: a\n  destinaton: {}\n") + "--- # third\n" + bad("third", "  path: b\n")
+	apps, errs := app.Parse(".kdrift/apps.yaml", []byte(data))
+	if len(apps) != 2 || apps[0].Metadata.Name != "good" || apps[1].Metadata.Name != "third" || apps[1].File != ".kdrift/apps.yaml" {
+		t.Fatalf("apps = %+v", apps)
+	}
+	goodLines := strings.Count(goodApp, "\n")
+	want := fmt.Sprintf(`.kdrift/apps.yaml:%d: App "second": spec.destinaton: unknown field; remove it`, goodLines+1+7)
+	if len(errs) != 1 || errs[0].Error() != want {
+		t.Fatalf("errs = %v, want %s", errs, want)
+	}
+	var e *app.Error
+	if !errors.As(errs[0], &e) || e.Doc != 2 || e.Field != "spec.destinaton" {
+		t.Fatalf("error fields = %+v", e)
+	}
+	if _, errs := app.Parse("x.yaml", []byte("a: 1\n--- !!map\n")); len(errs) != 1 || !strings.Contains(errs[0].Error(), "x.yaml:2: invalid document separator") {
+		t.Fatalf("separator error = %v", errs)
 	}
 }

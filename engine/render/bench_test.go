@@ -72,3 +72,33 @@ func BenchmarkRender(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRenderCached50Apps is the render phase of a reconcile pass with
+// nothing changed: 50 overlays of 20 objects each, all cached, on a new
+// commit that touched none of them.
+func BenchmarkRenderCached50Apps(b *testing.B) {
+	files := benchFiles()
+	for i := range 50 {
+		files[fmt.Sprintf("deploy/overlays/app-%02d/kustomization.yaml", i)] = fmt.Sprintf("namespace: app-%02d\nresources: [../prod]\n", i)
+	}
+	g, snap := repo(b, files)
+	r := render.NewRenderer()
+	for i := range 50 {
+		if _, err := r.Render(snap(), fmt.Sprintf("deploy/overlays/app-%02d", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	g.Commit("unrelated", map[string]string{"README.md": "changed\n"})
+	s := snap()
+	for b.Loop() {
+		for i := range 50 {
+			objs, err := r.Render(s, fmt.Sprintf("deploy/overlays/app-%02d", i))
+			if err != nil || len(objs) != 20 {
+				b.Fatalf("rendered %d objects, %v", len(objs), err)
+			}
+		}
+	}
+	if st := r.Stats(); st.Builds != 50 {
+		b.Fatalf("stats = %+v, want 50 builds", st)
+	}
+}

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -18,23 +19,15 @@ func (r *Renderer) kustomize(tree Tree, dir string) (e *cacheEntry) {
 		if p := recover(); p != nil {
 			// A panic is treated like a render error, and cached: the same
 			// input would panic again.
-			e = &cacheEntry{
-				inputs: fsys.inputs(),
-				err:    &Error{Path: dir, Err: &PanicError{Value: p, Stack: debug.Stack()}},
-			}
-			if fsys.failed() {
-				e.inputs = nil
-			}
+			e = r.entry(fsys)
+			e.err = &Error{Path: dir, Err: &PanicError{Value: p, Stack: debug.Stack()}}
 		}
 	}()
 	opts := krusty.MakeDefaultOptions()
 	opts.Reorder = krusty.ReorderOptionUnspecified
 	k := krusty.MakeKustomizer(opts)
 	m, err := k.Run(fsys, "/"+dir)
-	e = &cacheEntry{inputs: fsys.inputs()}
-	if fsys.failed() {
-		e.inputs = nil
-	}
+	e = r.entry(fsys)
 	if err != nil {
 		e.err = &Error{Path: dir, Err: err}
 		return e
@@ -53,6 +46,20 @@ func (r *Renderer) kustomize(tree Tree, dir string) (e *cacheEntry) {
 			return e
 		}
 		e.objs = append(e.objs, obj)
+	}
+	return e
+}
+
+// entry starts the cache entry of a build that read through fsys: its
+// inputs, or none when it must not be cached (a read failed, or a remote
+// base was read and RemoteTTL forbids caching it).
+func (r *Renderer) entry(fsys *treeFS) *cacheEntry {
+	e := &cacheEntry{inputs: fsys.inputs()}
+	if fsys.readRemote() {
+		e.expires = time.Now().Add(r.RemoteTTL)
+	}
+	if fsys.failed() || (fsys.readRemote() && r.RemoteTTL <= 0) {
+		e.inputs = nil
 	}
 	return e
 }

@@ -1,7 +1,9 @@
 // Package render turns an App's folder at one Git revision into Kubernetes
 // objects: kustomize (krusty) for folders with a kustomization, plain YAML
-// otherwise. It reads only from a Tree (a commit snapshot), never from disk,
-// and caches results by the Git tree hashes of every folder a build read.
+// otherwise. It reads from a Tree (a commit snapshot), never from a working
+// tree, and caches results by the Git tree hashes of every folder a build
+// read. Remote bases are the exception: kustomize clones them with the git
+// command, and their builds are cached for a limited time (RemoteTTL).
 package render
 
 import (
@@ -11,6 +13,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/konfig"
@@ -48,9 +51,10 @@ type Stats struct {
 	Hits int
 }
 
-// DefaultCacheVersions is how many inputs per path a Renderer keeps, so that
-// switching between a few revisions (history views) stays cached.
-const DefaultCacheVersions = 4
+// DefaultCacheVersions is how many results per path a Renderer keeps: the
+// current revision and the one before, so that comparing the two (a
+// rollback preview) stays cached while memory stays bounded.
+const DefaultCacheVersions = 2
 
 // Renderer renders App folders, caching each result by the App path and
 // the tree hashes of every folder the build read: an unchanged input is
@@ -58,6 +62,12 @@ const DefaultCacheVersions = 4
 // ../../base) renders again. It is safe for concurrent use; kustomize
 // builds run one at a time because kustomize keeps global state.
 type Renderer struct {
+	// RemoteTTL is how long a build that read a remote base (a URL in
+	// resources, cloned by kustomize) stays cached, since no Git tree hash
+	// says whether the remote changed; 0 or less never caches such builds.
+	// Set it before the first Render. Default DefaultRemoteTTL.
+	RemoteTTL time.Duration
+
 	buildMu sync.Mutex // serializes kustomize builds
 
 	mu    sync.Mutex
@@ -66,16 +76,20 @@ type Renderer struct {
 	stats Stats
 }
 
+// DefaultRemoteTTL is the default Renderer.RemoteTTL.
+const DefaultRemoteTTL = 5 * time.Minute
+
 // cacheEntry is one render result and the inputs it came from.
 type cacheEntry struct {
-	inputs map[string]string // folder -> tree hash; "" when absent
-	objs   []*unstructured.Unstructured
-	err    error
+	inputs  map[string]string // folder -> tree hash; "" when absent
+	expires time.Time         // set when a remote base was read
+	objs    []*unstructured.Unstructured
+	err     error
 }
 
 // NewRenderer returns a Renderer with an empty cache.
 func NewRenderer() *Renderer {
-	return &Renderer{cache: map[string][]*cacheEntry{}, paths: map[string]*sync.Mutex{}}
+	return &Renderer{RemoteTTL: DefaultRemoteTTL, cache: map[string][]*cacheEntry{}, paths: map[string]*sync.Mutex{}}
 }
 
 // Stats returns the counts so far.
@@ -130,7 +144,11 @@ func (r *Renderer) lookup(tree Tree, dir string) *cacheEntry {
 	r.mu.Lock()
 	entries := append([]*cacheEntry(nil), r.cache[dir]...)
 	r.mu.Unlock()
+	now := time.Now()
 	for _, e := range entries {
+		if !e.expires.IsZero() && now.After(e.expires) {
+			continue
+		}
 		if sameInputs(tree, e.inputs) {
 			r.mu.Lock()
 			r.stats.Hits++

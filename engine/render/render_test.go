@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -338,5 +340,96 @@ spec: {path: ./deploy/other}
 	}
 	if got["prod"] != "3" || got["other"] != "1" || !strings.HasPrefix(got["broken"], "error: deploy/broken: ") {
 		t.Fatalf("renders = %v", got)
+	}
+}
+
+func TestRenderRemoteBase(t *testing.T) {
+	upstream := gittest.Init(t)
+	upstream.Commit("upstream", map[string]string{
+		"base/kustomization.yaml": "resources: [cm.yaml]\n",
+		"base/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: upstream}\ndata: {v: one}\n",
+	})
+	_, snap := repo(t, map[string]string{
+		"deploy/remote/kustomization.yaml": "namespace: team\nresources:\n- " + upstream.URL() + "//base?ref=main\n",
+	})
+	s := snap()
+	r := render.NewRenderer()
+	objs, err := r.Render(s, "deploy/remote")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids(objs) != "ConfigMap/team/upstream" {
+		t.Fatalf("objects = %s", ids(objs))
+	}
+	// Within RemoteTTL the build is cached; with no TTL it runs again and
+	// sees the upstream change.
+	if _, err := r.Render(s, "deploy/remote"); err != nil || r.Stats().Builds != 1 {
+		t.Fatalf("second render: %v, stats %+v", err, r.Stats())
+	}
+	upstream.Commit("bump", map[string]string{"base/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: upstream}\ndata: {v: two}\n"})
+	r2 := render.NewRenderer()
+	r2.RemoteTTL = 0
+	for range 2 {
+		objs, err = r2.Render(s, "deploy/remote")
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v, _, _ := unstructured.NestedString(objs[0].Object, "data", "v"); v != "two" || r2.Stats().Builds != 2 {
+		t.Fatalf("data.v = %q, stats %+v; want two and 2 builds", v, r2.Stats())
+	}
+}
+
+func TestRenderSymlinks(t *testing.T) {
+	g := gittest.Init(t)
+	g.Write(map[string]string{
+		"shared/kustomization.yaml": "resources: [labels.yaml]\n",
+		"shared/labels.yaml":        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared}\ndata: {v: one}\n",
+		"apps/a/kustomization.yaml": "resources: [base]\n",
+		"apps/b/kustomization.yaml": "resources: [cm.yaml]\n",
+	})
+	for link, target := range map[string]string{
+		"apps/a/base":    "../../shared",             // a base through a linked folder
+		"apps/b/cm.yaml": "../../shared/labels.yaml", // a file outside the kustomization root
+	} {
+		if err := os.Symlink(target, filepath.Join(g.Dir, filepath.FromSlash(link))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.Commit("init", nil)
+	src, err := source.Open(context.Background(), source.Options{Location: g.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshot := func() *source.Snapshot {
+		if err := src.Fetch(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		rev, err := src.Head(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := src.Snapshot(rev.Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	r := render.NewRenderer()
+	s1 := snapshot()
+	if objs, err := r.Render(s1, "apps/a"); err != nil || ids(objs) != "ConfigMap/shared" {
+		t.Fatalf("render = %s, %v", ids(objs), err)
+	}
+	// As with kustomize on disk, a linked file may not leave the root.
+	if _, err := r.Render(s1, "apps/b"); err == nil || !strings.Contains(err.Error(), "security; file '/apps/b/cm.yaml' is not in or below '/apps/b'") {
+		t.Fatalf("linked file outside the root = %v", err)
+	}
+	g.Commit("change shared", map[string]string{"shared/labels.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared}\ndata: {v: two}\n"})
+	objs, err := r.Render(snapshot(), "apps/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := unstructured.NestedString(objs[0].Object, "data", "v"); v != "two" || r.Stats().Builds != 3 {
+		t.Fatalf("data.v = %q, stats %+v: a change behind a symbolic link was missed", v, r.Stats())
 	}
 }

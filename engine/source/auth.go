@@ -25,7 +25,8 @@ const (
 
 // AuthFromEnv picks credentials for location from the environment: for
 // https a token (KDRIFT_GIT_TOKEN, else GIT_TOKEN) as basic auth; for ssh the
-// key file in KDRIFT_SSH_KEY, else the ssh agent. It returns nil when the
+// key file in KDRIFT_SSH_KEY, else the ssh agent, with host keys checked
+// against $SSH_KNOWN_HOSTS, else ~/.ssh/known_hosts. It returns nil when the
 // transport needs none (file://) or none is configured.
 func AuthFromEnv(location string) (transport.AuthMethod, error) {
 	ep, err := transport.NewEndpoint(location)

@@ -137,8 +137,32 @@ func (r *Repo) Head(ctx context.Context) (Revision, error) {
 }
 
 // Snapshot is a read-only view of commit hash's tree (a full 40-character
-// hash, or a short one that names exactly one commit).
+// hash, or a short one that names exactly one commit). Asking again for a
+// recent commit returns the same Snapshot, with its folders and Apps
+// already read.
 func (r *Repo) Snapshot(hash string) (*Snapshot, error) {
+	r.snapMu.Lock()
+	for _, s := range r.snaps {
+		if s.commit == hash {
+			r.snapMu.Unlock()
+			return s, nil
+		}
+	}
+	r.snapMu.Unlock()
+	s, err := r.readSnapshot(hash)
+	if err != nil {
+		return nil, err
+	}
+	r.snapMu.Lock()
+	defer r.snapMu.Unlock()
+	r.snaps = append([]*Snapshot{s}, r.snaps...)
+	if len(r.snaps) > keptSnapshots {
+		r.snaps = r.snaps[:keptSnapshots]
+	}
+	return s, nil
+}
+
+func (r *Repo) readSnapshot(hash string) (*Snapshot, error) {
 	h := r.handle()
 	h.mu.Lock()
 	defer h.mu.Unlock()

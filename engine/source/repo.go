@@ -49,6 +49,7 @@ type Repo struct {
 	dir      string
 	branch   string
 	auth     transport.AuthMethod
+	usable   bool // the branch can be read, even if the last fetch failed
 
 	mu      sync.Mutex
 	h       *handle // the read handle; replaced after every fetch
@@ -58,7 +59,14 @@ type Repo struct {
 
 	refreshMu sync.Mutex
 	refresh   chan struct{} // closed and replaced by Refresh
+
+	snapMu sync.Mutex
+	snaps  []*Snapshot // the most recent snapshots, newest first
 }
+
+// keptSnapshots is how many snapshots a Repo hands out again for the same
+// commit, so a reconcile pass over an unchanged head re-reads nothing.
+const keptSnapshots = 4
 
 // handle is one go-git repository object with a lock around its object
 // store, which go-git does not guard against concurrent readers.
@@ -70,19 +78,27 @@ type handle struct {
 // Open opens the repository named by opts.Location. A remote repository is
 // cloned into the cache on first use and fetched when the cache exists.
 //
-// When a cached clone exists but the remote cannot be reached, Open returns
-// the usable Repo (reading the last fetched revision) together with a
-// *RemoteError; callers that want to keep working offline check for it.
+// On error the Repo is nil, with one exception: when a cached clone exists
+// but the remote cannot be reached, Open returns the usable Repo (reading
+// the last fetched revision) together with a *RemoteError; callers that want
+// to keep working offline check for a non-nil Repo.
 func Open(ctx context.Context, opts Options) (*Repo, error) {
 	loc := opts.Location
 	if loc == "" {
 		loc = "."
 	}
 	r := &Repo{location: loc, refresh: make(chan struct{})}
-	if isRemote(loc) {
-		return r, r.openRemote(ctx, opts)
+	if !isRemote(loc) {
+		if err := r.openLocal(opts); err != nil {
+			return nil, err
+		}
+		return r, nil
 	}
-	return r, r.openLocal(opts)
+	err := r.openRemote(ctx, opts)
+	if err != nil && !r.usable {
+		return nil, err
+	}
+	return r, err
 }
 
 // isRemote says whether loc is a URL (including file://) or scp-like
@@ -182,6 +198,7 @@ func (r *Repo) openRemote(ctx context.Context, opts Options) error {
 		}
 		return fmt.Errorf("repository %s: branch %q not found on the remote: %w", r.location, r.branch, err)
 	}
+	r.usable = true
 	return fetchErr
 }
 

@@ -8,9 +8,11 @@ import (
 	"io/fs"
 	"path"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
@@ -20,8 +22,8 @@ import (
 // Snapshot is a read-only view of one commit's tree, read lazily from the
 // object store; it never touches a working tree. It implements io/fs.FS
 // (with ReadDir, ReadFile and Stat) with paths relative to the repository
-// root, and is safe for concurrent use. Symbolic links and submodules are
-// listed but cannot be opened.
+// root, and is safe for concurrent use. Symbolic links that stay inside the
+// repository are followed; submodules are listed but cannot be opened.
 type Snapshot struct {
 	h      *handle
 	commit string
@@ -57,21 +59,87 @@ func (s *Snapshot) Apps() app.LoadResult {
 // TreeHash is the Git tree hash of folder dir ("." or "" for the root). Two
 // snapshots whose trees for dir have the same hash have identical contents
 // there, recursively. A missing folder is an error wrapping fs.ErrNotExist.
+// Symbolic links to folders inside the repository are followed.
 func (s *Snapshot) TreeHash(dir string) (string, error) {
 	if dir == "" {
 		dir = "."
 	}
-	if !fs.ValidPath(dir) {
-		return "", &fs.PathError{Op: "treehash", Path: dir, Err: fs.ErrInvalid}
+	real, e, err := s.resolve("treehash", dir)
+	if err != nil {
+		return "", err
 	}
-	t, err := s.tree(dir)
+	if e != nil && e.Mode != filemode.Dir {
+		return "", &fs.PathError{Op: "treehash", Path: dir, Err: fmt.Errorf("not a folder: %w", fs.ErrNotExist)}
+	}
+	t, err := s.tree(real)
 	if err != nil {
 		return "", &fs.PathError{Op: "treehash", Path: dir, Err: err}
 	}
 	return t.Hash.String(), nil
 }
 
-// tree returns the tree of folder dir, walking from the nearest known one.
+// RealPath is name with every symbolic link resolved: the path whose
+// contents name shows.
+func (s *Snapshot) RealPath(name string) (string, error) {
+	real, _, err := s.resolve("realpath", name)
+	return real, err
+}
+
+// maxLinks bounds how many symbolic links one lookup follows.
+const maxLinks = 40
+
+// resolve finds name's tree entry, following symbolic links that stay
+// inside the repository, and returns the resolved path. The root has no
+// entry and returns ".", nil, nil.
+func (s *Snapshot) resolve(op, name string) (string, *object.TreeEntry, error) {
+	if !fs.ValidPath(name) {
+		return "", nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	if name == "." {
+		return ".", nil, nil
+	}
+	rest := strings.Split(name, "/")
+	cur := "." // resolved, free of links
+	for hops := 0; ; {
+		t, err := s.tree(cur)
+		if err != nil {
+			return "", nil, &fs.PathError{Op: op, Path: name, Err: err}
+		}
+		e, err := findEntry(t, rest[0])
+		if err != nil {
+			return "", nil, &fs.PathError{Op: op, Path: name, Err: err}
+		}
+		if e.Mode == filemode.Symlink {
+			if hops++; hops > maxLinks {
+				return "", nil, &fs.PathError{Op: op, Path: name, Err: errors.New("too many levels of symbolic links")}
+			}
+			target, err := s.blob(e.Hash)
+			if err != nil {
+				return "", nil, &fs.PathError{Op: op, Path: name, Err: err}
+			}
+			next := path.Join(append([]string{cur, string(target)}, rest[1:]...)...)
+			if path.IsAbs(string(target)) || next == ".." || strings.HasPrefix(next, "../") {
+				return "", nil, &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("symbolic link to %q leaves the repository: %w", target, fs.ErrNotExist)}
+			}
+			if next == "." {
+				return ".", nil, nil
+			}
+			cur, rest = ".", strings.Split(next, "/")
+			continue
+		}
+		p := path.Join(cur, rest[0])
+		if len(rest) == 1 {
+			return p, e, nil
+		}
+		if e.Mode != filemode.Dir {
+			return "", nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+		}
+		cur, rest = p, rest[1:]
+	}
+}
+
+// tree returns the tree of folder dir, a path free of symbolic links,
+// walking from the nearest known folder.
 func (s *Snapshot) tree(dir string) (*object.Tree, error) {
 	s.mu.Lock()
 	t, ok := s.trees[dir]
@@ -111,35 +179,37 @@ func findEntry(t *object.Tree, name string) (*object.TreeEntry, error) {
 	return nil, fs.ErrNotExist
 }
 
-// entry finds name's tree entry; the root has none and returns nil, nil.
-func (s *Snapshot) entry(op, name string) (*object.TreeEntry, error) {
-	if !fs.ValidPath(name) {
-		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
-	}
-	if name == "." {
-		return nil, nil
-	}
-	parent, err := s.tree(path.Dir(name))
+// blob reads a blob's contents.
+func (s *Snapshot) blob(hash plumbing.Hash) ([]byte, error) {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	b, err := object.GetBlob(s.h.repo.Storer, hash)
 	if err != nil {
-		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+		return nil, err
 	}
-	e, err := findEntry(parent, path.Base(name))
+	rc, err := b.Reader()
 	if err != nil {
-		return nil, &fs.PathError{Op: op, Path: name, Err: err}
+		return nil, err
 	}
-	return e, nil
+	data, err := io.ReadAll(rc)
+	if cerr := rc.Close(); err == nil {
+		err = cerr
+	}
+	return data, err
 }
 
-// Stat describes name.
+// Stat describes name, following symbolic links.
 func (s *Snapshot) Stat(name string) (fs.FileInfo, error) {
-	e, err := s.entry("stat", name)
+	_, e, err := s.resolve("stat", name)
 	if err != nil {
 		return nil, err
 	}
 	if e == nil {
-		return fileInfo{name: ".", mode: fs.ModeDir | 0o555}, nil
+		return fileInfo{name: path.Base(name), mode: fs.ModeDir | 0o555}, nil
 	}
-	return s.info(e)
+	fi, err := s.info(e)
+	fi.name = path.Base(name)
+	return fi, err
 }
 
 func (s *Snapshot) info(e *object.TreeEntry) (fileInfo, error) {
@@ -170,14 +240,19 @@ func goMode(m filemode.FileMode) fs.FileMode {
 	return 0o444
 }
 
-// ReadDir lists folder name, sorted by file name.
+// ReadDir lists folder name, sorted by file name, following symbolic links
+// to the folder; entries that are links are listed as links.
 func (s *Snapshot) ReadDir(name string) ([]fs.DirEntry, error) {
-	if !fs.ValidPath(name) {
-		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrInvalid}
-	}
-	t, err := s.tree(name)
+	real, e, err := s.resolve("readdir", name)
 	if err != nil {
-		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrNotExist}
+		return nil, err
+	}
+	if e != nil && e.Mode != filemode.Dir {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a folder")}
+	}
+	t, err := s.tree(real)
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
 	}
 	out := make([]fs.DirEntry, 0, len(t.Entries))
 	for i := range t.Entries {
@@ -187,38 +262,27 @@ func (s *Snapshot) ReadDir(name string) ([]fs.DirEntry, error) {
 	return out, nil
 }
 
-// ReadFile reads file name's contents from the object store.
+// ReadFile reads file name's contents from the object store, following
+// symbolic links.
 func (s *Snapshot) ReadFile(name string) ([]byte, error) {
-	e, err := s.entry("read", name)
+	_, e, err := s.resolve("read", name)
 	if err != nil {
 		return nil, err
 	}
 	if e == nil || !goMode(e.Mode).IsRegular() {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("not a regular file")}
 	}
-	s.h.mu.Lock()
-	defer s.h.mu.Unlock()
-	blob, err := object.GetBlob(s.h.repo.Storer, e.Hash)
-	if err != nil {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
-	}
-	rc, err := blob.Reader()
-	if err != nil {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
-	}
-	data, err := io.ReadAll(rc)
-	if cerr := rc.Close(); err == nil {
-		err = cerr
-	}
+	data, err := s.blob(e.Hash)
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
 	}
 	return data, nil
 }
 
-// Open opens name: a folder (listable with ReadDir) or a regular file.
+// Open opens name, a folder (listable with ReadDir) or a regular file,
+// following symbolic links.
 func (s *Snapshot) Open(name string) (fs.File, error) {
-	e, err := s.entry("open", name)
+	_, e, err := s.resolve("open", name)
 	if err != nil {
 		return nil, err
 	}
@@ -235,11 +299,12 @@ func (s *Snapshot) Open(name string) (fs.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	if !fi.mode.IsRegular() {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New("symbolic links and submodules are not followed")}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New("a submodule is not part of this repository")}
 	}
-	data, err := s.ReadFile(name)
+	fi.name = path.Base(name)
+	data, err := s.blob(e.Hash)
 	if err != nil {
-		return nil, err
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	return &file{info: fi, Reader: bytes.NewReader(data)}, nil
 }
@@ -302,4 +367,60 @@ func (d *dirFile) ReadDir(n int) ([]fs.DirEntry, error) {
 	}
 	d.pos += n
 	return rest[:n], nil
+}
+
+var _ fs.ReadLinkFS = (*Snapshot)(nil)
+
+// lentry finds name's own tree entry without following a link at the end.
+func (s *Snapshot) lentry(op, name string) (*object.TreeEntry, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	if name == "." {
+		return nil, nil
+	}
+	parent, e, err := s.resolve(op, path.Dir(name))
+	if err != nil {
+		return nil, err
+	}
+	if e != nil && e.Mode != filemode.Dir {
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+	}
+	t, err := s.tree(parent)
+	if err != nil {
+		return nil, &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	own, err := findEntry(t, path.Base(name))
+	if err != nil {
+		return nil, &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	return own, nil
+}
+
+// Lstat describes name itself: a symbolic link is not followed.
+func (s *Snapshot) Lstat(name string) (fs.FileInfo, error) {
+	e, err := s.lentry("lstat", name)
+	if err != nil {
+		return nil, err
+	}
+	if e == nil {
+		return fileInfo{name: ".", mode: fs.ModeDir | 0o555}, nil
+	}
+	return s.info(e)
+}
+
+// ReadLink returns the target of symbolic link name.
+func (s *Snapshot) ReadLink(name string) (string, error) {
+	e, err := s.lentry("readlink", name)
+	if err != nil {
+		return "", err
+	}
+	if e == nil || e.Mode != filemode.Symlink {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
+	}
+	target, err := s.blob(e.Hash)
+	if err != nil {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+	}
+	return string(target), nil
 }

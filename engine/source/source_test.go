@@ -270,9 +270,9 @@ func TestUnreachableRemote(t *testing.T) {
 	t.Run("clone", func(t *testing.T) {
 		loc := "file://" + filepath.ToSlash(filepath.Join(t.TempDir(), "missing.git"))
 		cache := t.TempDir()
-		_, err := source.Open(ctx, source.Options{Location: loc, CacheDir: cache})
+		r, err := source.Open(ctx, source.Options{Location: loc, CacheDir: cache})
 		var re *source.RemoteError
-		if !errors.As(err, &re) || re.Op != "clone" {
+		if r != nil || !errors.As(err, &re) || re.Op != "clone" {
 			t.Fatalf("error = %v, want a clone RemoteError", err)
 		}
 		if msg := err.Error(); !strings.Contains(msg, "git remote "+loc+": clone failed") || !strings.Contains(msg, "check the URL") {
@@ -355,5 +355,97 @@ func TestAuthFromEnv(t *testing.T) {
 	t.Setenv("SSH_AUTH_SOCK", "")
 	if _, err := source.AuthFromEnv("ssh://git@example.com/team/deploy.git"); err == nil || !strings.Contains(err.Error(), "no ssh credentials") {
 		t.Fatalf("no agent error = %v", err)
+	}
+}
+
+func TestSnapshotReuse(t *testing.T) {
+	work := gittest.Init(t)
+	first := work.Commit("first", files)
+	r, err := source.Open(context.Background(), source.Options{Location: work.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := r.Snapshot(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.Snapshot(first)
+	if err != nil || a != b || a.Commit() != first {
+		t.Fatalf("second Snapshot of %s = %p (%v), first %p", first, b, err, a)
+	}
+	short, err := r.Snapshot(first[:10])
+	if err != nil || short.Commit() != first {
+		t.Fatalf("short hash snapshot = %v, %v", short, err)
+	}
+	if _, err := r.Snapshot("0123456789012345678901234567890123456789"); err == nil || !strings.Contains(err.Error(), "commit 0123456789") {
+		t.Fatalf("unknown commit error = %v", err)
+	}
+}
+
+func TestSnapshotSymlinks(t *testing.T) {
+	work := gittest.Init(t)
+	work.Write(files)
+	for link, target := range map[string]string{
+		"deploy/prod/cm.yaml":   "../web/cm.yaml", // a file
+		"deploy/web-alias":      "web",            // a folder
+		"deploy/outside":        "../../etc",      // leaves the repository
+		"deploy/loop-a":         "loop-b",
+		"deploy/loop-b":         "loop-a",
+		"deploy/prod/base-link": "../web-alias/sub",
+	} {
+		p := filepath.Join(work.Dir, filepath.FromSlash(link))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hash := work.Commit("links", nil)
+	r, err := source.Open(context.Background(), source.Options{Location: work.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := r.Snapshot(hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := fs.ReadFile(snap, "deploy/prod/cm.yaml"); err != nil || string(data) != files["deploy/web/cm.yaml"] {
+		t.Fatalf("linked file = %q, %v", data, err)
+	}
+	if data, err := fs.ReadFile(snap, "deploy/prod/base-link/deeper/extra.yaml"); err != nil || string(data) != "x: 1\n" {
+		t.Fatalf("file through two links = %q, %v", data, err)
+	}
+	if real, err := snap.RealPath("deploy/prod/base-link/deeper"); err != nil || real != "deploy/web/sub/deeper" {
+		t.Fatalf("RealPath = %q, %v", real, err)
+	}
+	h1, err1 := snap.TreeHash("deploy/web-alias")
+	h2, err2 := snap.TreeHash("deploy/web")
+	if err1 != nil || err2 != nil || h1 != h2 {
+		t.Fatalf("TreeHash through a link = %s (%v), want %s (%v)", h1, err1, h2, err2)
+	}
+	if _, err := fs.ReadFile(snap, "deploy/outside/passwd"); err == nil || !strings.Contains(err.Error(), "leaves the repository") {
+		t.Fatalf("escaping link = %v", err)
+	}
+	if _, err := fs.Stat(snap, "deploy/loop-a"); err == nil || !strings.Contains(err.Error(), "too many levels") {
+		t.Fatalf("link loop = %v", err)
+	}
+	entries, err := fs.ReadDir(snap, "deploy/prod")
+	if err != nil || len(entries) != 2 || entries[1].Type() != fs.ModeSymlink {
+		t.Fatalf("ReadDir lists %v, %v", entries, err)
+	}
+	if target, err := fs.ReadLink(snap, "deploy/prod/cm.yaml"); err != nil || target != "../web/cm.yaml" {
+		t.Fatalf("ReadLink = %q, %v", target, err)
+	}
+	if st, err := fs.Lstat(snap, "deploy/web-alias"); err != nil || st.Mode().Type() != fs.ModeSymlink {
+		t.Fatalf("Lstat = %v, %v", st, err)
+	}
+	// TestFS opens every entry, so it runs on a folder without broken links.
+	prod, err := fs.Sub(snap, "deploy/prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fstest.TestFS(prod, "cm.yaml", "base-link"); err != nil {
+		t.Fatal(err)
 	}
 }
