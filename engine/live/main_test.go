@@ -136,3 +136,7 @@ func describe(r status.ResourceStatus) string {
 	}
 	return b.String()
 }
+
+func unstructuredSlice(obj map[string]any, fields ...string) ([]any, bool, error) {
+	return unstructured.NestedSlice(obj, fields...)
+}
