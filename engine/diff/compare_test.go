@@ -89,7 +89,7 @@ status:
   observedGeneration: 4
 `
 
-func liveWith(t *testing.T, rv, replicas, kdriftReplicas, managed, extraEnv string) string {
+func liveWith(t testing.TB, rv, replicas, kdriftReplicas, managed, extraEnv string) string {
 	t.Helper()
 	r := strings.NewReplacer("RV", rv, "REPLICAS", replicas, "KDRIFTREPLICAS", kdriftReplicas, "MANAGED", managed, "EXTRAENV", extraEnv)
 	return r.Replace(liveDeploy)
