@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/diff"
+	"kdrift.dev/kdrift/engine/live"
 	"kdrift.dev/kdrift/engine/status"
 )
 
@@ -72,7 +74,38 @@ func TestKubectlScaleIsPersonDrift(t *testing.T) {
 	if len(f.Owners) != 1 || f.Owners[0].Manager != "kubectl" || f.Owners[0].Operation != "Update" || f.Owners[0].Subresource != "scale" {
 		t.Fatalf("owners = %+v, want kubectl/Update/scale", f.Owners)
 	}
+	if f.Owners[0].Time != nil {
+		t.Logf("fact 1 says the scale entry has no time; this apiserver wrote %s", f.Owners[0].Time)
+	}
 
+	t.Run("detail lines carry live owners", func(t *testing.T) {
+		l, err := cs.Get(context.Background(), live.RefOf(desired))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := diff.Detail("render-prod", desired, l, r)
+		owners := map[string]string{}
+		for _, line := range d.Live {
+			var names []string
+			for _, o := range line.Owners {
+				names = append(names, o.Manager)
+			}
+			owners[line.Path] = strings.Join(names, ",")
+		}
+		for ptr, want := range map[string]string{
+			"/spec/replicas":                              "kubectl",
+			"/spec/template/spec/containers/0/image":      "kdrift",
+			"/spec/progressDeadlineSeconds":               "",
+			"/spec/template/spec/containers/0/env/0/name": "kdrift",
+		} {
+			if got, ok := owners[ptr]; !ok || got != want {
+				t.Errorf("live line %s owners = %q (present %v), want %q", ptr, got, ok, want)
+			}
+		}
+		if len(d.Desired) == 0 || d.Desired[0].Text != "apiVersion: apps/v1" {
+			t.Errorf("desired lines = %+v", d.Desired)
+		}
+	})
 	t.Run("ignored by pointer", func(t *testing.T) {
 		r := compare(t, cs, desired, app.IgnoreRule{Group: "apps", Kind: "Deployment", Name: "render", Namespace: ns, JSONPointers: []string{"/spec/replicas"}})
 		if r.Status != status.ResourceIgnored || r.Drifted() != 0 || !r.Fields[0].Ignored {
