@@ -242,3 +242,19 @@ func TestSecretValuesMasked(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingInNamespaceNotYetCreated: an object whose namespace is not
+// there yet is Missing, not an error; an object that does not exist in an
+// existing namespace is Missing too.
+func TestMissingInNamespaceNotYetCreated(t *testing.T) {
+	cs := clientSet(t)
+	r := compare(t, cs, decode(t, deploymentDoc("not-created-yet", "render")))
+	if r.Status != status.ResourceMissing || r.Health != status.HealthMissing {
+		t.Fatalf("%s", describe(r))
+	}
+	ns := namespace(t, cs)
+	r = compare(t, cs, decode(t, deploymentDoc(ns, "render")))
+	if r.Status != status.ResourceMissing || r.Message != "" {
+		t.Fatalf("%s", describe(r))
+	}
+}
