@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kdrift.dev/kdrift/engine/status"
@@ -31,6 +32,16 @@ func Compare(in Input) status.ResourceStatus {
 		res.Status = status.ResourceExtraneous
 		res.Health = Health(in.Live)
 		return res
+	case in.Live == nil && (in.DryRunErr == nil || apierrors.IsNotFound(in.DryRunErr)):
+		// Not there yet; a dry-run into a namespace that does not exist
+		// yet fails with NotFound, which the apply step fixes by creating
+		// the namespace first.
+		res.Status = status.ResourceMissing
+		res.Health = status.HealthMissing
+		if in.DryRunErr != nil {
+			res.Message = in.DryRunErr.Error()
+		}
+		return res
 	case in.DryRunErr != nil:
 		res.Status = status.ResourceError
 		if IsRequiresReplace(in.DryRunErr) {
@@ -38,10 +49,6 @@ func Compare(in Input) status.ResourceStatus {
 		}
 		res.Health = Health(in.Live)
 		res.Message = in.DryRunErr.Error()
-		return res
-	case in.Live == nil:
-		res.Status = status.ResourceMissing
-		res.Health = status.HealthMissing
 		return res
 	}
 

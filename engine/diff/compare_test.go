@@ -89,7 +89,7 @@ status:
   observedGeneration: 4
 `
 
-func liveWith(t *testing.T, rv, replicas, kdriftReplicas, managed, extraEnv string) string {
+func liveWith(t testing.TB, rv, replicas, kdriftReplicas, managed, extraEnv string) string {
 	t.Helper()
 	r := strings.NewReplacer("RV", rv, "REPLICAS", replicas, "KDRIFTREPLICAS", kdriftReplicas, "MANAGED", managed, "EXTRAENV", extraEnv)
 	return r.Replace(liveDeploy)
@@ -343,6 +343,8 @@ func TestCompareStatuses(t *testing.T) {
 		msg  string
 	}{
 		{"missing", Input{Desired: desired}, status.ResourceMissing, ""},
+		{"missing, namespace not there yet", Input{Desired: desired, DryRunErr: apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "prod")}, status.ResourceMissing, `namespaces "prod" not found`},
+		{"missing and invalid", Input{Desired: desired, DryRunErr: apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "render", field.ErrorList{field.Required(field.NewPath("spec", "selector"), "")})}, status.ResourceError, "spec.selector: Required"},
 		{"extraneous", Input{Live: live}, status.ResourceExtraneous, ""},
 		{"immutable", Input{Desired: desired, Live: live, DryRunErr: immutable}, status.ResourceRequiresReplace, "field is immutable"},
 		{"wrapped immutable", Input{Desired: desired, Live: live, DryRunErr: errors.Join(errors.New("Deployment/prod/render: dry-run apply failed"), immutable)}, status.ResourceRequiresReplace, "immutable"},

@@ -1,6 +1,8 @@
 package diff
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -13,13 +15,25 @@ func Normalize(obj *unstructured.Unstructured, opts Options) *unstructured.Unstr
 	if obj == nil {
 		return nil
 	}
-	c := obj.DeepCopy()
-	delete(c.Object, "status")
-	if md, ok := c.Object["metadata"].(map[string]any); ok {
-		for _, f := range opts.IgnoredMetadata {
-			delete(md, f)
+	// Copy all but what is dropped: managedFields and status are often
+	// most of an object, and copying them only to delete them is waste.
+	c := &unstructured.Unstructured{Object: make(map[string]any, len(obj.Object))}
+	for k, v := range obj.Object {
+		if k == "status" {
+			continue
 		}
-		cleanMeta(md, opts)
+		if md, ok := v.(map[string]any); ok && k == "metadata" {
+			m := make(map[string]any, len(md))
+			for mk, mv := range md {
+				if !slices.Contains(opts.IgnoredMetadata, mk) {
+					m[mk] = deepCopy(mv)
+				}
+			}
+			cleanMeta(m, opts)
+			c.Object[k] = m
+			continue
+		}
+		c.Object[k] = deepCopy(v)
 	}
 	if tmd, ok := nestedMap(c.Object, "spec", "template", "metadata"); ok {
 		cleanMeta(tmd, opts)

@@ -106,9 +106,10 @@ type ClientSet struct {
 	// Discovery is a memory-cached discovery client.
 	Discovery discovery.CachedDiscoveryInterface
 
-	watch  dynamic.Interface // no overall timeout: watches are long
-	mapper *restmapper.DeferredDiscoveryRESTMapper
-	mapMu  sync.Mutex // serializes reset-and-retry
+	watch     dynamic.Interface // no overall timeout: watches are long
+	mapper    *restmapper.DeferredDiscoveryRESTMapper
+	mapMu     sync.Mutex // guards lastReset
+	lastReset time.Time
 }
 
 func newClientSet(kubeconfig, contextName string, opts Options) (*ClientSet, error) {

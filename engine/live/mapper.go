@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -12,9 +13,12 @@ import (
 	"kdrift.dev/kdrift/engine/status"
 )
 
+// resetEvery is the least time between two discovery resets.
+const resetEvery = time.Second
+
 // Mapping returns the REST mapping of a kind. When discovery does not know
 // the kind (a CRD installed after the mapper was built), the cached
-// discovery is reset and the lookup retried once.
+// discovery is reset (at most once a second) and the lookup retried once.
 func (s *ClientSet) Mapping(ctx context.Context, gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
 	gk := gvk.GroupKind()
 	m, err := s.mapper.RESTMappingWithContext(ctx, gk, gvk.Version)
@@ -25,9 +29,13 @@ func (s *ClientSet) Mapping(ctx context.Context, gvk schema.GroupVersionKind) (*
 		return nil, s.clusterError("discovery", err)
 	}
 	s.mapMu.Lock()
-	// Another caller may have reset while we waited; the retry below sees
-	// its fresh discovery either way.
-	s.mapper.ResetWithContext(ctx)
+	// Many objects of a kind not installed yet (custom resources applied
+	// before their CRD) would each redo discovery; a reset younger than
+	// resetEvery is fresh enough for all of them.
+	if time.Since(s.lastReset) >= resetEvery {
+		s.mapper.ResetWithContext(ctx)
+		s.lastReset = time.Now()
+	}
 	s.mapMu.Unlock()
 	m, err = s.mapper.RESTMappingWithContext(ctx, gk, gvk.Version)
 	if err != nil {

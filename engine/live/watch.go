@@ -165,6 +165,9 @@ func (w *Watcher) start(key watchKey, gvk schema.GroupVersionKind) *watched {
 		if ref.Kind == "" {
 			ref.Group, ref.Version, ref.Kind = gvk.Group, gvk.Version, gvk.Kind
 		}
+		if ctx.Err() != nil {
+			return // stopped: a select below could still pick the send
+		}
 		select {
 		case w.out <- Change{Context: w.set.Context, Ref: ref, Type: t}:
 		case <-ctx.Done():
