@@ -64,7 +64,7 @@ type Options struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Live, Diff, Apply and Fight tune the parts (defaults: their
-	// DefaultOptions).
+	// DefaultOptions, except Live's rate limit: 300 QPS, burst 600).
 	Live  live.Options
 	Diff  diff.Options
 	Apply apply.Options
@@ -92,6 +92,9 @@ func (o *Options) defaults() {
 	}
 	if o.Live == (live.Options{}) {
 		o.Live = live.DefaultOptions()
+		// One dry-run per object: a 1,000-object fleet at the client
+		// default of 50 QPS would take 20 s per cold pass.
+		o.Live.QPS, o.Live.Burst = 300, 600
 	}
 	if len(o.Diff.KdriftManagers) == 0 {
 		o.Diff = diff.DefaultOptions()
@@ -211,6 +214,7 @@ func (e *Engine) Refresh() {
 // ones) right now, waiting for it. Unknown names are an error. Per-app
 // failures are in the statuses, not the error.
 func (e *Engine) Reconcile(ctx context.Context, names ...string) error {
+	e.freshReads()
 	if err := e.loadHead(ctx, true); err != nil {
 		return err
 	}
@@ -286,4 +290,14 @@ func (e *Engine) wanted(name string) bool {
 		}
 	}
 	return false
+}
+
+// freshReads drops the one-shot list caches, so the next pass reads the
+// cluster as it is now.
+func (e *Engine) freshReads() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, c := range e.clusters {
+		c.lists.reset()
+	}
 }

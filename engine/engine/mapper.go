@@ -4,13 +4,10 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/restmapper"
 
 	"kdrift.dev/kdrift/engine/live"
 )
-
-var listTrackedOpts = metav1.ListOptions{LabelSelector: live.TrackedSelector}
 
 // newMapper is a resettable RESTMapper over the context's cached discovery,
 // for the apply step (it resets when a CRD becomes Established).

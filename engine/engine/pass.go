@@ -85,6 +85,7 @@ func (e *Engine) reconcileApp(ctx context.Context, name string, opts passOptions
 	}
 	if changed && !opts.dryRun {
 		// Report the state after healing, not before.
+		p.cl.lists.reset()
 		p.phaseCompare(ctx)
 	}
 	return p.result

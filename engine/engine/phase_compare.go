@@ -141,7 +141,7 @@ func (p *pass) publishDrift(results []status.ResourceStatus) {
 				continue
 			}
 			if m := rewriter(f.Owners); m != "" {
-				if ev, ok := p.e.fights.Rewritten(fight.Key{App: p.name, Ref: r.Ref, Field: f.Path}, m); ok {
+				if ev, ok := p.e.fights.Rewritten(fight.Key{App: p.name, Ref: r.Ref, Field: f.Path}, m, rvOf(p.live[key])); ok {
 					p.e.bus.publish(ev)
 				}
 			}

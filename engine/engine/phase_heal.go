@@ -88,7 +88,7 @@ func (p *pass) phaseHeal(ctx context.Context) bool {
 		}
 		p.e.applies.Add(1)
 		for _, f := range it.fields {
-			p.e.fights.Healed(fight.Key{App: p.name, Ref: it.res.Ref, Field: f})
+			p.e.fights.Healed(fight.Key{App: p.name, Ref: it.res.Ref, Field: f}, rvOf(it.live))
 		}
 		p.e.bus.publish(status.Healed{Base: status.Base{App: p.name, Time: p.e.opts.Now()}, Ref: it.res.Ref, Fields: it.fields})
 	}
@@ -179,4 +179,12 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// rvOf is an object's resourceVersion; "" for nil.
+func rvOf(o *unstructured.Unstructured) string {
+	if o == nil {
+		return ""
+	}
+	return o.GetResourceVersion()
 }

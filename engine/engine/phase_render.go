@@ -25,7 +25,7 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 		return p.fail(status.SyncUnknown, err.Error())
 	}
 	p.cl = cl
-	if err := cl.cs.Check(ctx); err != nil {
+	if err := cl.check(ctx); err != nil {
 		return p.fail(status.SyncUnknown, err.Error())
 	}
 	ns := p.app.Spec.Destination.Namespace

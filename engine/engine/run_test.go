@@ -191,7 +191,22 @@ func TestRunFight(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i < 4 {
-			eventually(t, "heal", func() bool { return healed() >= i && replicas() == 2 })
+			ok := false
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				if healed() >= i && replicas() == 2 {
+					ok = true
+					break
+				}
+			}
+			if !ok {
+				a, _ := e.App("fight")
+				rec.mu.Lock()
+				for _, ev := range rec.events {
+					t.Logf("event %s %+v", ev.Type(), ev)
+				}
+				rec.mu.Unlock()
+				t.Fatalf("write %d not healed (replicas %d, healed %d):\n%s", i, replicas(), healed(), describe(a))
+			}
 		}
 	}
 	eventually(t, "Fight event", func() bool {

@@ -2,8 +2,8 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -73,6 +73,11 @@ type cluster struct {
 	cs      *live.ClientSet
 	watcher *live.Watcher
 	applier *apply.Applier
+	// lists serves reads outside Run, one List per kind and namespace.
+	lists lists
+
+	checkMu   sync.Mutex
+	checkedAt time.Time
 }
 
 // clusterFor returns the clients of a context, with informers when Run is
@@ -103,7 +108,7 @@ func (c *cluster) get(ctx context.Context, ref status.ObjectRef) (*unstructured.
 	if c.watcher != nil {
 		return c.watcher.Get(ctx, ref)
 	}
-	return c.cs.Get(ctx, ref)
+	return c.getListed(ctx, ref)
 }
 
 // watch makes sure informers cover a kind (in ns) and its tracked objects.
@@ -125,22 +130,14 @@ func (c *cluster) listTracked(ctx context.Context, gvk schema.GroupVersionKind, 
 		}
 		return c.watcher.ListTracked(ctx, gvk, appName)
 	}
-	m, err := c.cs.Mapping(ctx, gvk)
-	if err != nil {
-		return nil, err
-	}
-	list, err := c.cs.Dynamic.Resource(m.Resource).List(ctx, listTrackedOpts)
-	if err != nil {
-		return nil, fmt.Errorf("list tracked %s: %w", gvk.Kind, err)
+	e := c.lists.get(ctx, c.cs, listKey{gvk: gvk, tracked: true})
+	if e.err != nil {
+		return nil, e.err
 	}
 	var out []*unstructured.Unstructured
-	for i := range list.Items {
-		o := &list.Items[i]
+	for _, o := range e.items {
 		if apply.IsTracked(o, appName) {
-			if o.GetKind() == "" {
-				o.SetGroupVersionKind(gvk)
-			}
-			out = append(out, o)
+			out = append(out, o.DeepCopy())
 		}
 	}
 	return out, nil

@@ -79,6 +79,7 @@ func (p *pass) record(r ObjectResult) {
 // refused (ErrFrozen) unless AllowFrozen. With DryRun nothing changes and
 // the result is the plan.
 func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncResult, error) {
+	e.freshReads()
 	if err := e.loadHead(ctx, true); err != nil {
 		return SyncResult{App: name}, err
 	}

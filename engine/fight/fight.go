@@ -43,8 +43,11 @@ type Key struct {
 type fieldState struct {
 	// healed is set after kdrift healed the field and until a rewrite
 	// is counted, so one rewrite seen by several compares counts once.
-	healed   bool
-	rewrites map[string][]time.Time
+	healed bool
+	// healedFrom is the live resourceVersion kdrift healed; a read that
+	// still shows it (a stale cache) is not a rewrite.
+	healedFrom string
+	rewrites   map[string][]time.Time
 	fight    *status.Fight
 }
 
@@ -80,21 +83,26 @@ func (d *Detector) state(k Key) *fieldState {
 	return s
 }
 
-// Healed records that kdrift put field k back.
-func (d *Detector) Healed(k Key) {
+// Healed records that kdrift put field k back, healing the object at
+// resourceVersion from.
+func (d *Detector) Healed(k Key, from string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.state(k).healed = true
+	s := d.state(k)
+	s.healed = true
+	s.healedFrom = from
 }
 
-// Rewritten records that manager wrote field k again. Only a write that
-// follows a heal counts. It returns the Fight when this write makes the
-// field a fight (once; later calls return false while it lasts).
-func (d *Detector) Rewritten(k Key, manager string) (status.Fight, bool) {
+// Rewritten records that manager wrote field k again, as seen in the
+// object at resourceVersion rv. Only a write that follows a heal counts,
+// and a read still at the healed resourceVersion is not one. It returns
+// the Fight when this write makes the field a fight (once; later calls
+// return false while it lasts).
+func (d *Detector) Rewritten(k Key, manager, rv string) (status.Fight, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s := d.fields[k]
-	if s == nil || !s.healed || s.fight != nil {
+	if s == nil || !s.healed || s.fight != nil || (rv != "" && rv == s.healedFrom) {
 		return status.Fight{}, false
 	}
 	s.healed = false

@@ -98,9 +98,9 @@ func TestDetector(t *testing.T) {
 				c.t = c.t.Add(s.advance)
 				switch {
 				case s.heal != nil:
-					d.Healed(*s.heal)
+					d.Healed(*s.heal, "")
 				case s.rewrite != nil:
-					f, got := d.Rewritten(*s.rewrite, s.manager)
+					f, got := d.Rewritten(*s.rewrite, s.manager, "")
 					if got != s.wantFight {
 						t.Fatalf("step %d: Rewritten fight = %v, want %v", i, got, s.wantFight)
 					}
@@ -120,8 +120,11 @@ func TestSettledAndReset(t *testing.T) {
 	c := &clock{t: time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)}
 	d := New(Options{Rewrites: 1, Now: c.now})
 	k := Key{App: "a", Field: "/spec/replicas"}
-	d.Healed(k)
-	if _, ok := d.Rewritten(k, "kubectl"); !ok {
+	d.Healed(k, "41")
+	if _, ok := d.Rewritten(k, "kubectl", "41"); ok {
+		t.Fatal("a stale read at the healed resourceVersion is not a rewrite")
+	}
+	if _, ok := d.Rewritten(k, "kubectl", "43"); !ok {
 		t.Fatal("Rewrites=1: the first rewrite after a heal must fight")
 	}
 	if got := d.Fights("a"); len(got) != 1 || got[0].Manager != "kubectl" {
@@ -131,8 +134,8 @@ func TestSettledAndReset(t *testing.T) {
 	if _, ok := d.Fighting(k); ok {
 		t.Fatal("Settled must end the fight")
 	}
-	d.Healed(k)
-	d.Rewritten(k, "kubectl")
+	d.Healed(k, "")
+	d.Rewritten(k, "kubectl", "")
 	d.ResetApp("a")
 	if len(d.Fights("a")) != 0 {
 		t.Fatal("ResetApp must forget the app's fights")
