@@ -4,9 +4,11 @@ import (
 	"context"
 	"reflect"
 	"sort"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/source"
@@ -44,6 +46,10 @@ type pass struct {
 	results []status.ResourceStatus
 	extra   []*unstructured.Unstructured
 
+	// cacheMu guards st.cache while objects are compared in parallel.
+	cacheMu sync.Mutex
+	// scopes caches, for this pass, whether a kind is namespaced.
+	scopes map[schema.GroupVersionKind]bool
 	// failed is set when a phase stopped the pass.
 	failed bool
 	// status is what finish records.

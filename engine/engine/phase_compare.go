@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,22 +26,38 @@ import (
 // DriftDetected; a field another manager rewrote after kdrift healed it is
 // counted towards a fight.
 func (p *pass) phaseCompare(ctx context.Context) bool {
-	rules := p.app.Spec.IgnoreDifferences
 	results := make([]status.ResourceStatus, 0, len(p.desired))
 	seen := map[string]bool{}
 	kinds := map[schema.GroupVersionKind]bool{}
 	for gvk := range p.st.kinds {
 		kinds[gvk] = true
 	}
-	for _, d := range p.desired {
-		ref := live.RefOf(d)
-		key := refKey(ref)
+	// Objects are compared in parallel: each is a dry-run round trip.
+	type one struct {
+		res status.ResourceStatus
+		lv  *unstructured.Unstructured
+	}
+	out := make([]one, len(p.desired))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, compareParallelism)
+	for i, d := range p.desired {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			res, lv := p.compareOne(ctx, d, live.RefOf(d))
+			out[i] = one{res, lv}
+		}()
+	}
+	wg.Wait()
+	for i, d := range p.desired {
+		key := refKey(live.RefOf(d))
 		seen[key] = true
 		kinds[d.GroupVersionKind()] = true
-		res, lv := p.compareOne(ctx, d, ref, rules)
-		p.live[key] = lv
+		p.live[key] = out[i].lv
 		p.st.desired[key] = d
-		results = append(results, res)
+		results = append(results, out[i].res)
 	}
 	// Tracked objects of this app that Git no longer renders.
 	var desiredRefs []status.ObjectRef
@@ -82,9 +99,12 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 	return true
 }
 
+// compareParallelism bounds the dry-runs one app has in flight.
+const compareParallelism = 8
+
 // compareOne compares one desired object, from the cache when neither side
 // changed.
-func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref status.ObjectRef, rules any) (status.ResourceStatus, *unstructured.Unstructured) {
+func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref status.ObjectRef) (status.ResourceStatus, *unstructured.Unstructured) {
 	key := refKey(ref)
 	if err := p.cl.watch(ctx, d.GroupVersionKind(), d.GetNamespace()); err != nil && !isNoMatch(err) {
 		return status.ResourceStatus{Ref: ref, Status: status.ResourceError, Health: status.HealthUnknown, Message: fmt.Sprintf("%s watch failed: %v", ref, err)}, nil
@@ -98,7 +118,10 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 	if lv != nil {
 		rv = lv.GetResourceVersion()
 	}
-	if c, ok := p.st.cache[key]; ok && c.desiredHash == hash && c.liveRV == rv && lv != nil {
+	p.cacheMu.Lock()
+	c, ok := p.st.cache[key]
+	p.cacheMu.Unlock()
+	if ok && c.desiredHash == hash && c.liveRV == rv && lv != nil {
 		return c.result, lv
 	}
 	p.e.dryRuns.Add(1)
@@ -107,11 +130,13 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 	if res.Ref.Kind == "" {
 		res.Ref = ref
 	}
+	p.cacheMu.Lock()
 	if dryErr == nil && lv != nil {
 		p.st.cache[key] = cacheEntry{desiredHash: hash, liveRV: rv, result: res}
 	} else {
 		delete(p.st.cache, key)
 	}
+	p.cacheMu.Unlock()
 	return res, lv
 }
 

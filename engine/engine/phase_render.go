@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kdrift.dev/kdrift/engine/apply"
 	"kdrift.dev/kdrift/engine/status"
@@ -48,11 +49,20 @@ func (p *pass) defaultNamespace(ctx context.Context, o *unstructured.Unstructure
 	if o.GetNamespace() != "" {
 		return
 	}
-	m, err := p.cl.cs.Mapping(ctx, o.GroupVersionKind())
-	if err != nil {
-		return
+	gvk := o.GroupVersionKind()
+	namespaced, known := p.scopes[gvk]
+	if !known {
+		m, err := p.cl.cs.Mapping(ctx, gvk)
+		if err != nil {
+			return
+		}
+		namespaced = m.Scope.Name() == meta.RESTScopeNameNamespace
+		if p.scopes == nil {
+			p.scopes = map[schema.GroupVersionKind]bool{}
+		}
+		p.scopes[gvk] = namespaced
 	}
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+	if namespaced {
 		o.SetNamespace(ns)
 	}
 }
