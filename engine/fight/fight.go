@@ -48,7 +48,7 @@ type fieldState struct {
 	// still shows it (a stale cache) is not a rewrite.
 	healedFrom string
 	rewrites   map[string][]time.Time
-	fight    *status.Fight
+	fight      *status.Fight
 }
 
 // Detector tracks heals and rewrites per field. It is safe for concurrent
