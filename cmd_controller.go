@@ -39,15 +39,24 @@ func runController(ctx context.Context, env *cliEnv, args []string) int {
 			}
 			if _, err := fmt.Fprintf(env.stdout, "%s\n", line); err != nil {
 				stop()
+				go func() {
+					for range events {
+					}
+				}()
 				<-done
 				return env.errorf("write event: %v", err)
 			}
 		case err := <-done:
+			// Run has returned: no more events; write what is queued.
 			stop()
 			for ev := range events {
-				if line, lerr := report.EventLine(ev); lerr == nil {
-					fmt.Fprintf(env.stdout, "%s\n", line)
+				line, lerr := report.EventLine(ev)
+				if lerr != nil {
+					fmt.Fprintf(env.stderr, "kdrift: %v\n", lerr)
+					failed = true
+					continue
 				}
+				fmt.Fprintf(env.stdout, "%s\n", line)
 			}
 			if err != nil {
 				return env.errorf("%v", err)

@@ -24,7 +24,9 @@ type subscriber struct {
 	mu       sync.Mutex
 	pending  []status.Event
 	wake     chan struct{}
-	done     chan struct{}
+	// flush, closed by cancel, tells the drain goroutine to deliver
+	// what is queued and close ch.
+	flush chan struct{}
 }
 
 func newBus(size int) *bus {
@@ -41,21 +43,19 @@ func (e *Engine) Subscribe() (<-chan status.Event, func()) {
 
 // SubscribeAll is Subscribe for a listener that must see every event (the
 // controller's JSON log): events queue in memory while it is slow; the
-// engine still never waits for it.
+// engine still never waits for it. After cancel, the channel delivers
+// what was queued and then closes: keep reading until it does.
 func (e *Engine) SubscribeAll() (<-chan status.Event, func()) {
 	return e.bus.subscribe(true)
 }
 
 func (b *bus) subscribe(lossless bool) (<-chan status.Event, func()) {
-	s := &subscriber{ch: make(chan status.Event, b.size), lossless: lossless, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	s := &subscriber{ch: make(chan status.Event, b.size), lossless: lossless, wake: make(chan struct{}, 1), flush: make(chan struct{})}
 	b.mu.Lock()
 	b.subs[s] = struct{}{}
 	b.mu.Unlock()
-	finished := make(chan struct{})
 	if lossless {
-		go s.drain(finished)
-	} else {
-		close(finished)
+		go s.drain()
 	}
 	var once sync.Once
 	cancel := func() {
@@ -63,32 +63,38 @@ func (b *bus) subscribe(lossless bool) (<-chan status.Event, func()) {
 			b.mu.Lock()
 			delete(b.subs, s)
 			b.mu.Unlock()
-			close(s.done)
-			<-finished
-			close(s.ch)
+			if lossless {
+				close(s.flush)
+			} else {
+				close(s.ch)
+			}
 		})
 	}
 	return s.ch, cancel
 }
 
-// drain moves queued events to the channel in order until done.
-func (s *subscriber) drain(finished chan struct{}) {
-	defer close(finished)
+// drain moves queued events to the channel in order; after flush it
+// delivers the rest and closes the channel.
+func (s *subscriber) drain() {
 	for {
 		s.mu.Lock()
 		batch := s.pending
 		s.pending = nil
 		s.mu.Unlock()
 		for _, ev := range batch {
-			select {
-			case s.ch <- ev:
-			case <-s.done:
-				return
-			}
+			s.ch <- ev
 		}
 		select {
 		case <-s.wake:
-		case <-s.done:
+		case <-s.flush:
+			s.mu.Lock()
+			batch := s.pending
+			s.pending = nil
+			s.mu.Unlock()
+			for _, ev := range batch {
+				s.ch <- ev
+			}
+			close(s.ch)
 			return
 		}
 	}
