@@ -1,0 +1,119 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Validate checks the meaning of one parsed App against the repository tree
+// fsys, whose root is the repository root: the name, the path (required,
+// relative, inside the repository, an existing folder), the ignore rules'
+// JSON pointers (RFC 6901) and the freeze. It returns every problem found,
+// each an *Error naming the file and field; nil means the App is valid.
+func Validate(a App, fsys fs.FS) []error {
+	mk := func(field, problem, fix string) error {
+		return &Error{File: a.File, App: a.Metadata.Name, Field: field, Problem: problem, Fix: fix}
+	}
+	var errs []error
+	switch {
+	case a.Metadata.Name == "":
+		errs = append(errs, mk("metadata.name", "is missing", "name the App (lowercase letters, digits and '-')"))
+	default:
+		for _, msg := range validation.IsDNS1123Subdomain(a.Metadata.Name) {
+			errs = append(errs, mk("metadata.name", msg, "use lowercase letters, digits, '-' and '.'"))
+		}
+	}
+	if a.Spec.Destination.Namespace != "" {
+		for _, msg := range validation.IsDNS1123Label(a.Spec.Destination.Namespace) {
+			errs = append(errs, mk("spec.destination.namespace", msg, "use a valid namespace name"))
+		}
+	}
+	if err := checkPath(a.Spec.Path, fsys); err != nil {
+		errs = append(errs, mk("spec.path", err.problem, err.fix))
+	}
+	for i, rule := range a.Spec.IgnoreDifferences {
+		field := fmt.Sprintf("spec.ignoreDifferences[%d]", i)
+		if len(rule.JSONPointers) == 0 && len(rule.ManagedFieldsManagers) == 0 {
+			errs = append(errs, mk(field, "ignores nothing", "give jsonPointers or managedFieldsManagers"))
+		}
+		for j, p := range rule.JSONPointers {
+			if err := CheckJSONPointer(p); err != nil {
+				errs = append(errs, mk(fmt.Sprintf("%s.jsonPointers[%d]", field, j), err.Error(), "write an RFC 6901 pointer such as /spec/replicas (~0 for '~', ~1 for '/')"))
+			}
+		}
+		for j, m := range rule.ManagedFieldsManagers {
+			if strings.TrimSpace(m) == "" {
+				errs = append(errs, mk(fmt.Sprintf("%s.managedFieldsManagers[%d]", field, j), "is empty", "name a field manager as it appears in metadata.managedFields"))
+			}
+		}
+	}
+	if f := a.Spec.Freeze; f != nil {
+		if strings.TrimSpace(f.Reason) == "" {
+			errs = append(errs, mk("spec.freeze.reason", "is blank", "say why the App is frozen (use `kdrift freeze --reason`)"))
+		}
+		if f.At.IsZero() {
+			errs = append(errs, mk("spec.freeze.at", "is missing", "set when the freeze started, an RFC 3339 time (use `kdrift freeze`)"))
+		}
+		if f.Until != nil && !f.At.IsZero() && !f.Until.After(f.At) {
+			errs = append(errs, mk("spec.freeze.until", fmt.Sprintf("%s is not after at %s", f.Until.Format("2006-01-02T15:04:05Z07:00"), f.At.Format("2006-01-02T15:04:05Z07:00")), "set until after at, or remove it"))
+		}
+	}
+	return errs
+}
+
+type pathProblem struct{ problem, fix string }
+
+// checkPath checks spec.path: required, relative, inside the repository, an
+// existing folder of fsys.
+func checkPath(p string, fsys fs.FS) *pathProblem {
+	const fix = "give a folder relative to the repository root, such as deploy/overlays/prod"
+	switch {
+	case strings.TrimSpace(p) == "":
+		return &pathProblem{"is missing", fix}
+	case strings.HasPrefix(p, "/") || strings.Contains(p, `\`) || (len(p) > 1 && p[1] == ':'):
+		return &pathProblem{fmt.Sprintf("%q is not a relative path", p), fix}
+	}
+	clean := path.Clean(p)
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return &pathProblem{fmt.Sprintf("%q leaves the repository", p), fix}
+	}
+	if clean == ".git" || strings.HasPrefix(clean, ".git/") {
+		return &pathProblem{fmt.Sprintf("%q is inside .git", p), fix}
+	}
+	st, err := fs.Stat(fsys, clean)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &pathProblem{fmt.Sprintf("folder %q does not exist in this revision", p), "commit the folder, or fix the path"}
+	case err != nil:
+		return &pathProblem{fmt.Sprintf("cannot read %q: %v", p, err), fix}
+	case !st.IsDir():
+		return &pathProblem{fmt.Sprintf("%q is a file, not a folder", p), "point at the folder that holds the kustomization or the YAML files"}
+	}
+	return nil
+}
+
+// CheckJSONPointer reports whether p is a well-formed RFC 6901 JSON pointer:
+// empty (the whole document) or a sequence of "/"-prefixed tokens in which
+// every '~' is followed by '0' or '1'.
+func CheckJSONPointer(p string) error {
+	if p == "" {
+		return nil
+	}
+	if p[0] != '/' {
+		return fmt.Errorf("pointer %q does not start with '/'", p)
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] != '~' {
+			continue
+		}
+		if i+1 >= len(p) || (p[i+1] != '0' && p[i+1] != '1') {
+			return fmt.Errorf("pointer %q has '~' not followed by 0 or 1 at offset %d", p, i)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,357 @@
+package render
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// errReadOnly is returned by every writing method of treeFS.
+var errReadOnly = errors.New("a Git snapshot is read-only")
+
+// treeFS is a kustomize filesys.FileSystem over a Tree, rooted at "/" (the
+// repository root). It records the folder of every path kustomize looks at,
+// with that folder's tree hash, so that a cached build can later tell
+// whether any of its inputs changed.
+//
+// Remote bases (resources: [https://github.com/org/repo//path?ref=v1]) are
+// cloned by kustomize with the git command into a temporary folder on disk;
+// paths under that folder are read from disk, and the build is marked as
+// remote because no tree hash covers them.
+type treeFS struct {
+	tree        Tree
+	disk        filesys.FileSystem
+	clonePrefix string // where kustomize clones remote bases
+
+	mu     sync.Mutex
+	seen   map[string]string // folder -> tree hash, "" when absent
+	broken bool              // a read failed for a reason other than absence
+	remote bool              // a remote base was read from disk
+}
+
+var _ filesys.FileSystem = (*treeFS)(nil)
+
+func newTreeFS(tree Tree) *treeFS {
+	tmp := os.TempDir()
+	if real, err := filepath.EvalSymlinks(tmp); err == nil {
+		tmp = real // kustomize resolves symbolic links in its clone folder too
+	}
+	return &treeFS{
+		tree:        tree,
+		disk:        filesys.MakeFsOnDisk(),
+		clonePrefix: filepath.Join(tmp, "kustomize-"),
+		seen:        map[string]string{},
+	}
+}
+
+// onDisk reports whether p is inside a remote base kustomize cloned, and
+// records that the build read one.
+func (t *treeFS) onDisk(p string) bool {
+	if !filepath.IsAbs(p) || !strings.HasPrefix(filepath.Clean(p), t.clonePrefix) {
+		return false
+	}
+	t.mu.Lock()
+	t.remote = true
+	t.mu.Unlock()
+	return true
+}
+
+// readRemote reports whether the build read a remote base.
+func (t *treeFS) readRemote() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.remote
+}
+
+// inputs returns a copy of the recorded folders and hashes.
+func (t *treeFS) inputs() map[string]string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[string]string, len(t.seen))
+	for k, v := range t.seen {
+		out[k] = v
+	}
+	return out
+}
+
+// failed reports whether a read failed for a reason other than absence, in
+// which case the build must not be cached.
+func (t *treeFS) failed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.broken
+}
+
+// realPather is a Tree that follows symbolic links and can say where a
+// path really is (*source.Snapshot does).
+type realPather interface {
+	RealPath(name string) (string, error)
+}
+
+// rel turns a kustomize path (absolute from "/", or relative to "/") into a
+// Tree path; ok is false for a path outside the repository.
+func rel(p string) (string, bool) {
+	p = filepath.ToSlash(p)
+	p = path.Clean("/" + p)
+	p = strings.TrimPrefix(p, "/")
+	if p == "" {
+		p = "."
+	}
+	return p, fs.ValidPath(p)
+}
+
+// note records folder dir as an input.
+func (t *treeFS) note(dir string) {
+	t.mu.Lock()
+	_, ok := t.seen[dir]
+	t.mu.Unlock()
+	if ok {
+		return
+	}
+	hash, err := t.tree.TreeHash(dir)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case err == nil:
+		t.seen[dir] = hash
+	case errors.Is(err, fs.ErrNotExist):
+		t.seen[dir] = ""
+	default:
+		t.broken = true
+	}
+}
+
+// stat looks p up and records the folder it depends on: p itself when it
+// is a folder, else its parent folder (a file's presence and contents are
+// part of its parent's tree hash).
+func (t *treeFS) stat(p string) (string, fs.FileInfo, error) {
+	r, ok := rel(p)
+	if !ok {
+		return r, nil, &fs.PathError{Op: "stat", Path: p, Err: fs.ErrNotExist}
+	}
+	st, err := fs.Stat(t.tree, r)
+	switch {
+	case err == nil && st.IsDir():
+		t.note(r)
+	case err == nil || errors.Is(err, fs.ErrNotExist):
+		t.note(path.Dir(r))
+		// A file reached through a symbolic link also depends on the
+		// folder that really holds it.
+		if rp, ok := t.tree.(realPather); ok && err == nil {
+			if real, rerr := rp.RealPath(r); rerr == nil && real != r {
+				t.note(path.Dir(real))
+			}
+		}
+	default:
+		t.mu.Lock()
+		t.broken = true
+		t.mu.Unlock()
+	}
+	return r, st, err
+}
+
+// Create implements filesys.FileSystem; the tree is read-only.
+func (t *treeFS) Create(p string) (filesys.File, error) {
+	return nil, &fs.PathError{Op: "create", Path: p, Err: errReadOnly}
+}
+
+// Mkdir implements filesys.FileSystem; the tree is read-only.
+func (t *treeFS) Mkdir(p string) error { return &fs.PathError{Op: "mkdir", Path: p, Err: errReadOnly} }
+
+// MkdirAll implements filesys.FileSystem; the tree is read-only.
+func (t *treeFS) MkdirAll(p string) error {
+	return &fs.PathError{Op: "mkdir", Path: p, Err: errReadOnly}
+}
+
+// RemoveAll implements filesys.FileSystem: it removes a remote base's clone
+// folder when kustomize is done with it; the tree is read-only.
+func (t *treeFS) RemoveAll(p string) error {
+	if t.onDisk(p) {
+		return t.disk.RemoveAll(p)
+	}
+	return &fs.PathError{Op: "remove", Path: p, Err: errReadOnly}
+}
+
+// WriteFile implements filesys.FileSystem; the tree is read-only.
+func (t *treeFS) WriteFile(p string, _ []byte) error {
+	return &fs.PathError{Op: "write", Path: p, Err: errReadOnly}
+}
+
+// Open implements filesys.FileSystem for reading.
+func (t *treeFS) Open(p string) (filesys.File, error) {
+	if t.onDisk(p) {
+		return t.disk.Open(p)
+	}
+	data, err := t.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	r, _ := rel(p)
+	st, err := fs.Stat(t.tree, r)
+	if err != nil {
+		return nil, err
+	}
+	return &roFile{Reader: bytes.NewReader(data), info: st}, nil
+}
+
+// IsDir implements filesys.FileSystem.
+func (t *treeFS) IsDir(p string) bool {
+	if t.onDisk(p) {
+		return t.disk.IsDir(p)
+	}
+	_, st, err := t.stat(p)
+	return err == nil && st.IsDir()
+}
+
+// Exists implements filesys.FileSystem.
+func (t *treeFS) Exists(p string) bool {
+	if t.onDisk(p) {
+		return t.disk.Exists(p)
+	}
+	_, _, err := t.stat(p)
+	return err == nil
+}
+
+// ReadDir implements filesys.FileSystem.
+func (t *treeFS) ReadDir(p string) ([]string, error) {
+	if t.onDisk(p) {
+		return t.disk.ReadDir(p)
+	}
+	r, st, err := t.stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", p)
+	}
+	entries, err := fs.ReadDir(t.tree, r)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	return names, nil
+}
+
+// CleanedAbs implements filesys.FileSystem: a folder comes back as itself
+// with an empty file name, a file as its folder and its name, both with
+// symbolic links resolved.
+func (t *treeFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
+	if t.onDisk(p) {
+		return t.disk.CleanedAbs(p)
+	}
+	r, st, err := t.stat(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", "", notExistError(p)
+		}
+		return "", "", err
+	}
+	// Like kustomize on disk, resolve symbolic links, so that its
+	// load restrictions see where a file really is.
+	if rp, ok := t.tree.(realPather); ok {
+		real, err := rp.RealPath(r)
+		if err != nil {
+			return "", "", err
+		}
+		r = real
+	}
+	abs := "/" + r
+	if r == "." {
+		abs = "/"
+	}
+	if st.IsDir() {
+		return filesys.ConfirmedDir(abs), "", nil
+	}
+	return filesys.ConfirmedDir(path.Dir(abs)), path.Base(abs), nil
+}
+
+// Glob implements filesys.FileSystem; matches are absolute from "/".
+func (t *treeFS) Glob(pattern string) ([]string, error) {
+	if t.onDisk(pattern) {
+		return t.disk.Glob(pattern)
+	}
+	r, ok := rel(pattern)
+	if !ok {
+		return nil, nil
+	}
+	t.note(path.Dir(r))
+	matches, err := fs.Glob(t.tree, r)
+	if err != nil {
+		return nil, err
+	}
+	for i, m := range matches {
+		matches[i] = "/" + m
+	}
+	return matches, nil
+}
+
+// ReadFile implements filesys.FileSystem.
+func (t *treeFS) ReadFile(p string) ([]byte, error) {
+	if t.onDisk(p) {
+		return t.disk.ReadFile(p)
+	}
+	r, st, err := t.stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s is a directory", p)
+	}
+	return fs.ReadFile(t.tree, r)
+}
+
+// Walk implements filesys.FileSystem, in lexical order.
+func (t *treeFS) Walk(p string, walkFn filepath.WalkFunc) error {
+	if t.onDisk(p) {
+		return t.disk.Walk(p, walkFn)
+	}
+	r, _, err := t.stat(p)
+	if err != nil {
+		return walkFn(p, nil, err)
+	}
+	return fs.WalkDir(t.tree, r, func(name string, d fs.DirEntry, err error) error {
+		abs := "/" + name
+		if name == "." {
+			abs = "/"
+		}
+		if err != nil {
+			return walkFn(abs, nil, err)
+		}
+		if d.IsDir() {
+			t.note(name)
+		}
+		info, err := d.Info()
+		if err != nil {
+			return walkFn(abs, nil, err)
+		}
+		return walkFn(abs, info, nil)
+	})
+}
+
+// roFile is an open file of a treeFS.
+type roFile struct {
+	*bytes.Reader
+	info fs.FileInfo
+}
+
+func (f *roFile) Write([]byte) (int, error)  { return 0, errReadOnly }
+func (f *roFile) Close() error               { return nil }
+func (f *roFile) Stat() (os.FileInfo, error) { return f.info, nil }
+
+// notExistError words a missing path as kustomize's own file systems do,
+// and still matches fs.ErrNotExist.
+type notExistError string
+
+func (e notExistError) Error() string        { return fmt.Sprintf("'%s' doesn't exist", string(e)) }
+func (e notExistError) Is(target error) bool { return target == fs.ErrNotExist }

@@ -1,0 +1,284 @@
+// Package source reads desired state from Git with go-git: it opens a local
+// repository or clones a remote one into a cache folder, fetches on demand
+// and on an interval, and gives read-only snapshots of a commit's tree.
+//
+// kdrift compares committed Git, never uncommitted edits: a Snapshot reads a
+// commit from the object store and never looks at, or touches, a working tree.
+package source
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+)
+
+// RemoteName is the name of the remote in a cache clone.
+const RemoteName = "origin"
+
+// Options says which repository to open and how.
+type Options struct {
+	// Location is a local path (a working copy, a folder inside one, or a
+	// bare repository) or a remote URL: file://, https://, ssh:// or
+	// scp-like user@host:path. Empty means the current folder.
+	Location string
+	// Branch is the branch to read. Default: for a local repository the
+	// checked-out branch, for a remote the remote's HEAD branch.
+	Branch string
+	// CacheDir holds clones of remote repositories, one folder per URL,
+	// reused across runs. Default: os.UserCacheDir()/kdrift/repos.
+	CacheDir string
+	// Auth overrides the credentials taken from the environment (see
+	// AuthFromEnv).
+	Auth transport.AuthMethod
+}
+
+// Repo is an opened repository. Its methods are safe for concurrent use.
+type Repo struct {
+	location string
+	remote   bool
+	dir      string
+	branch   string
+	auth     transport.AuthMethod
+	usable   bool // the branch can be read, even if the last fetch failed
+
+	mu      sync.Mutex
+	h       *handle // the read handle; replaced after every fetch
+	lastErr error   // the last fetch error, nil after a success
+
+	fetchMu sync.Mutex // one fetch at a time
+
+	refreshMu sync.Mutex
+	refresh   chan struct{} // closed and replaced by Refresh
+
+	snapMu sync.Mutex
+	snaps  []*Snapshot // the most recent snapshots, newest first
+}
+
+// keptSnapshots is how many snapshots a Repo hands out again for the same
+// commit, so a reconcile pass over an unchanged head re-reads nothing.
+const keptSnapshots = 4
+
+// handle is one go-git repository object with a lock around its object
+// store, which go-git does not guard against concurrent readers.
+type handle struct {
+	mu   sync.Mutex
+	repo *git.Repository
+}
+
+// Open opens the repository named by opts.Location. A remote repository is
+// cloned into the cache on first use and fetched when the cache exists.
+//
+// On error the Repo is nil, with one exception: when a cached clone exists
+// but the remote cannot be reached, Open returns the usable Repo (reading
+// the last fetched revision) together with a *RemoteError; callers that want
+// to keep working offline check for a non-nil Repo.
+func Open(ctx context.Context, opts Options) (*Repo, error) {
+	loc := opts.Location
+	if loc == "" {
+		loc = "."
+	}
+	r := &Repo{location: loc, refresh: make(chan struct{})}
+	if !isRemote(loc) {
+		if err := r.openLocal(opts); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	err := r.openRemote(ctx, opts)
+	if err != nil && !r.usable {
+		return nil, err
+	}
+	return r, err
+}
+
+// isRemote says whether loc is a URL (including file://) or scp-like
+// address rather than a local path.
+func isRemote(loc string) bool {
+	if strings.Contains(loc, "://") {
+		return true
+	}
+	if _, err := os.Stat(loc); err == nil {
+		return false
+	}
+	ep, err := transport.NewEndpoint(loc)
+	return err == nil && ep.Protocol == "ssh"
+}
+
+func (r *Repo) openLocal(opts Options) error {
+	abs, err := filepath.Abs(r.location)
+	if err != nil {
+		return fmt.Errorf("repository %s: %w", r.location, err)
+	}
+	// A bare repository is opened as is; a path inside a working copy finds
+	// the enclosing repository.
+	repo, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		repo, err = git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	}
+	if err != nil {
+		return fmt.Errorf("repository %s: cannot open: %w; pass --repo with a Git repository path or URL", r.location, err)
+	}
+	r.dir = abs
+	if wt, err := repo.Worktree(); err == nil { // a bare repository has none: keep abs
+		r.dir = wt.Filesystem.Root()
+	}
+	r.h = &handle{repo: repo}
+	r.branch = opts.Branch
+	if r.branch == "" {
+		head, err := repo.Reference(plumbing.HEAD, false)
+		if err != nil {
+			return fmt.Errorf("repository %s: cannot read HEAD: %w", r.location, err)
+		}
+		if head.Type() != plumbing.SymbolicReference || !head.Target().IsBranch() {
+			return fmt.Errorf("repository %s: HEAD is detached; pass --branch to say which branch to read", r.location)
+		}
+		r.branch = head.Target().Short()
+	}
+	if _, err := repo.Reference(r.BranchRef(), true); err != nil {
+		return fmt.Errorf("repository %s: branch %q: %w", r.location, r.branch, err)
+	}
+	return nil
+}
+
+func (r *Repo) openRemote(ctx context.Context, opts Options) error {
+	r.remote = true
+	auth, err := opts.Auth, error(nil)
+	if auth == nil {
+		if auth, err = AuthFromEnv(r.location); err != nil {
+			return &RemoteError{Remote: r.location, Op: "authenticate", Err: err}
+		}
+	}
+	r.auth = auth
+	cache := opts.CacheDir
+	if cache == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("repository %s: no cache folder: %w; set $XDG_CACHE_HOME or HOME", r.location, err)
+		}
+		cache = filepath.Join(base, "kdrift", "repos")
+	}
+	sum := sha256.Sum256([]byte(r.location))
+	r.dir = filepath.Join(cache, hex.EncodeToString(sum[:])[:20])
+
+	var fetchErr error
+	repo, err := git.PlainOpen(r.dir)
+	switch {
+	case errors.Is(err, git.ErrRepositoryNotExists):
+		if repo, err = r.clone(ctx, cache); err != nil {
+			return err
+		}
+		r.h = &handle{repo: repo}
+	case err != nil:
+		return fmt.Errorf("repository %s: cache %s is damaged: %w; delete that folder and retry", r.location, r.dir, err)
+	default:
+		r.h = &handle{repo: repo}
+		fetchErr = r.Fetch(ctx)
+	}
+	r.branch = opts.Branch
+	if r.branch == "" {
+		head, err := repo.Reference(plumbing.HEAD, false)
+		if err != nil || head.Type() != plumbing.SymbolicReference {
+			return errors.Join(fetchErr, fmt.Errorf("repository %s: cannot tell the remote's default branch; pass --branch", r.location))
+		}
+		r.branch = head.Target().Short()
+	}
+	if _, err := r.handle().repo.Reference(r.BranchRef(), true); err != nil {
+		if fetchErr != nil {
+			return fetchErr
+		}
+		return fmt.Errorf("repository %s: branch %q not found on the remote: %w", r.location, r.branch, err)
+	}
+	r.usable = true
+	return fetchErr
+}
+
+// clone makes a bare clone in a temporary folder next to the cache entry and
+// renames it into place, so an interrupted clone never leaves a broken cache.
+func (r *Repo) clone(ctx context.Context, cache string) (*git.Repository, error) {
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return nil, fmt.Errorf("repository %s: cannot create cache folder: %w", r.location, err)
+	}
+	tmp, err := os.MkdirTemp(cache, ".clone-*")
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: cannot create cache folder: %w", r.location, err)
+	}
+	_, err = git.PlainCloneContext(ctx, tmp, true, &git.CloneOptions{
+		URL:        r.location,
+		Auth:       r.auth,
+		RemoteName: RemoteName,
+		Tags:       git.NoTags,
+	})
+	if err != nil {
+		rmErr := os.RemoveAll(tmp)
+		return nil, errors.Join(&RemoteError{Remote: r.location, Op: "clone", Err: err}, rmErr)
+	}
+	if err := os.Rename(tmp, r.dir); err != nil {
+		rmErr := os.RemoveAll(tmp)
+		// Another kdrift process may have cloned the same URL meanwhile:
+		// use its clone.
+		repo, openErr := git.PlainOpen(r.dir)
+		if openErr == nil {
+			return repo, rmErr
+		}
+		return nil, errors.Join(fmt.Errorf("repository %s: cannot move the clone into %s: %w", r.location, r.dir, err), rmErr)
+	}
+	repo, err := git.PlainOpen(r.dir)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: cannot open fresh clone %s: %w", r.location, r.dir, err)
+	}
+	return repo, nil
+}
+
+// Location is the path or URL the Repo was opened from.
+func (r *Repo) Location() string { return r.location }
+
+// IsRemote reports whether the Repo is a cache clone of a remote URL.
+func (r *Repo) IsRemote() bool { return r.remote }
+
+// Dir is the repository folder: the working copy for a local repository,
+// the bare cache clone for a remote.
+func (r *Repo) Dir() string { return r.dir }
+
+// Branch is the branch the Repo reads.
+func (r *Repo) Branch() string { return r.branch }
+
+// BranchRef is the reference Head reads: refs/heads/BRANCH for a local
+// repository, refs/remotes/origin/BRANCH for a remote.
+func (r *Repo) BranchRef() plumbing.ReferenceName {
+	if r.remote {
+		return plumbing.NewRemoteReferenceName(RemoteName, r.branch)
+	}
+	return plumbing.NewBranchReferenceName(r.branch)
+}
+
+// Auth is the credentials used for the remote (nil for local repositories
+// and file://), for callers that push.
+func (r *Repo) Auth() transport.AuthMethod { return r.auth }
+
+// Git is the underlying go-git repository, for callers that commit and push.
+// Reads through it are not serialized with the Repo's own.
+func (r *Repo) Git() *git.Repository { return r.handle().repo }
+
+// LastFetchError is the error of the last fetch, nil after a successful one.
+// While it is set, Head keeps returning the last fetched revision.
+func (r *Repo) LastFetchError() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastErr
+}
+
+func (r *Repo) handle() *handle {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.h
+}

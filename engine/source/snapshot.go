@@ -1,0 +1,426 @@
+package source
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"kdrift.dev/kdrift/engine/app"
+)
+
+// Snapshot is a read-only view of one commit's tree, read lazily from the
+// object store; it never touches a working tree. It implements io/fs.FS
+// (with ReadDir, ReadFile and Stat) with paths relative to the repository
+// root, and is safe for concurrent use. Symbolic links that stay inside the
+// repository are followed; submodules are listed but cannot be opened.
+type Snapshot struct {
+	h      *handle
+	commit string
+	root   *object.Tree
+
+	mu    sync.Mutex
+	trees map[string]*object.Tree // by cleaned folder path; "." is the root
+
+	appsOnce sync.Once
+	apps     app.LoadResult
+}
+
+var (
+	_ fs.ReadDirFS  = (*Snapshot)(nil)
+	_ fs.ReadFileFS = (*Snapshot)(nil)
+	_ fs.StatFS     = (*Snapshot)(nil)
+)
+
+func newSnapshot(h *handle, commit string, root *object.Tree) *Snapshot {
+	return &Snapshot{h: h, commit: commit, root: root, trees: map[string]*object.Tree{".": root}}
+}
+
+// Commit is the hash of the commit the Snapshot shows.
+func (s *Snapshot) Commit() string { return s.commit }
+
+// Apps loads and validates the Apps declared in the commit's .kdrift folder,
+// once per Snapshot.
+func (s *Snapshot) Apps() app.LoadResult {
+	s.appsOnce.Do(func() { s.apps = app.Load(s, ".") })
+	return s.apps
+}
+
+// TreeHash is the Git tree hash of folder dir ("." or "" for the root). Two
+// snapshots whose trees for dir have the same hash have identical contents
+// there, recursively. A missing folder is an error wrapping fs.ErrNotExist.
+// Symbolic links to folders inside the repository are followed.
+func (s *Snapshot) TreeHash(dir string) (string, error) {
+	if dir == "" {
+		dir = "."
+	}
+	real, e, err := s.resolve("treehash", dir)
+	if err != nil {
+		return "", err
+	}
+	if e != nil && e.Mode != filemode.Dir {
+		return "", &fs.PathError{Op: "treehash", Path: dir, Err: fmt.Errorf("not a folder: %w", fs.ErrNotExist)}
+	}
+	t, err := s.tree(real)
+	if err != nil {
+		return "", &fs.PathError{Op: "treehash", Path: dir, Err: err}
+	}
+	return t.Hash.String(), nil
+}
+
+// RealPath is name with every symbolic link resolved: the path whose
+// contents name shows.
+func (s *Snapshot) RealPath(name string) (string, error) {
+	real, _, err := s.resolve("realpath", name)
+	return real, err
+}
+
+// maxLinks bounds how many symbolic links one lookup follows.
+const maxLinks = 40
+
+// resolve finds name's tree entry, following symbolic links that stay
+// inside the repository, and returns the resolved path. The root has no
+// entry and returns ".", nil, nil.
+func (s *Snapshot) resolve(op, name string) (string, *object.TreeEntry, error) {
+	if !fs.ValidPath(name) {
+		return "", nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	if name == "." {
+		return ".", nil, nil
+	}
+	rest := strings.Split(name, "/")
+	cur := "." // resolved, free of links
+	for hops := 0; ; {
+		t, err := s.tree(cur)
+		if err != nil {
+			return "", nil, &fs.PathError{Op: op, Path: name, Err: err}
+		}
+		e, err := findEntry(t, rest[0])
+		if err != nil {
+			return "", nil, &fs.PathError{Op: op, Path: name, Err: err}
+		}
+		if e.Mode == filemode.Symlink {
+			if hops++; hops > maxLinks {
+				return "", nil, &fs.PathError{Op: op, Path: name, Err: errors.New("too many levels of symbolic links")}
+			}
+			target, err := s.blob(e.Hash)
+			if err != nil {
+				return "", nil, &fs.PathError{Op: op, Path: name, Err: err}
+			}
+			next := path.Join(append([]string{cur, string(target)}, rest[1:]...)...)
+			if path.IsAbs(string(target)) || next == ".." || strings.HasPrefix(next, "../") {
+				return "", nil, &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("symbolic link to %q leaves the repository: %w", target, fs.ErrNotExist)}
+			}
+			if next == "." {
+				return ".", nil, nil
+			}
+			cur, rest = ".", strings.Split(next, "/")
+			continue
+		}
+		p := path.Join(cur, rest[0])
+		if len(rest) == 1 {
+			return p, e, nil
+		}
+		if e.Mode != filemode.Dir {
+			return "", nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+		}
+		cur, rest = p, rest[1:]
+	}
+}
+
+// tree returns the tree of folder dir, a path free of symbolic links,
+// walking from the nearest known folder.
+func (s *Snapshot) tree(dir string) (*object.Tree, error) {
+	s.mu.Lock()
+	t, ok := s.trees[dir]
+	s.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	parent, err := s.tree(path.Dir(dir))
+	if err != nil {
+		return nil, err
+	}
+	e, err := findEntry(parent, path.Base(dir))
+	if err != nil {
+		return nil, err
+	}
+	if e.Mode != filemode.Dir {
+		return nil, fmt.Errorf("%s is not a folder: %w", dir, fs.ErrNotExist)
+	}
+	s.h.mu.Lock()
+	t, err = object.GetTree(s.h.repo.Storer, e.Hash)
+	s.h.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("reading tree %s of %s: %w", e.Hash, dir, err)
+	}
+	s.mu.Lock()
+	s.trees[dir] = t
+	s.mu.Unlock()
+	return t, nil
+}
+
+func findEntry(t *object.Tree, name string) (*object.TreeEntry, error) {
+	for i := range t.Entries {
+		if t.Entries[i].Name == name {
+			return &t.Entries[i], nil
+		}
+	}
+	return nil, fs.ErrNotExist
+}
+
+// blob reads a blob's contents.
+func (s *Snapshot) blob(hash plumbing.Hash) ([]byte, error) {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	b, err := object.GetBlob(s.h.repo.Storer, hash)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := b.Reader()
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(rc)
+	if cerr := rc.Close(); err == nil {
+		err = cerr
+	}
+	return data, err
+}
+
+// Stat describes name, following symbolic links.
+func (s *Snapshot) Stat(name string) (fs.FileInfo, error) {
+	_, e, err := s.resolve("stat", name)
+	if err != nil {
+		return nil, err
+	}
+	if e == nil {
+		return fileInfo{name: path.Base(name), mode: fs.ModeDir | 0o555}, nil
+	}
+	fi, err := s.info(e)
+	fi.name = path.Base(name)
+	return fi, err
+}
+
+func (s *Snapshot) info(e *object.TreeEntry) (fileInfo, error) {
+	fi := fileInfo{name: e.Name, mode: goMode(e.Mode)}
+	if fi.mode.IsRegular() {
+		s.h.mu.Lock()
+		size, err := s.h.repo.Storer.EncodedObjectSize(e.Hash)
+		s.h.mu.Unlock()
+		if err != nil {
+			return fi, fmt.Errorf("reading size of %s: %w", e.Name, err)
+		}
+		fi.size = size
+	}
+	return fi, nil
+}
+
+func goMode(m filemode.FileMode) fs.FileMode {
+	switch m {
+	case filemode.Dir:
+		return fs.ModeDir | 0o555
+	case filemode.Executable:
+		return 0o555
+	case filemode.Symlink:
+		return fs.ModeSymlink | 0o777
+	case filemode.Submodule:
+		return fs.ModeIrregular
+	}
+	return 0o444
+}
+
+// ReadDir lists folder name, sorted by file name, following symbolic links
+// to the folder; entries that are links are listed as links.
+func (s *Snapshot) ReadDir(name string) ([]fs.DirEntry, error) {
+	real, e, err := s.resolve("readdir", name)
+	if err != nil {
+		return nil, err
+	}
+	if e != nil && e.Mode != filemode.Dir {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a folder")}
+	}
+	t, err := s.tree(real)
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
+	}
+	out := make([]fs.DirEntry, 0, len(t.Entries))
+	for i := range t.Entries {
+		out = append(out, dirEntry{s: s, e: &t.Entries[i]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out, nil
+}
+
+// ReadFile reads file name's contents from the object store, following
+// symbolic links.
+func (s *Snapshot) ReadFile(name string) ([]byte, error) {
+	_, e, err := s.resolve("read", name)
+	if err != nil {
+		return nil, err
+	}
+	if e == nil || !goMode(e.Mode).IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("not a regular file")}
+	}
+	data, err := s.blob(e.Hash)
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
+	}
+	return data, nil
+}
+
+// Open opens name, a folder (listable with ReadDir) or a regular file,
+// following symbolic links.
+func (s *Snapshot) Open(name string) (fs.File, error) {
+	_, e, err := s.resolve("open", name)
+	if err != nil {
+		return nil, err
+	}
+	if e == nil || e.Mode == filemode.Dir {
+		entries, err := s.ReadDir(name)
+		if err != nil {
+			return nil, err
+		}
+		fi := fileInfo{name: path.Base(name), mode: fs.ModeDir | 0o555}
+		return &dirFile{info: fi, entries: entries}, nil
+	}
+	fi, err := s.info(e)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	if !fi.mode.IsRegular() {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New("a submodule is not part of this repository")}
+	}
+	fi.name = path.Base(name)
+	data, err := s.blob(e.Hash)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return &file{info: fi, Reader: bytes.NewReader(data)}, nil
+}
+
+type fileInfo struct {
+	name string
+	mode fs.FileMode
+	size int64
+}
+
+func (fi fileInfo) Name() string       { return fi.name }
+func (fi fileInfo) Size() int64        { return fi.size }
+func (fi fileInfo) Mode() fs.FileMode  { return fi.mode }
+func (fi fileInfo) ModTime() time.Time { return time.Time{} }
+func (fi fileInfo) IsDir() bool        { return fi.mode.IsDir() }
+func (fi fileInfo) Sys() any           { return nil }
+
+type dirEntry struct {
+	s *Snapshot
+	e *object.TreeEntry
+}
+
+func (d dirEntry) Name() string               { return d.e.Name }
+func (d dirEntry) IsDir() bool                { return d.e.Mode == filemode.Dir }
+func (d dirEntry) Type() fs.FileMode          { return goMode(d.e.Mode).Type() }
+func (d dirEntry) Info() (fs.FileInfo, error) { return d.s.info(d.e) }
+
+type file struct {
+	info fileInfo
+	*bytes.Reader
+}
+
+func (f *file) Stat() (fs.FileInfo, error) { return f.info, nil }
+func (f *file) Close() error               { return nil }
+
+type dirFile struct {
+	info    fileInfo
+	entries []fs.DirEntry
+	pos     int
+}
+
+func (d *dirFile) Stat() (fs.FileInfo, error) { return d.info, nil }
+func (d *dirFile) Close() error               { return nil }
+func (d *dirFile) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: d.info.name, Err: errors.New("is a directory")}
+}
+
+// ReadDir implements fs.ReadDirFile.
+func (d *dirFile) ReadDir(n int) ([]fs.DirEntry, error) {
+	rest := d.entries[d.pos:]
+	if n <= 0 {
+		d.pos = len(d.entries)
+		return rest, nil
+	}
+	if len(rest) == 0 {
+		return nil, io.EOF
+	}
+	if n > len(rest) {
+		n = len(rest)
+	}
+	d.pos += n
+	return rest[:n], nil
+}
+
+var _ fs.ReadLinkFS = (*Snapshot)(nil)
+
+// lentry finds name's own tree entry without following a link at the end.
+func (s *Snapshot) lentry(op, name string) (*object.TreeEntry, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	if name == "." {
+		return nil, nil
+	}
+	parent, e, err := s.resolve(op, path.Dir(name))
+	if err != nil {
+		return nil, err
+	}
+	if e != nil && e.Mode != filemode.Dir {
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+	}
+	t, err := s.tree(parent)
+	if err != nil {
+		return nil, &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	own, err := findEntry(t, path.Base(name))
+	if err != nil {
+		return nil, &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	return own, nil
+}
+
+// Lstat describes name itself: a symbolic link is not followed.
+func (s *Snapshot) Lstat(name string) (fs.FileInfo, error) {
+	e, err := s.lentry("lstat", name)
+	if err != nil {
+		return nil, err
+	}
+	if e == nil {
+		return fileInfo{name: ".", mode: fs.ModeDir | 0o555}, nil
+	}
+	return s.info(e)
+}
+
+// ReadLink returns the target of symbolic link name.
+func (s *Snapshot) ReadLink(name string) (string, error) {
+	e, err := s.lentry("readlink", name)
+	if err != nil {
+		return "", err
+	}
+	if e == nil || e.Mode != filemode.Symlink {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
+	}
+	target, err := s.blob(e.Hash)
+	if err != nil {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+	}
+	return string(target), nil
+}
