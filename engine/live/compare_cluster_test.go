@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/diff"
@@ -256,5 +257,62 @@ func TestMissingInNamespaceNotYetCreated(t *testing.T) {
 	r = compare(t, cs, decode(t, deploymentDoc(ns, "render")))
 	if r.Status != status.ResourceMissing || r.Message != "" {
 		t.Fatalf("%s", describe(r))
+	}
+}
+
+// hpaScale writes replicas the way the HPA controller does: read the
+// scale subresource, set replicas, write it back as its manager.
+func hpaScale(t *testing.T, cs *live.ClientSet, obj *unstructured.Unstructured, replicas int64) {
+	t.Helper()
+	ri, _, err := cs.Resource(context.Background(), obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale, err := ri.Get(context.Background(), obj.GetName(), metav1.GetOptions{}, "scale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale.Object["spec"] = map[string]any{"replicas": replicas}
+	if _, err := ri.Update(context.Background(), scale, metav1.UpdateOptions{FieldManager: "horizontal-pod-autoscaler"}, "scale"); err != nil {
+		t.Fatalf("scale as the HPA: %v", err)
+	}
+}
+
+// TestHPAScale: when Git leaves replicas to an HPA, the HPA's writes are
+// never drift. When Git declares replicas, the HPA's write is drift owned
+// by a controller (the tug of war the fight detector watches).
+//
+// Found on the real apiserver: a write through the scale subresource to
+// a spec.replicas that no manager owns records no managedFields entry at
+// all, so the HPA (or a person's kubectl scale) is not visible as an
+// owner of undeclared replicas; the field reads as defaulted.
+func TestHPAScale(t *testing.T) {
+	cs := clientSet(t)
+	ns := namespace(t, cs)
+	undeclared := decode(t, strings.Replace(deploymentDoc(ns, "hpa"), "  replicas: 3\n", "", 1))
+	applyAs(t, cs, undeclared, live.FieldManager)
+	hpaScale(t, cs, undeclared, 9)
+	r := compare(t, cs, undeclared)
+	if r.Status != status.ResourceSynced || r.Drifted() != 0 {
+		t.Fatalf("undeclared replicas: %s", describe(r))
+	}
+	if f := field(r, "/spec/replicas"); f != nil && (f.Class != status.OwnerController || !f.Extra) {
+		t.Fatalf("undeclared replicas listed as %+v", f)
+	}
+	l, err := cs.Get(context.Background(), live.RefOf(undeclared))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := unstructured.NestedInt64(l.Object, "spec", "replicas"); err != nil || !ok || got != 9 {
+		t.Fatalf("replicas = %d (present %v, %v), want 9", got, ok, err)
+	}
+
+	declared := decode(t, deploymentDoc(ns, "render"))
+	applyAs(t, cs, declared, live.FieldManager)
+	hpaScale(t, cs, declared, 9)
+	r = compare(t, cs, declared)
+	f := field(r, "/spec/replicas")
+	if r.Status != status.ResourceOutOfSync || f == nil || f.Extra || f.Class != status.OwnerController || f.Owners[0].Manager != "horizontal-pod-autoscaler" || f.Owners[0].Subresource != "scale" {
+		t.Fatalf("declared replicas: %s", describe(r))
 	}
 }
