@@ -221,6 +221,21 @@ func TestImmutableFieldRequiresReplace(t *testing.T) {
 	if r.Status != status.ResourceRequiresReplace || !strings.Contains(r.Message, "immutable") || !strings.HasPrefix(r.Message, "Deployment/"+ns+"/render") {
 		t.Fatalf("%s", describe(r))
 	}
+
+	// A StatefulSet's volumeClaimTemplates are refused with other words.
+	var sts *unstructured.Unstructured
+	for _, o := range renderApp(t, ns) {
+		if o.GetKind() == "StatefulSet" {
+			sts = o
+		}
+	}
+	applyAs(t, cs, sts, live.FieldManager)
+	grown := sts.DeepCopy()
+	tpl := grown.Object["spec"].(map[string]any)["volumeClaimTemplates"].([]any)[0].(map[string]any)
+	tpl["spec"].(map[string]any)["resources"] = map[string]any{"requests": map[string]any{"storage": "5Gi"}}
+	if r := compare(t, cs, grown); r.Status != status.ResourceRequiresReplace {
+		t.Fatalf("statefulset storage: %s", describe(r))
+	}
 }
 
 // TestSecretValuesMasked: a Secret changed by hand shows masked values.
