@@ -331,3 +331,39 @@ func TestHPAScale(t *testing.T) {
 		t.Fatalf("declared replicas: %s", describe(r))
 	}
 }
+
+// TestAdoptedObjectDefaultsAreNotDrift: an object first made with kubectl
+// create leaves kubectl-create owning every field the apiserver
+// defaulted. After kdrift adopts it, a dry-run create tells those
+// defaults apart from what the person really set (the app label).
+func TestAdoptedObjectDefaultsAreNotDrift(t *testing.T) {
+	cs := clientSet(t)
+	ns := namespace(t, cs)
+	kubectl(t, nil, "-n", ns, "create", "deployment", "render", "--image=registry.example/render:1.0", "--replicas=3")
+	desired := decode(t, deploymentDoc(ns, "render"))
+	applyAs(t, cs, desired, live.FieldManager)
+
+	first := compare(t, cs, desired)
+	if !diff.NeedsDefaults(first) || first.Drifted() < 5 {
+		t.Fatalf("before defaults: %s", describe(first))
+	}
+	ctx := context.Background()
+	in := diff.Input{Desired: desired, Options: diff.DefaultOptions()}
+	var err error
+	if in.Live, err = cs.Get(ctx, live.RefOf(desired)); err != nil {
+		t.Fatal(err)
+	}
+	if in.DryRun, err = cs.DryRunApply(ctx, desired); err != nil {
+		t.Fatal(err)
+	}
+	if in.Defaulted, err = cs.DryRunCreate(ctx, desired); err != nil {
+		t.Fatal(err)
+	}
+	r := diff.Compare(in)
+	if r.Status != status.ResourceOutOfSync || len(r.Fields) != 1 || r.Fields[0].Path != "/metadata/labels/app" || r.Fields[0].Owners[0].Manager != "kubectl-create" {
+		t.Fatalf("with defaults: %s", describe(r))
+	}
+	if got, err := cs.Get(ctx, status.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: ns, Name: in.Defaulted.GetName()}); err != nil || got != nil {
+		t.Fatalf("the dry-run create stored %s: %v", in.Defaulted.GetName(), err)
+	}
+}
