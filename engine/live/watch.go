@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -181,7 +182,7 @@ func (w *Watcher) start(key watchKey, gvk schema.GroupVersionKind) *watched {
 		},
 		UpdateFunc: func(oldObj, newObj any) {
 			o, n := objectOf(oldObj), objectOf(newObj)
-			if o != nil && n != nil && o.GetResourceVersion() == n.GetResourceVersion() {
+			if o != nil && n != nil && !meaningfulChange(o, n) {
 				return
 			}
 			send(newObj, Updated)
@@ -305,4 +306,66 @@ func isClosed(c chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// meaningfulChange reports whether an update can change a comparison:
+// anything but status, resourceVersion, generation and the managedFields
+// entries of the status subresource. Controllers rewrite status all the
+// time; each such update would otherwise cost the engine a dry-run.
+func meaningfulChange(o, n *unstructured.Unstructured) bool {
+	if o.GetResourceVersion() == n.GetResourceVersion() {
+		return false
+	}
+	if !reflect.DeepEqual(strip(o.Object), strip(n.Object)) {
+		return true
+	}
+	return !reflect.DeepEqual(ownership(o), ownership(n))
+}
+
+// strip returns a shallow view of obj without status and the metadata
+// bookkeeping, sharing everything else.
+func strip(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		switch k {
+		case "status":
+		case "metadata":
+			md, ok := v.(map[string]any)
+			if !ok {
+				out[k] = v
+				continue
+			}
+			m := make(map[string]any, len(md))
+			for mk, mv := range md {
+				switch mk {
+				case "resourceVersion", "generation", "managedFields":
+				default:
+					m[mk] = mv
+				}
+			}
+			out[k] = m
+		default:
+			out[k] = v
+		}
+	}
+	return out
+}
+
+type entryKey struct{ manager, operation, subresource, fields string }
+
+// ownership lists who owns what, without times and without the status
+// subresource's entries.
+func ownership(obj *unstructured.Unstructured) []entryKey {
+	var out []entryKey
+	for _, e := range obj.GetManagedFields() {
+		if e.Subresource == "status" {
+			continue
+		}
+		k := entryKey{manager: e.Manager, operation: string(e.Operation), subresource: e.Subresource}
+		if e.FieldsV1 != nil {
+			k.fields = string(e.FieldsV1.Raw)
+		}
+		out = append(out, k)
+	}
+	return out
 }
