@@ -45,6 +45,11 @@ type Change struct {
 	Context string
 	Ref     status.ObjectRef
 	Type    ChangeType
+	// StatusOnly marks an update that changed nothing but status (and
+	// the status subresource's managedFields entry): health may have
+	// changed, drift cannot have, so a cached comparison with fresh
+	// health is enough; no dry-run is needed.
+	StatusOnly bool
 }
 
 // Watcher runs dynamic informers for one cluster context, started on
@@ -157,7 +162,7 @@ func (w *Watcher) start(key watchKey, gvk schema.GroupVersionKind) *watched {
 		// Only fails once started; this informer is new.
 		wd.lastErr = err
 	}
-	send := func(obj any, t ChangeType) {
+	send := func(obj any, t ChangeType, statusOnly bool) {
 		u := objectOf(obj)
 		if u == nil {
 			return
@@ -170,24 +175,24 @@ func (w *Watcher) start(key watchKey, gvk schema.GroupVersionKind) *watched {
 			return // stopped: a select below could still pick the send
 		}
 		select {
-		case w.out <- Change{Context: w.set.Context, Ref: ref, Type: t}:
+		case w.out <- Change{Context: w.set.Context, Ref: ref, Type: t, StatusOnly: statusOnly}:
 		case <-ctx.Done():
 		}
 	}
 	_, err := wd.informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, initial bool) {
 			if !initial {
-				send(obj, Added)
+				send(obj, Added, false)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
 			o, n := objectOf(oldObj), objectOf(newObj)
-			if o != nil && n != nil && !meaningfulChange(o, n) {
-				return
+			if o != nil && n != nil && o.GetResourceVersion() == n.GetResourceVersion() {
+				return // a resync, nothing new
 			}
-			send(newObj, Updated)
+			send(newObj, Updated, o != nil && n != nil && !meaningfulChange(o, n))
 		},
-		DeleteFunc: func(obj any) { send(obj, Deleted) },
+		DeleteFunc: func(obj any) { send(obj, Deleted, false) },
 	})
 	if err != nil {
 		wd.lastErr = err
@@ -311,7 +316,7 @@ func isClosed(c chan struct{}) bool {
 // meaningfulChange reports whether an update can change a comparison:
 // anything but status, resourceVersion, generation and the managedFields
 // entries of the status subresource. Controllers rewrite status all the
-// time; each such update would otherwise cost the engine a dry-run.
+// time; each such update need not cost the engine a dry-run.
 func meaningfulChange(o, n *unstructured.Unstructured) bool {
 	if o.GetResourceVersion() == n.GetResourceVersion() {
 		return false
