@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/diff"
@@ -283,12 +284,18 @@ func hpaScale(t *testing.T, cs *live.ClientSet, obj *unstructured.Unstructured, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	scale, err := ri.Get(context.Background(), obj.GetName(), metav1.GetOptions{}, "scale")
+	// The controller-manager writes the Deployment too; like the HPA,
+	// retry when the read went stale.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		scale, err := ri.Get(context.Background(), obj.GetName(), metav1.GetOptions{}, "scale")
+		if err != nil {
+			return err
+		}
+		scale.Object["spec"] = map[string]any{"replicas": replicas}
+		_, err = ri.Update(context.Background(), scale, metav1.UpdateOptions{FieldManager: "horizontal-pod-autoscaler"}, "scale")
+		return err
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	scale.Object["spec"] = map[string]any{"replicas": replicas}
-	if _, err := ri.Update(context.Background(), scale, metav1.UpdateOptions{FieldManager: "horizontal-pod-autoscaler"}, "scale"); err != nil {
 		t.Fatalf("scale as the HPA: %v", err)
 	}
 }
