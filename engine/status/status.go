@@ -130,11 +130,11 @@ type ResourceStatus struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Drifted counts the fields that are drift (not ignored).
+// Drifted counts the fields that are drift (see FieldChange.IsDrift).
 func (r ResourceStatus) Drifted() int {
 	n := 0
 	for _, f := range r.Fields {
-		if !f.Ignored {
+		if f.IsDrift() {
 			n++
 		}
 	}
@@ -173,4 +173,11 @@ func (a AppStatus) DriftedObjects() int {
 		}
 	}
 	return n
+}
+
+// IsDrift reports whether the field is drift that healing would undo: not
+// ignored, and either a declared field that differs or an extra field a
+// person owns. Controller-owned extra fields are shown, not drift.
+func (f FieldChange) IsDrift() bool {
+	return !f.Ignored && (!f.Extra || f.Class == OwnerPerson)
 }

@@ -1,0 +1,376 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// TrackingLabel and TrackingValue mark every object kdrift applies.
+const (
+	TrackingLabel = "app.kubernetes.io/managed-by"
+	TrackingValue = "kdrift"
+	// AppAnnotation names the App an object belongs to.
+	AppAnnotation = "kdrift.dev/app"
+)
+
+// TrackedSelector is the label selector of objects kdrift applied.
+const TrackedSelector = TrackingLabel + "=" + TrackingValue
+
+// ChangeType says what happened to a live object.
+type ChangeType string
+
+// ChangeType values.
+const (
+	Added   ChangeType = "Added"
+	Updated ChangeType = "Updated"
+	Deleted ChangeType = "Deleted"
+)
+
+// Change is a notification that a live object changed; the engine re-reads
+// and re-compares it.
+type Change struct {
+	// Context is the kubeconfig context the object lives in.
+	Context string
+	Ref     status.ObjectRef
+	Type    ChangeType
+	// StatusOnly marks an update that changed nothing but status (and
+	// the status subresource's managedFields entry): health may have
+	// changed, drift cannot have, so a cached comparison with fresh
+	// health is enough; no dry-run is needed.
+	StatusOnly bool
+}
+
+// Watcher runs dynamic informers for one cluster context, started on
+// demand, and sends a Change for every add, update and delete after the
+// initial list. All informers stop when the context given to NewWatcher
+// ends. It is safe for concurrent use.
+type Watcher struct {
+	set *ClientSet
+	ctx context.Context
+	out chan<- Change
+	// SyncTimeout bounds how long Watch waits for an informer's first
+	// list. Default 20s.
+	SyncTimeout time.Duration
+
+	mu        sync.Mutex
+	informers map[watchKey]*watched
+}
+
+type watchKey struct {
+	gvr       schema.GroupVersionResource
+	namespace string
+	tracked   bool
+}
+
+type watched struct {
+	gvk      schema.GroupVersionKind
+	informer cache.SharedIndexInformer
+	cancel   context.CancelFunc
+	synced   chan struct{} // closed once the first list is in
+	mu       sync.Mutex
+	lastErr  error
+}
+
+// NewWatcher returns a watcher for the client set's context that sends
+// changes on out until ctx ends.
+func (s *ClientSet) NewWatcher(ctx context.Context, out chan<- Change) *Watcher {
+	return &Watcher{set: s, ctx: ctx, out: out, SyncTimeout: 20 * time.Second, informers: map[watchKey]*watched{}}
+}
+
+// Watch makes sure an informer runs for every object of a kind in a
+// namespace ("" = all namespaces, and always "" for cluster-scoped kinds),
+// and waits until its cache is filled. Changes in the initial list are not
+// sent: the caller compares after Watch returns.
+func (w *Watcher) Watch(ctx context.Context, gvk schema.GroupVersionKind, namespace string) error {
+	return w.ensure(ctx, gvk, namespace, false)
+}
+
+// WatchTracked makes sure an informer runs for the objects of a kind that
+// carry kdrift's tracking label, in all namespaces, and waits for its
+// cache; it is how tracked objects that left Git are seen.
+func (w *Watcher) WatchTracked(ctx context.Context, gvk schema.GroupVersionKind) error {
+	return w.ensure(ctx, gvk, "", true)
+}
+
+func (w *Watcher) ensure(ctx context.Context, gvk schema.GroupVersionKind, namespace string, tracked bool) error {
+	m, err := w.set.Mapping(ctx, gvk)
+	if err != nil {
+		return err
+	}
+	if m.Scope.Name() != meta.RESTScopeNameNamespace || tracked {
+		namespace = ""
+	}
+	key := watchKey{gvr: m.Resource, namespace: namespace, tracked: tracked}
+	w.mu.Lock()
+	wd, ok := w.informers[key]
+	if !ok {
+		wd = w.start(key, m.GroupVersionKind)
+		w.informers[key] = wd
+	}
+	w.mu.Unlock()
+
+	timeout := w.SyncTimeout
+	if timeout <= 0 {
+		timeout = 20 * time.Second
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-wd.synced:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.ctx.Done():
+		return fmt.Errorf("watch %s on context %q: watcher stopped", m.Resource, w.set.Context)
+	case <-timer.C:
+		wd.mu.Lock()
+		last := wd.lastErr
+		wd.mu.Unlock()
+		w.stop(key)
+		if last == nil {
+			last = fmt.Errorf("no list within %s", timeout)
+		}
+		return w.set.clusterError("watch "+m.Resource.String(), last)
+	}
+}
+
+func (w *Watcher) start(key watchKey, gvk schema.GroupVersionKind) *watched {
+	ctx, cancel := context.WithCancel(w.ctx)
+	var tweak dynamicinformer.TweakListOptionsFunc
+	if key.tracked {
+		tweak = func(o *metav1.ListOptions) { o.LabelSelector = TrackedSelector }
+	}
+	gi := dynamicinformer.NewFilteredDynamicInformer(w.set.watch, key.gvr, key.namespace, 0, cache.Indexers{}, tweak)
+	wd := &watched{gvk: gvk, informer: gi.Informer(), cancel: cancel, synced: make(chan struct{})}
+	if err := wd.informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		wd.mu.Lock()
+		wd.lastErr = err
+		wd.mu.Unlock()
+	}); err != nil {
+		// Only fails once started; this informer is new.
+		wd.lastErr = err
+	}
+	send := func(obj any, t ChangeType, statusOnly bool) {
+		u := objectOf(obj)
+		if u == nil {
+			return
+		}
+		ref := RefOf(u)
+		if ref.Kind == "" {
+			ref.Group, ref.Version, ref.Kind = gvk.Group, gvk.Version, gvk.Kind
+		}
+		if ctx.Err() != nil {
+			return // stopped: a select below could still pick the send
+		}
+		select {
+		case w.out <- Change{Context: w.set.Context, Ref: ref, Type: t, StatusOnly: statusOnly}:
+		case <-ctx.Done():
+		}
+	}
+	_, err := wd.informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			if !initial {
+				send(obj, Added, false)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, n := objectOf(oldObj), objectOf(newObj)
+			if o != nil && n != nil && o.GetResourceVersion() == n.GetResourceVersion() {
+				return // a resync, nothing new
+			}
+			send(newObj, Updated, o != nil && n != nil && !meaningfulChange(o, n))
+		},
+		DeleteFunc: func(obj any) { send(obj, Deleted, false) },
+	})
+	if err != nil {
+		wd.lastErr = err
+	}
+	go wd.informer.RunWithContext(ctx)
+	go func() {
+		if cache.WaitForCacheSync(ctx.Done(), wd.informer.HasSynced) {
+			close(wd.synced)
+		}
+	}()
+	return wd
+}
+
+func (w *Watcher) stop(key watchKey) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if wd, ok := w.informers[key]; ok {
+		wd.cancel()
+		delete(w.informers, key)
+	}
+}
+
+// Stop ends the informer of a kind in a namespace started by Watch.
+func (w *Watcher) Stop(ctx context.Context, gvk schema.GroupVersionKind, namespace string) error {
+	m, err := w.set.Mapping(ctx, gvk)
+	if err != nil {
+		return err
+	}
+	if m.Scope.Name() != meta.RESTScopeNameNamespace {
+		namespace = ""
+	}
+	w.stop(watchKey{gvr: m.Resource, namespace: namespace})
+	return nil
+}
+
+// Get implements Getter: from a synced informer cache that covers the
+// object when there is one, from the apiserver otherwise. A tracked-only
+// cache answers only when it holds the object (an untracked object of the
+// same name may exist).
+func (w *Watcher) Get(ctx context.Context, ref status.ObjectRef) (*unstructured.Unstructured, error) {
+	m, err := w.set.Mapping(ctx, GVK(ref))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	ns := ref.Namespace
+	if m.Scope.Name() != meta.RESTScopeNameNamespace {
+		ns = ""
+	}
+	cacheKey := ref.Name
+	if ns != "" {
+		cacheKey = ns + "/" + ref.Name
+	}
+	w.mu.Lock()
+	candidates := []*watched{w.informers[watchKey{gvr: m.Resource, namespace: ns}], w.informers[watchKey{gvr: m.Resource}], w.informers[watchKey{gvr: m.Resource, tracked: true}]}
+	w.mu.Unlock()
+	for i, wd := range candidates {
+		if wd == nil || !isClosed(wd.synced) {
+			continue
+		}
+		item, exists, err := wd.informer.GetStore().GetByKey(cacheKey)
+		if err != nil {
+			continue
+		}
+		if exists {
+			if u := objectOf(item); u != nil {
+				return u.DeepCopy(), nil
+			}
+		}
+		if i < 2 {
+			return nil, nil // a full cache that lacks it: not there
+		}
+	}
+	return w.set.Get(ctx, ref)
+}
+
+// ListTracked returns copies of the tracked objects of a kind from the
+// cache WatchTracked filled, optionally only those of one app (by the
+// kdrift.dev/app annotation; "" = all).
+func (w *Watcher) ListTracked(ctx context.Context, gvk schema.GroupVersionKind, appName string) ([]*unstructured.Unstructured, error) {
+	if err := w.WatchTracked(ctx, gvk); err != nil {
+		return nil, err
+	}
+	m, err := w.set.Mapping(ctx, gvk)
+	if err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	wd := w.informers[watchKey{gvr: m.Resource, tracked: true}]
+	w.mu.Unlock()
+	if wd == nil {
+		return nil, fmt.Errorf("tracked %s on context %q: informer stopped", m.Resource, w.set.Context)
+	}
+	var out []*unstructured.Unstructured
+	for _, item := range wd.informer.GetStore().List() {
+		u := objectOf(item)
+		if u == nil || (appName != "" && u.GetAnnotations()[AppAnnotation] != appName) {
+			continue
+		}
+		out = append(out, u.DeepCopy())
+	}
+	return out, nil
+}
+
+func objectOf(obj any) *unstructured.Unstructured {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	u, _ := obj.(*unstructured.Unstructured)
+	return u
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// meaningfulChange reports whether an update can change a comparison:
+// anything but status, resourceVersion, generation and the managedFields
+// entries of the status subresource. Controllers rewrite status all the
+// time; each such update need not cost the engine a dry-run.
+func meaningfulChange(o, n *unstructured.Unstructured) bool {
+	if o.GetResourceVersion() == n.GetResourceVersion() {
+		return false
+	}
+	if !reflect.DeepEqual(strip(o.Object), strip(n.Object)) {
+		return true
+	}
+	return !reflect.DeepEqual(ownership(o), ownership(n))
+}
+
+// strip returns a shallow view of obj without status and the metadata
+// bookkeeping, sharing everything else.
+func strip(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		switch k {
+		case "status":
+		case "metadata":
+			md, ok := v.(map[string]any)
+			if !ok {
+				out[k] = v
+				continue
+			}
+			m := make(map[string]any, len(md))
+			for mk, mv := range md {
+				switch mk {
+				case "resourceVersion", "generation", "managedFields":
+				default:
+					m[mk] = mv
+				}
+			}
+			out[k] = m
+		default:
+			out[k] = v
+		}
+	}
+	return out
+}
+
+type entryKey struct{ manager, operation, subresource, fields string }
+
+// ownership lists who owns what, without times and without the status
+// subresource's entries.
+func ownership(obj *unstructured.Unstructured) []entryKey {
+	var out []entryKey
+	for _, e := range obj.GetManagedFields() {
+		if e.Subresource == "status" {
+			continue
+		}
+		k := entryKey{manager: e.Manager, operation: string(e.Operation), subresource: e.Subresource}
+		if e.FieldsV1 != nil {
+			k.fields = string(e.FieldsV1.Raw)
+		}
+		out = append(out, k)
+	}
+	return out
+}
