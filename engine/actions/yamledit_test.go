@@ -68,9 +68,9 @@ func TestFreezeUnfreezeRoundTripIsByteExact(t *testing.T) {
 	at := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
 	until := at.Add(4 * time.Hour)
 	variants := map[string]string{
-		"lf":            appsFile,
-		"final newline": appsFile + "\n",
-		"crlf":          strings.ReplaceAll(appsFile+"\n", "\n", "\r\n"),
+		"lf":                   appsFile,
+		"final newline":        appsFile + "\n",
+		"crlf":                 strings.ReplaceAll(appsFile+"\n", "\n", "\r\n"),
 		"spec last no newline": "kind: App\nmetadata:\n  name: render-prod\nspec:\n  path: x\n  syncPolicy:\n    selfHeal: true",
 	}
 	for vname, src := range variants {
