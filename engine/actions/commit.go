@@ -158,6 +158,9 @@ func (r *Repo) commit(ctx context.Context, op operation) (Result, error) {
 			res.PushError = offline.Error()
 			return res, nil
 		}
+		if r.beforePush != nil {
+			r.beforePush()
+		}
 		err = r.pushBranch(ctx, remote, upRef)
 		if err == nil {
 			res.Pushed = true

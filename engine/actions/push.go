@@ -140,7 +140,7 @@ func isRejected(err error) bool {
 		return true
 	}
 	s := err.Error()
-	for _, m := range []string{"non-fast-forward", "fetch first", "rejected", "stale info"} {
+	for _, m := range []string{"non-fast-forward", "fetch first", "rejected", "stale info", "failed to update ref", "cannot lock ref"} {
 		if strings.Contains(s, m) {
 			return true
 		}

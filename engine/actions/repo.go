@@ -51,6 +51,9 @@ type Repo struct {
 	branch   string
 	location string // the path or URL the person gave, for messages
 	cache    bool   // a cache clone of a URL
+	// beforePush, when set (by tests), runs just before each push so a
+	// race with another writer can be staged deterministically.
+	beforePush func()
 }
 
 // Open opens the repository named by opts (cloning a URL into the cache on
