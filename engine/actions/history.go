@@ -1,7 +1,9 @@
 package actions
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -35,7 +37,7 @@ func History(ctx context.Context, repo *Repo, appName string, limit int) ([]stat
 		return nil, err
 	}
 	a := found[0]
-	watch := []string{a.File}
+	var watch []string
 	if a.Spec.Path != "" {
 		watch = append(watch, path.Clean(a.Spec.Path))
 	}
@@ -51,7 +53,7 @@ func History(ctx context.Context, repo *Repo, appName string, limit int) ([]stat
 		m := parseMessage(c.Message)
 		touched := containsString(m.trailerValues(TrailerApp), appName)
 		if !touched {
-			if touched, err = touches(repo.git.Storer, c, watch); err != nil {
+			if touched, err = touches(repo.git.Storer, c, watch, a.File, appName); err != nil {
 				return err
 			}
 		}
@@ -77,9 +79,10 @@ func History(ctx context.Context, repo *Repo, appName string, limit int) ([]stat
 	return out, nil
 }
 
-// touches says whether c changed any of the paths (files or folders)
-// compared with its first parent (or, for a root commit, added them).
-func touches(s storer.EncodedObjectStorer, c *object.Commit, paths []string) (bool, error) {
+// touches says whether c changed any of the paths (files or folders), or
+// the App document named appName in appFile, compared with its first parent
+// (or, for a root commit, added them).
+func touches(s storer.EncodedObjectStorer, c *object.Commit, paths []string, appFile, appName string) (bool, error) {
 	tree, err := c.Tree()
 	if err != nil {
 		return false, err
@@ -109,7 +112,52 @@ func touches(s storer.EncodedObjectStorer, c *object.Commit, paths []string) (bo
 			return true, nil
 		}
 	}
-	return false, nil
+	now, err := entryHash(tree, appFile)
+	if err != nil {
+		return false, err
+	}
+	var before plumbing.Hash
+	if parent != nil {
+		if before, err = entryHash(parent, appFile); err != nil {
+			return false, err
+		}
+	}
+	if now == before {
+		return false, nil
+	}
+	// The file changed: did this App's document change? Other Apps may
+	// share the file. A version that does not parse counts as a change.
+	a, err := appDocJSON(s, now, appName)
+	if err != nil {
+		return true, nil
+	}
+	b, err := appDocJSON(s, before, appName)
+	if err != nil {
+		return true, nil
+	}
+	return !bytes.Equal(a, b), nil
+}
+
+// appDocJSON is the App named name in the blob, as JSON (nil when absent);
+// an error means the file does not parse.
+func appDocJSON(s storer.EncodedObjectStorer, blob plumbing.Hash, name string) ([]byte, error) {
+	if blob.IsZero() {
+		return nil, nil
+	}
+	data, err := readBlob(s, blob)
+	if err != nil {
+		return nil, err
+	}
+	apps, err := parseApps(data)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range apps {
+		if a.Metadata.Name == name {
+			return json.Marshal(a)
+		}
+	}
+	return nil, nil
 }
 
 // entryHash is the hash of the file or folder at p in t; zero when absent.
