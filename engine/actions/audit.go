@@ -57,6 +57,9 @@ type AuditOptions struct {
 
 // Audit reads kdrift's actions back from the branch's history, newest first.
 func (r *Repo) Audit(ctx context.Context, opts AuditOptions) ([]AuditEntry, error) {
+	if err := r.refreshCache(ctx); err != nil {
+		return nil, err
+	}
 	head, err := r.head()
 	if err != nil {
 		return nil, err

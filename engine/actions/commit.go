@@ -137,6 +137,9 @@ func (r *Repo) commit(ctx context.Context, op operation) (Result, error) {
 		}
 		p, err := op(snap)
 		if err != nil {
+			if attempt > 1 {
+				return res, fmt.Errorf("%w; the upstream changed meanwhile, so your commit %s stays on local branch %s only (inspect it with `git show %s`)", err, tip.String()[:12], r.branch, tip.String()[:12])
+			}
 			return res, err
 		}
 		c, err := r.writeCommit(snap, p, id, when)

@@ -164,3 +164,22 @@ func TestUnifiedDiff(t *testing.T) {
 		t.Fatalf("equal texts gave %q", d)
 	}
 }
+
+// BenchmarkMerge3 merges two far-apart edits of a 5000-line file.
+func BenchmarkMerge3(b *testing.B) {
+	var base []string
+	for i := 0; i < 5000; i++ {
+		base = append(base, fmt.Sprintf("line %d\n", i))
+	}
+	ours := append([]string(nil), base...)
+	theirs := append([]string(nil), base...)
+	ours[100] = "ours\n"
+	theirs[4000] = "theirs\n"
+	bb, ob, tb := []byte(strings.Join(base, "")), []byte(strings.Join(ours, "")), []byte(strings.Join(theirs, ""))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, c := merge3(bb, ob, tb); len(c) > 0 {
+			b.Fatal("conflict")
+		}
+	}
+}

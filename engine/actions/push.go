@@ -92,7 +92,7 @@ func (r *Repo) fetch(ctx context.Context, remote string, upRef plumbing.Referenc
 	})
 	switch {
 	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
-	case strings.Contains(err.Error(), "couldn't find remote ref"):
+	case errors.Is(err, git.NoMatchingRefSpecError{}), strings.Contains(err.Error(), "couldn't find remote ref"):
 		return plumbing.ZeroHash, nil
 	default:
 		return plumbing.ZeroHash, fmt.Errorf("fetch from %s (%s) failed: %w", remote, r.remoteURL(remote), err)
@@ -245,6 +245,32 @@ func (r *Repo) cherryPick(c *object.Commit, onto plumbing.Hash) (plumbing.Hash, 
 	nc := &object.Commit{Author: c.Author, Committer: c.Committer, Message: c.Message, TreeHash: th, ParentHashes: []plumbing.Hash{onto}}
 	h, err := r.storeCommit(nc)
 	return h, nil, err
+}
+
+// refreshCache brings a cache clone's branch up to its remote before a
+// read, when it only lacks newer commits; a person's own repository is read
+// as it is. An unreachable remote leaves the cache as it was.
+func (r *Repo) refreshCache(ctx context.Context) error {
+	if !r.cache {
+		return nil
+	}
+	remote, upRef, ok, err := r.upstream()
+	if err != nil || !ok {
+		return err
+	}
+	remoteHead, err := r.fetch(ctx, remote, upRef)
+	if err != nil || remoteHead.IsZero() {
+		return nil
+	}
+	tip, err := r.head()
+	if err != nil {
+		return err
+	}
+	base, blocked, err := r.integrate(tip, remoteHead)
+	if err != nil || blocked != nil || base != remoteHead {
+		return err
+	}
+	return r.advance(tip, base)
 }
 
 func firstLine(s string) string {

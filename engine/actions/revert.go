@@ -141,6 +141,9 @@ func (r *Repo) Revert(ctx context.Context, req RevertRequest) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if err := r.refreshCache(ctx); err != nil {
+		return Result{}, err
+	}
 	t, err := r.resolveRevert(req)
 	if err != nil {
 		return Result{}, err
@@ -181,6 +184,9 @@ func (r *Repo) Revert(ctx context.Context, req RevertRequest) (Result, error) {
 // returned as a *ConflictError.
 func (r *Repo) RevertPreview(ctx context.Context, req RevertRequest) ([]FileDiff, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := r.refreshCache(ctx); err != nil {
 		return nil, err
 	}
 	t, err := r.resolveRevert(req)

@@ -29,6 +29,7 @@ type ConflictError struct {
 	Files []FileConflict
 }
 
+// Error names the conflicting files and lines.
 func (e *ConflictError) Error() string {
 	var parts []string
 	for _, f := range e.Files {

@@ -22,6 +22,7 @@ type DirtyError struct {
 	Files  []string
 }
 
+// Error names the files and says to commit or stash them.
 func (e *DirtyError) Error() string {
 	return fmt.Sprintf("%s: uncommitted changes (in the working tree or staged) in a file this action must change; commit or stash them, then retry (nothing was committed)",
 		strings.Join(e.Files, ", "))
