@@ -96,15 +96,42 @@ const (
 	opInsert
 )
 
-// myers returns a shortest edit script from x to y.
+// maxEdit bounds the edit distance myers searches for: the trace it keeps
+// grows with its square. Texts further apart get one delete-all,
+// insert-all script (correct, not minimal).
+const maxEdit = 2000
+
+// myers returns a shortest edit script from x to y (or, past maxEdit
+// differences, a plain replacement).
 func myers(x, y []int) []editOp {
 	n, m := len(x), len(y)
 	if n == 0 && m == 0 {
 		return nil
 	}
 	maxD := n + m
-	offset := maxD
-	v := make([]int, 2*maxD+2)
+	if maxD > maxEdit {
+		if ops, ok := myersBounded(x, y, maxEdit); ok {
+			return ops
+		}
+		ops := make([]editOp, 0, n+m)
+		for i := 0; i < n; i++ {
+			ops = append(ops, opDelete)
+		}
+		for j := 0; j < m; j++ {
+			ops = append(ops, opInsert)
+		}
+		return ops
+	}
+	ops, _ := myersBounded(x, y, maxD)
+	return ops
+}
+
+// myersBounded is Myers' greedy algorithm with the trace kept for the walk
+// back; ok is false when the texts differ in more than maxD lines.
+func myersBounded(x, y []int, maxD int) ([]editOp, bool) {
+	n, m := len(x), len(y)
+	offset := maxD + 1
+	v := make([]int, 2*maxD+4)
 	var trace [][]int
 	found := false
 	for d := 0; d <= maxD && !found; d++ {
@@ -130,6 +157,9 @@ func myers(x, y []int) []editOp {
 			snapshot[k+d] = v[offset+k]
 		}
 		trace = append(trace, snapshot)
+	}
+	if !found {
+		return nil, false
 	}
 	// Walk back from (n, m): each step d came from a diagonal k±1 of step
 	// d-1, by one insertion (down) or deletion (right), then a snake.
@@ -171,7 +201,7 @@ func myers(x, y []int) []editOp {
 	for i, j := 0, len(ops)-1; i < j; i, j = i+1, j-1 {
 		ops[i], ops[j] = ops[j], ops[i]
 	}
-	return ops
+	return ops, true
 }
 
 // conflict is one region where both sides of a three-way merge changed the

@@ -183,3 +183,23 @@ func BenchmarkMerge3(b *testing.B) {
 		}
 	}
 }
+
+// TestDiffLinesLargeInputs covers texts past maxEdit: a few changes are
+// still found exactly; a full rewrite falls back to one replacement.
+func TestDiffLinesLargeInputs(t *testing.T) {
+	var a, b, c []string
+	for i := 0; i < 1500; i++ {
+		a = append(a, fmt.Sprintf("a%d\n", i))
+		c = append(c, fmt.Sprintf("c%d\n", i))
+	}
+	b = append(b, a...)
+	b[10], b[700], b[1400] = "x\n", "y\n", "z\n"
+	b = append(b[:20], b[21:]...)
+	if hs := diffLines(a, b); len(hs) != 4 {
+		t.Fatalf("few edits in a large file gave %d hunks: %v", len(hs), hs)
+	}
+	hs := diffLines(a, c)
+	if len(hs) != 1 || hs[0] != (hunk{0, 1500, 0, 1500}) {
+		t.Fatalf("rewrite gave %v", hs)
+	}
+}
