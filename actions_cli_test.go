@@ -105,6 +105,7 @@ func TestActionCommandsEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	git(t, dir, "commit", "-q", "-am", "scale down")
+	git(t, dir, "push", "-q")
 	bad := git(t, dir, "rev-parse", "HEAD")
 	code, stdout, _ = kdrift(t, append([]string{"revert", bad, "--preview"}, repo...)...)
 	if code != exitOK || !strings.Contains(stdout, "-replicas: 1\n+replicas: 6\n") {

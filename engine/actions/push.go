@@ -168,6 +168,18 @@ func (r *Repo) integrate(keep, remoteHead plumbing.Hash) (base plumbing.Hash, bl
 	if ok, err := rc.IsAncestor(kc); err != nil {
 		return keep, nil, err
 	} else if ok {
+		// Ahead: push only if every unpushed commit is kdrift's; a
+		// person's own commits are theirs to publish.
+		for c := kc; c.Hash != remoteHead; {
+			if c.NumParents() == 0 || parseMessage(c.Message).trailer(TrailerAction) == "" {
+				return keep, fmt.Errorf("branch %s has unpushed commits of your own (%s %q); kdrift does not publish them for you: push them with git when ready, then run `kdrift push`", r.branch, c.Hash.String()[:12], firstLine(c.Message)), nil
+			}
+			next, err := c.Parent(0)
+			if err != nil {
+				return keep, nil, fmt.Errorf("commit %s parent read failed: %w", c.Hash, err)
+			}
+			c = next
+		}
 		return keep, nil, nil
 	}
 	if ok, err := kc.IsAncestor(rc); err != nil {

@@ -214,3 +214,29 @@ func TestURLRepoUsesCacheClone(t *testing.T) {
 	}
 	fsckClean(t, remote, filepath.Join(cache, entries[0].Name()))
 }
+
+// TestOwnUnpushedCommitsAreNotPublished: kdrift commits on top of a
+// person's unpushed commit but leaves publishing it to them.
+func TestOwnUnpushedCommitsAreNotPublished(t *testing.T) {
+	isolate(t)
+	remote := newRemote(t)
+	dir := cloneOf(t, remote)
+	writeFile(t, dir, "wip.txt", "work in progress\n")
+	commitAll(t, dir, "wip: not ready")
+	before := gitRun(t, remote, "rev-parse", "main")
+	r := openRepo(t, dir, newClock())
+	res := freezeOne(t, r, "render-prod", "INC-12")
+	if res.Pushed || !strings.Contains(res.PushError, "unpushed commits of your own") || !strings.Contains(res.PushError, "wip: not ready") {
+		t.Fatalf("%+v", res)
+	}
+	if gitRun(t, remote, "rev-parse", "main") != before {
+		t.Fatal("the person's commit was published")
+	}
+	gitRun(t, dir, "push", "-q", "origin", "HEAD~1:main")
+	if pr, err := r.Push(context.Background()); err != nil || !pr.Pushed {
+		t.Fatalf("push: %+v %v", pr, err)
+	}
+	if gitRun(t, remote, "rev-parse", "main") != res.Commit {
+		t.Fatal("freeze not pushed after the person pushed their own")
+	}
+}
