@@ -57,6 +57,8 @@ type AuditOptions struct {
 
 // Audit reads kdrift's actions back from the branch's history, newest first.
 func (r *Repo) Audit(ctx context.Context, opts AuditOptions) ([]AuditEntry, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if err := r.refreshCache(ctx); err != nil {
 		return nil, err
 	}

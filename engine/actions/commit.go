@@ -99,6 +99,8 @@ func (p *plan) setText(s *snapshot, path string, content []byte) error {
 // at most MaxPushTries times. When the remote cannot be reached the commit
 // stays local and Result.PushError says why.
 func (r *Repo) commit(ctx context.Context, op operation) (Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	res := Result{Branch: r.branch}
 	id, err := r.Identity()
 	if err != nil {

@@ -20,6 +20,8 @@ import (
 // that changed the app's path or its App file, with kdrift's action, apps
 // and reason read back from the trailers of the commits kdrift made.
 func History(ctx context.Context, repo *Repo, appName string, limit int) ([]status.Commit, error) {
+	repo.mu.Lock()
+	defer repo.mu.Unlock()
 	if err := repo.refreshCache(ctx); err != nil {
 		return nil, err
 	}

@@ -2,7 +2,7 @@ package actions
 
 import (
 	"fmt"
-	"net/mail"
+	"regexp"
 	"strings"
 
 	"github.com/go-git/go-git/v5/config"
@@ -24,13 +24,15 @@ func (i Identity) signature(at object.Signature) object.Signature {
 	return at
 }
 
+var identityRE = regexp.MustCompile(`^\s*([^<>]*[^<>\s])\s*<([^<>\s]+@[^<>\s]+)>\s*$`)
+
 // ParseIdentity reads "Name <email>".
 func ParseIdentity(s string) (Identity, error) {
-	a, err := mail.ParseAddress(strings.TrimSpace(s))
-	if err != nil || strings.TrimSpace(a.Name) == "" {
-		return Identity{}, fmt.Errorf("author %q: want \"Name <email>\"", s)
+	m := identityRE.FindStringSubmatch(s)
+	if m == nil {
+		return Identity{}, fmt.Errorf("author %q: want \"Name <email>\", e.g. \"Lao Li <lao.li@example.com>\"", s)
 	}
-	return Identity{Name: strings.TrimSpace(a.Name), Email: a.Address}, nil
+	return Identity{Name: strings.Trim(m[1], "\""), Email: m[2]}, nil
 }
 
 // Identity settles who the action is recorded for: RepoOptions.Author, then

@@ -21,6 +21,8 @@ const maxPending = 200
 // it (never a force-push); commits kdrift did not make are left for the
 // person to rebase. Result.PushError says why nothing was pushed.
 func (r *Repo) Push(ctx context.Context) (Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	res := Result{Branch: r.branch}
 	remote, upRef, hasUp, err := r.upstream()
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5"
@@ -54,6 +55,9 @@ type Repo struct {
 	// beforePush, when set (by tests), runs just before each push so a
 	// race with another writer can be staged deterministically.
 	beforePush func()
+	// mu serializes this Repo's operations: the UI may run them from
+	// several goroutines.
+	mu sync.Mutex
 }
 
 // Open opens the repository named by opts (cloning a URL into the cache on

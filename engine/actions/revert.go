@@ -141,10 +141,13 @@ func (r *Repo) Revert(ctx context.Context, req RevertRequest) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if err := r.refreshCache(ctx); err != nil {
-		return Result{}, err
+	r.mu.Lock()
+	err = r.refreshCache(ctx)
+	var t *revertTarget
+	if err == nil {
+		t, err = r.resolveRevert(req)
 	}
-	t, err := r.resolveRevert(req)
+	r.mu.Unlock()
 	if err != nil {
 		return Result{}, err
 	}
@@ -186,6 +189,8 @@ func (r *Repo) RevertPreview(ctx context.Context, req RevertRequest) ([]FileDiff
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if err := r.refreshCache(ctx); err != nil {
 		return nil, err
 	}
