@@ -3,6 +3,7 @@ package actions
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -169,6 +170,43 @@ func TestFreezeRefusals(t *testing.T) {
 		t.Fatal("unrelated edit lost")
 	}
 	if st := gitRun(t, dir, "status", "--porcelain"); st != "M README.md" {
+		t.Fatalf("status %q", st)
+	}
+}
+
+// TestBranchCheckedOutInAnotherWorktreeIsRefused: moving a branch that
+// another `git worktree` has checked out would leave that tree's files
+// behind, so kdrift refuses and names the place to run it.
+func TestBranchCheckedOutInAnotherWorktreeIsRefused(t *testing.T) {
+	isolate(t)
+	remote := newRemote(t)
+	dir := cloneOf(t, remote)
+	other := filepath.Join(t.TempDir(), "feature-wt")
+	gitRun(t, dir, "worktree", "add", "-q", "-b", "feature", other)
+	r, err := Open(context.Background(), RepoOptions{Repo: other, Branch: "main", Author: testAuthor, Now: newClock().Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := gitRun(t, dir, "rev-parse", "main")
+	_, err = r.Freeze(context.Background(), FreezeRequest{Selection: Selection{Apps: []string{"render-prod"}}, Reason: "x"})
+	if err == nil || !strings.Contains(err.Error(), "checked out in the working tree at "+dir) {
+		t.Fatalf("got %v", err)
+	}
+	if gitRun(t, dir, "rev-parse", "main") != head {
+		t.Fatal("main moved")
+	}
+	// From the linked worktree, its own branch works.
+	r2, err := Open(context.Background(), RepoOptions{Repo: other, Author: testAuthor, Now: newClock().Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2.Branch() != "feature" {
+		t.Fatalf("branch %s", r2.Branch())
+	}
+	if _, err := r2.Freeze(context.Background(), FreezeRequest{Selection: Selection{Apps: []string{"render-prod"}}, Reason: "on feature"}); err != nil {
+		t.Fatal(err)
+	}
+	if st := gitRun(t, other, "status", "--porcelain"); st != "" {
 		t.Fatalf("status %q", st)
 	}
 }

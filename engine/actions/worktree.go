@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // DirtyError says files the action must change hold uncommitted edits;
@@ -59,6 +61,13 @@ func (r *Repo) advance(old, new plumbing.Hash) error {
 	wt, on, err := r.checkedOut()
 	if err != nil {
 		return err
+	}
+	if !on {
+		if elsewhere, err := r.checkedOutElsewhere(); err != nil {
+			return err
+		} else if elsewhere != "" {
+			return fmt.Errorf("branch %s is checked out in the working tree at %s; run kdrift there (or pass --repo %s) so its files follow the commit (nothing was committed)", r.branch, elsewhere, elsewhere)
+		}
 	}
 	var oldT, newT flatTree
 	var paths []string
@@ -110,6 +119,57 @@ func (r *Repo) advance(old, new plumbing.Hash) error {
 		return fmt.Errorf("committed %s on %s, but updating the working tree failed for %s; run `git checkout -- <file>` for them", new.String()[:12], r.branch, strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// checkedOutElsewhere returns the path of another working tree of the
+// same repository (git worktree) that has the branch checked out, or "".
+func (r *Repo) checkedOutElsewhere() (string, error) {
+	st, ok := r.git.Storer.(*filesystem.Storage)
+	if !ok {
+		return "", nil
+	}
+	gitDir := filepath.Clean(st.Filesystem().Root())
+	common := gitDir
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitDir, c)
+		}
+		common = filepath.Clean(c)
+	}
+	want := "ref: refs/heads/" + r.branch
+	headIs := func(dir string) bool {
+		b, err := os.ReadFile(filepath.Join(dir, "HEAD"))
+		return err == nil && strings.TrimSpace(string(b)) == want
+	}
+	if common != gitDir && headIs(common) {
+		cfg, err := r.git.Config()
+		if err != nil {
+			return "", fmt.Errorf("repository %s: config read failed: %w", r.location, err)
+		}
+		if !cfg.Core.IsBare {
+			return filepath.Dir(common), nil
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(common, "worktrees"))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("repository %s: %w", r.location, err)
+	}
+	for _, e := range entries {
+		d := filepath.Join(common, "worktrees", e.Name())
+		if d == gitDir || !headIs(d) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(d, "gitdir"))
+		if err != nil {
+			return d, nil
+		}
+		return filepath.Dir(strings.TrimSpace(string(b))), nil
+	}
+	return "", nil
 }
 
 // isClean says the working file and its index entry both equal the old
