@@ -1,7 +1,3 @@
-// Package actions records a person's actions (freeze, unfreeze, extend,
-// ignore, revert) as Git commits on the App files, pushes them, and reads
-// them back as an audit log and per-app history. Every Git operation goes
-// through go-git; nothing shells out to `git`.
 package actions
 
 import (

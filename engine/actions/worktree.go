@@ -26,7 +26,7 @@ type DirtyError struct {
 
 // Error names the files and says to commit or stash them.
 func (e *DirtyError) Error() string {
-	return fmt.Sprintf("%s: uncommitted changes (in the working tree or staged) in a file this action must change; commit or stash them, then retry (nothing was committed)",
+	return fmt.Sprintf("%s: uncommitted changes (in the working tree or staged) in a file this action must change or bring up to date from upstream; commit or stash them, then retry (nothing was committed)",
 		strings.Join(e.Files, ", "))
 }
 
