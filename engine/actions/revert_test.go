@@ -65,6 +65,13 @@ var revertCases = []revertCase{
 		commitAll(t, d, "edit renamed")
 		return "HEAD~1"
 	}},
+	{name: "renamed on the branch after", setup: func(t *testing.T, d string) string {
+		writeFile(t, d, "deploy/prod/big.yaml", lines(20, map[int]string{3: "changed three"}))
+		commitAll(t, d, "change three")
+		gitRun(t, d, "mv", "deploy/prod/big.yaml", "deploy/prod/moved.yaml")
+		commitAll(t, d, "move big")
+		return "HEAD~1"
+	}},
 	{name: "several files", setup: func(t *testing.T, d string) string {
 		writeFile(t, d, "deploy/prod/big.yaml", lines(20, map[int]string{1: "first"}))
 		writeFile(t, d, "deploy/api/deployment.yaml", "kind: Deployment\nmetadata:\n  name: api-v2\n")

@@ -53,7 +53,7 @@ func (e *ConflictError) Error() string {
 
 // mergeTrees applies the change from base to theirs onto ours, file by file
 // and line by line (the way `git revert` and `git cherry-pick` do with
-// base/ours/theirs), following renames from base to theirs. It returns the
+// base/ours/theirs), following renames on either side. It returns the
 // merged tree or the conflicting files.
 func mergeTrees(s storer.EncodedObjectStorer, base, ours, theirs flatTree) (flatTree, []FileConflict, error) {
 	out := flatTree{}
@@ -89,6 +89,32 @@ func mergeTrees(s storer.EncodedObjectStorer, base, ours, theirs flatTree) (flat
 			continue
 		}
 		delete(out, from)
+		out[to] = merged
+	}
+	// A file the branch renamed from `from` to `to` since base, which
+	// theirs changed at `from`: merge the change into `to`.
+	oursRenames, err := findRenames(s, base, ours)
+	if err != nil {
+		return nil, nil, err
+	}
+	for from, to := range oursRenames {
+		b := base[from]
+		t, okT := theirs[from]
+		if handled[from] || handled[to] || !okT || t == b {
+			continue
+		}
+		if _, taken := theirs[to]; taken {
+			continue
+		}
+		handled[from], handled[to] = true, true
+		merged, conf, err := mergeFile(s, to, b, ours[to], t)
+		if err != nil {
+			return nil, nil, err
+		}
+		if conf != nil {
+			conflicts = append(conflicts, *conf)
+			continue
+		}
 		out[to] = merged
 	}
 	paths := map[string]bool{}
