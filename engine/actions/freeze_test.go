@@ -210,3 +210,54 @@ func TestBranchCheckedOutInAnotherWorktreeIsRefused(t *testing.T) {
 		t.Fatalf("status %q", st)
 	}
 }
+
+func TestFreezeRequestValidation(t *testing.T) {
+	isolate(t)
+	remote := newRemote(t)
+	dir := cloneOf(t, remote)
+	clock := newClock()
+	r := openRepo(t, dir, clock)
+	ctx := context.Background()
+	past := clock.t.Add(-time.Minute)
+	cases := []struct {
+		req  FreezeRequest
+		want string
+	}{
+		{FreezeRequest{Selection: Selection{Apps: []string{"render-prod"}}, Reason: "x", For: time.Hour, Until: &past}, "not both"},
+		{FreezeRequest{Selection: Selection{Apps: []string{"render-prod"}}, Reason: "x", Until: &past}, "not in the future"},
+		{FreezeRequest{Selection: Selection{Apps: []string{"render-prod"}}, Reason: "x", For: -time.Hour}, "must be positive"},
+		{FreezeRequest{Selection: Selection{}, Reason: "x"}, "no app named"},
+		{FreezeRequest{Selection: Selection{Apps: []string{"a"}, All: true}, Reason: "x"}, "not both"},
+		{FreezeRequest{Selection: Selection{Apps: []string{"a"}, Selector: "env=prod"}, Reason: "x"}, "--selector needs --all"},
+		{FreezeRequest{Selection: Selection{All: true, Selector: "env"}, Reason: "x"}, "want key=value"},
+		{FreezeRequest{Selection: Selection{All: true, Selector: "env=nowhere"}, Reason: "x"}, "no App matches"},
+	}
+	head := gitRun(t, dir, "rev-parse", "HEAD")
+	for _, c := range cases {
+		if _, err := r.Freeze(ctx, c.req); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want %q", c.req, err, c.want)
+		}
+	}
+	if _, err := r.Extend(ctx, ExtendRequest{Apps: []string{"render-prod"}, By: time.Hour, Reason: "x"}); err == nil || !strings.Contains(err.Error(), "not frozen") {
+		t.Errorf("extend of an unfrozen app: %v", err)
+	}
+	if _, err := r.Unfreeze(ctx, UnfreezeRequest{Selection: Selection{Apps: []string{"render-prod"}}, Reason: "x"}); err == nil || !strings.Contains(err.Error(), "not frozen") {
+		t.Errorf("unfreeze of an unfrozen app: %v", err)
+	}
+	freezeOne(t, r, "api-prod", "open-ended")
+	if _, err := r.Extend(ctx, ExtendRequest{Apps: []string{"api-prod"}, By: time.Hour, Reason: "x"}); err == nil || !strings.Contains(err.Error(), "no end time") {
+		t.Errorf("extend of an open-ended freeze: %v", err)
+	}
+	if gitRun(t, dir, "rev-list", "--count", head+"..HEAD") != "1" {
+		t.Fatal("a refused request committed something")
+	}
+	// An expired freeze may be replaced by a new one.
+	res, err := r.Freeze(ctx, FreezeRequest{Selection: Selection{Apps: []string{"render-prod"}}, Reason: "short", For: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.t = clock.t.Add(time.Hour)
+	if _, err := r.Freeze(ctx, FreezeRequest{Selection: Selection{Apps: []string{"render-prod"}}, Reason: "again after expiry"}); err != nil {
+		t.Fatalf("refreeze after expiry: %v (previous %s)", err, res.Commit)
+	}
+}

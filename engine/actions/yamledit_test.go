@@ -163,3 +163,53 @@ func TestAppendIgnoreRule(t *testing.T) {
 		t.Fatalf("flow list: %v", err)
 	}
 }
+
+// TestEditsOnTrickyLayouts covers a block scalar last in spec, a key after
+// spec, comments at odd indents, a document end marker, and tab-free but
+// 4-space indentation: each freeze parses, and unfreeze restores the bytes.
+func TestEditsOnTrickyLayouts(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	files := map[string]string{
+		"block scalar last":  "kind: App\nmetadata:\n  name: a\nspec:\n  path: p\n  notes: |\n    line one\n\n    line three\n# top comment\nstatus: {}\n",
+		"key after spec":     "kind: App\nmetadata: {name: a}\nspec:\n  path: p\n      # deep comment\n  syncPolicy:\n    selfHeal: true\nextra: 1\n",
+		"doc end marker":     "kind: App\nmetadata:\n  name: a\nspec:\n  path: p\n...\n---\nkind: Other\nmetadata:\n  name: a\n",
+		"list at key indent": "kind: App\nmetadata:\n  name: a\nspec:\n  ignoreDifferences:\n  - kind: X\n    jsonPointers:\n    - /a\n",
+		"freeze in middle":   "kind: App\nmetadata:\n  name: a\nspec:\n  path: p\n  freeze:\n    reason: hand written\n    by: someone\n    at: 2026-01-01T00:00:00Z\n  syncPolicy: {prune: true}\n",
+	}
+	for name, src := range files {
+		t.Run(name, func(t *testing.T) {
+			had := decodeOne(t, []byte(src), "a")
+			var out []byte
+			var err error
+			if had.Spec.Freeze == nil {
+				out, err = setFreeze([]byte(src), "a", app.Freeze{Reason: "r", By: "A <a@b.c>", At: at})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := decodeOne(t, out, "a")
+				if got.Spec.Freeze == nil || got.Spec.Freeze.Reason != "r" || got.Spec.Path != had.Spec.Path || len(got.Spec.IgnoreDifferences) != len(had.Spec.IgnoreDifferences) {
+					t.Fatalf("after freeze %+v\n%s", got.Spec, out)
+				}
+				back, err := removeFreeze(out, "a")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(back) != src {
+					t.Fatalf("round trip:\n%q\n%q", src, back)
+				}
+			} else {
+				out, err = removeFreeze([]byte(src), "a")
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := decodeOne(t, out, "a")
+				if got.Spec.Freeze != nil || !got.Spec.SyncPolicy.Prune || got.Spec.Path != "p" {
+					t.Fatalf("after unfreeze %+v\n%s", got.Spec, out)
+				}
+			}
+			if _, err := appendIgnoreRule([]byte(src), "a", app.IgnoreRule{Kind: "Deployment", JSONPointers: []string{"/spec/replicas"}}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
