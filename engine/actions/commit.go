@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -85,7 +86,7 @@ func (p *plan) setText(s *snapshot, path string, content []byte) error {
 	}
 	mode := s.tree[path].Mode
 	if mode == 0 {
-		mode = 0o100644
+		mode = filemode.Regular
 	}
 	if p.files == nil {
 		p.files = map[string]*entry{}
@@ -121,6 +122,12 @@ func (r *Repo) commit(ctx context.Context, op operation) (Result, error) {
 	keep := tip // what the branch holds besides this operation's commit
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
+			if attempt > 1 {
+				// The previous try's commit is on the branch; only its
+				// push is left undone.
+				res.PushError = err.Error()
+				return res, nil
+			}
 			return res, err
 		}
 		base := keep
