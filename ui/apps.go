@@ -48,6 +48,8 @@ type appsView struct {
 	input   textinput.Model
 	marked  map[string]bool
 	height  int
+	// column widths, from the longest cell of each column
+	nameW, destW, healW int
 }
 
 func newAppsView(c *common, ctxFilter string) *appsView {
@@ -155,6 +157,12 @@ func (v *appsView) recompute() {
 		})
 	}
 	v.rows = rows
+	v.nameW, v.destW, v.healW = 8, 11, 9
+	for _, r := range rows {
+		v.nameW = min(max(v.nameW, len([]rune(r.name))), 40)
+		v.destW = min(max(v.destW, len([]rune(r.dest))), 30)
+		v.healW = min(max(v.healW, len([]rune(r.heal))), 44)
+	}
 	v.cursor = 0
 	for i, r := range rows {
 		if r.name == sel {
@@ -250,6 +258,12 @@ func (v *appsView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
 			return outcome{handled: true, push: newAppView(v.c, r.name)}
 		}
 		return handled(nil)
+	case ActHistory:
+		if r, ok := v.selected(); ok {
+			hv := newHistoryView(v.c, r.name)
+			return outcome{handled: true, push: hv, work: hv.load()}
+		}
+		return handled(nil)
 	}
 	return outcome{}
 }
@@ -271,7 +285,6 @@ func (v *appsView) fullHelp() [][]key.Binding { return v.c.keys.FullHelp() }
 // Column widths of the apps table; NAME and DESTINATION share what is left.
 const (
 	wSync  = 12
-	wHeal  = 14
 	wHlth  = 14
 	wDrift = 6
 	wAge   = 11
@@ -283,17 +296,8 @@ func (v *appsView) render(w, h int) string {
 	var b strings.Builder
 	detail := 2
 	v.height = max(h-1-detail, 1)
-	fixed := 2 + wSync + wHlth + wDrift + wAge + wRev + 6
-	healW := wHeal
-	for _, r := range v.rows {
-		if r.frozen {
-			healW = 34
-			break
-		}
-	}
-	rest := max(w-fixed-healW, 20)
-	nameW := rest * 11 / 20
-	destW := rest - nameW
+	nameW, destW, healW := v.nameW, v.destW, v.healW
+	revW := max(w-(2+nameW+destW+wSync+wHlth+wDrift+healW+wAge+8), wRev)
 	arrow := func(col int, name string) string {
 		if v.sortBy == col {
 			return name + "▼"
@@ -302,7 +306,7 @@ func (v *appsView) render(w, h int) string {
 	}
 	head := "  " + pad(arrow(sortName, "NAME"), nameW) + " " + pad("DESTINATION", destW) + " " +
 		pad(arrow(sortState, "SYNC"), wSync) + " " + pad("HEALTH", wHlth) + " " + pad(arrow(sortDrift, "DRIFT"), wDrift) + " " +
-		pad("SELF-HEAL", healW) + " " + pad(arrow(sortOutOfAge, "OUTOFSYNC"), wAge) + " " + pad("REVISION", wRev)
+		pad("SELF-HEAL", healW) + " " + pad(arrow(sortOutOfAge, "OUTOFSYNC"), wAge) + " " + pad("REVISION", revW)
 	b.WriteString(s.Header.Render(cut(head, w)))
 	b.WriteByte('\n')
 	if len(v.rows) == 0 {
@@ -337,14 +341,14 @@ func (v *appsView) render(w, h int) string {
 		if i == v.cursor {
 			line := mark + pad(r.name, nameW) + " " + pad(r.dest, destW) + " " + pad(syncText(r.a.Sync), wSync) + " " +
 				pad(healthText(r.a.Health), wHlth) + " " + pad(r.drift, wDrift) + " " + pad(r.heal, healW) + " " +
-				pad(oos, wAge) + " " + pad(r.rev, wRev)
+				pad(oos, wAge) + " " + pad(r.rev, revW)
 			b.WriteString(s.Selected.Render(pad(line, w)))
 		} else {
 			line := s.Marked.Render(mark) + pad(r.name, nameW) + " " + s.Muted.Render(pad(r.dest, destW)) + " " +
 				syncStyle(s, r.a.Sync).Render(pad(syncText(r.a.Sync), wSync)) + " " +
 				healthStyle(s, r.a.Health).Render(pad(healthText(r.a.Health), wHlth)) + " " +
 				pad(r.drift, wDrift) + " " + healSt.Render(pad(r.heal, healW)) + " " + pad(oos, wAge) + " " +
-				s.Muted.Render(pad(r.rev, wRev))
+				s.Muted.Render(pad(r.rev, revW))
 			b.WriteString(cut(line, w))
 		}
 		b.WriteByte('\n')
@@ -355,6 +359,7 @@ func (v *appsView) render(w, h int) string {
 	b.WriteString(v.detailLine(w))
 	b.WriteByte('\n')
 	if v.editing {
+		v.input.SetStyles(s.Input)
 		b.WriteString(v.input.View())
 	} else if v.filter != "" {
 		b.WriteString(s.Muted.Render(cut(fmt.Sprintf("filter: %s  (%d of %d apps; / edits, esc clears)", v.filter, len(v.rows), len(v.c.apps)), w)))

@@ -154,7 +154,13 @@ func (v *appView) render(w, h int) string {
 	b.WriteString(s.Title.Render(cut(head, w)))
 	b.WriteByte('\n')
 	v.height = max(h-3, 1)
-	nameW := max(w-2-18-14-10-4, 20)
+	nameW := 20
+	for _, l := range v.lines {
+		if l.res != nil {
+			nameW = max(nameW, len(l.res.Ref.Namespace)+len(l.res.Ref.Name)+1)
+		}
+	}
+	nameW = min(nameW, max(w-2-18-14-10-4, 20))
 	b.WriteString(s.Header.Render(cut("  "+pad("NAME", nameW)+" "+pad("STATUS", 18)+" "+pad("HEALTH", 14)+" DRIFTED", w)))
 	b.WriteByte('\n')
 	if len(v.lines) == 0 {

@@ -174,6 +174,7 @@ func (d *dialog) render(s *Styles, w, h int) string {
 			req = " (required)"
 		}
 		b.WriteString(mark + f.label + req + ": ")
+		f.input.SetStyles(s.Input)
 		f.input.SetWidth(max(inner-ansi.StringWidth(mark+f.label+req+": ")-1, 5))
 		b.WriteString(f.input.View())
 		b.WriteByte('\n')

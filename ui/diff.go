@@ -47,7 +47,7 @@ func layoutDiff(d status.ObjectDetail, rows []diffRow, w int, unified, hide bool
 	annW := min(max(w/4, 18), 36)
 	cellW := max((w-annW-4)/2, 8)
 	uniW := max(w-annW-3, 10)
-	prevChange := false
+	prevChange, changePath := false, ""
 	for _, r := range rows {
 		var an annotation
 		noise := false
@@ -66,9 +66,12 @@ func layoutDiff(d status.ObjectDetail, rows []diffRow, w int, unified, hide bool
 				ann = "ignored · " + ann
 			}
 		}
+		// A change is a run of changed rows under one field: a parent and
+		// the keys below it form one change, a sibling starts the next.
 		isChange := r.kind != rowSame
-		if isChange && !prevChange {
+		if isChange && (!prevChange || !(an.path == changePath || strings.HasPrefix(an.path, changePath+"/"))) {
 			lay.changes = append(lay.changes, len(lay.lines))
+			changePath = an.path
 		}
 		prevChange = isChange
 		dl := diffLine{kind: r.kind, class: an.class, noise: noise, path: an.path}
@@ -123,6 +126,7 @@ type diffView struct {
 	unified *bool
 	hide    bool
 	height  int
+	lastW   int
 }
 
 func newDiffView(c *common, appName string, r status.ResourceStatus) *diffView {
@@ -220,7 +224,7 @@ func (v *diffView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
 	case ActPrevChange:
 		return v.jump(-1)
 	case ActUnified:
-		u := !v.isUnified(v.lay.width)
+		u := !v.isUnified(v.lastW)
 		v.unified = &u
 		v.top = 0
 		if u {
@@ -290,6 +294,7 @@ func (v *diffView) render(w, h int) string {
 	case v.detail == nil:
 		return s.Muted.Render("loading " + v.res.Ref.String() + "…")
 	}
+	v.lastW = w
 	v.ensureLayout(w)
 	v.height = max(h-3, 1)
 	var b strings.Builder

@@ -105,6 +105,9 @@ func NewModel(ctx context.Context, be Backend, cfg Config) *Model {
 		spinner: spinner.New(spinner.WithSpinner(spinner.Dot)),
 		help:    help.New(), events: be.Events(),
 	}
+	if cfg.NoColor {
+		m.help.Styles = help.Styles{}
+	}
 	m.stack = []view{newAppsView(c, cfg.Context)}
 	return m
 }
@@ -194,7 +197,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.BackgroundColorMsg:
 		m.c.styles = NewStyles(m.cfg.Theme, msg.IsDark(), m.cfg.NoColor)
-		m.help.Styles = help.DefaultStyles(msg.IsDark())
+		if !m.cfg.NoColor {
+			m.help.Styles = help.DefaultStyles(msg.IsDark())
+		}
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
@@ -329,7 +334,7 @@ func (m *Model) onResult(msg tea.Msg) tea.Cmd {
 	case DetailLoadedMsg:
 		m.done()
 		if r.Err != nil {
-			m.setStatus(r.Ref.String()+": "+r.Err.Error(), true)
+			m.setStatus(named(r.Ref.String(), r.Err), true)
 		}
 	case HistoryLoadedMsg:
 		m.done()
@@ -381,6 +386,15 @@ func (m *Model) onResult(msg tea.Msg) tea.Cmd {
 		m.commitStatus("revert "+shortHash(r.Hash), r.Result, r.Err)
 	}
 	return nil
+}
+
+// named is err's text starting with who, unless it already does (the
+// engine's errors name their object first).
+func named(who string, err error) string {
+	if strings.HasPrefix(err.Error(), who) {
+		return err.Error()
+	}
+	return who + ": " + err.Error()
 }
 
 func (m *Model) commitStatus(what string, res CommitResult, err error) {
@@ -457,6 +471,7 @@ func (m *Model) render() string {
 	}
 	switch {
 	case m.cmdOpen:
+		m.cmdline.SetStyles(s.Input)
 		b.WriteString(m.cmdline.View())
 	case m.statusEr:
 		b.WriteString(cut(st+s.StatusErr.Render("! "+m.status), w))

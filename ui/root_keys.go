@@ -57,6 +57,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 func (m *Model) apply(out outcome) tea.Cmd {
 	if out.push != nil {
 		m.stack = append(m.stack, out.push)
+		m.setStatus("", false)
 	}
 	if out.dialog != nil {
 		m.dialog = out.dialog
@@ -75,6 +76,7 @@ func (m *Model) rootAction(a Action) tea.Cmd {
 	case ActBack:
 		if len(m.stack) > 1 {
 			m.stack = m.stack[:len(m.stack)-1]
+			m.setStatus("", false)
 			m.stack[len(m.stack)-1].update(appsChangedMsg{})
 		}
 	case ActHelp:

@@ -3,6 +3,8 @@ package ui
 import (
 	"image/color"
 
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 )
 
@@ -50,6 +52,8 @@ type Styles struct {
 	Add, Del, Change, Gutter, Flag         lipgloss.Style
 	Dialog, DialogTitle, HelpKey, HelpDesc lipgloss.Style
 	Managers                               []lipgloss.Style
+	// Input is the style of text fields (dialogs, filter, command line).
+	Input textinput.Styles
 }
 
 // NewStyles builds the styles for a dark or light background. With
@@ -101,6 +105,12 @@ func NewStyles(t Theme, isDark, noColor bool) *Styles {
 	s.DialogTitle = fg(t.Accent).Bold(true)
 	s.HelpKey = fg(t.Accent).Bold(true)
 	s.HelpDesc = fg(t.Muted)
+	s.Input = textinput.DefaultStyles(isDark)
+	if noColor {
+		s.Input = textinput.Styles{}
+		s.Input.Cursor.Shape = tea.CursorBlock
+	}
+	s.Input.Cursor.Blink = false
 	for _, c := range t.Managers {
 		s.Managers = append(s.Managers, fg(c))
 	}
