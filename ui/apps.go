@@ -385,5 +385,9 @@ func (v *appsView) detailLine(w int) string {
 	case a.Error != "":
 		return s.Bad.Render(cut("✗ "+a.Name+": "+a.Error, w))
 	}
-	return s.Muted.Render(cut(fmt.Sprintf("%s · %s · path %s · compared %s ago", a.Name, a.File, a.Path, age(v.c.now().Sub(a.ComparedAt))), w))
+	t := a.Name + " · path " + a.Path
+	if a.File != "" {
+		t += " · declared in " + a.File
+	}
+	return s.Muted.Render(cut(t+" · compared "+age(v.c.now().Sub(a.ComparedAt))+" ago", w))
 }

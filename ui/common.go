@@ -26,6 +26,9 @@ type common struct {
 	now      func() time.Time
 	loc      *time.Location
 	readonly bool
+	// width and height are the terminal size, for views asked to act
+	// before they were first drawn.
+	width, height int
 
 	// apps is the latest status of every app, by name; version grows on
 	// every change so views can tell when their caches are stale.

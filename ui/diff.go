@@ -211,7 +211,22 @@ func (v *diffView) currentPath() string {
 	return v.lay.lines[v.lay.changes[v.change]].path
 }
 
+// w is the width the view was last drawn at, else the terminal's.
+func (v *diffView) w() int {
+	switch {
+	case v.lastW > 0:
+		return v.lastW
+	case v.c.width > 0:
+		return v.c.width
+	}
+	return 80
+}
+
 func (v *diffView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
+	v.ensureLayout(v.w())
+	if v.height == 0 {
+		v.height = max(v.c.height-6, 1)
+	}
 	if v.detail != nil {
 		if t, ok := moveCursor(a, v.top, max(len(v.lay.lines)-v.height+1, 1), v.height); ok {
 			v.top = t
@@ -224,7 +239,7 @@ func (v *diffView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
 	case ActPrevChange:
 		return v.jump(-1)
 	case ActUnified:
-		u := !v.isUnified(v.lastW)
+		u := !v.isUnified(v.w())
 		v.unified = &u
 		v.top = 0
 		if u {

@@ -11,6 +11,7 @@ import (
 
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/status"
@@ -276,7 +277,7 @@ func press(k string) tea.KeyPressMsg {
 }
 
 // screen is the rendered screen as plain text.
-func (h *harness) screen() string { return h.m.render() }
+func (h *harness) screen() string { return ansi.Strip(h.m.render()) }
 
 func (h *harness) wantScreen(subs ...string) {
 	h.t.Helper()
@@ -301,3 +302,5 @@ func (h *harness) wantCalls(want ...string) {
 		h.t.Errorf("backend calls:\n%s\nwant:\n%s", strings.Join(mut, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+func windowSize(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }

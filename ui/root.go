@@ -194,6 +194,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
+		m.c.width, m.c.height = msg.Width, msg.Height
 		return m, nil
 	case tea.BackgroundColorMsg:
 		m.c.styles = NewStyles(m.cfg.Theme, msg.IsDark(), m.cfg.NoColor)
