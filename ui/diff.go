@@ -11,6 +11,9 @@ import (
 	"kdrift.dev/kdrift/engine/status"
 )
 
+// annWidth is the width of the owner column at a screen width.
+func annWidth(w int) int { return min(max(w/4, 18), 44) }
+
 // unifiedBelow is the width under which the diff starts unified.
 const unifiedBelow = 100
 
@@ -44,7 +47,7 @@ func layoutDiff(d status.ObjectDetail, rows []diffRow, w int, unified, hide bool
 		fields[d.Resource.Fields[i].Path] = &d.Resource.Fields[i]
 	}
 	lay := diffLayout{width: w, unified: unified, hide: hide, lines: make([]diffLine, 0, len(rows))}
-	annW := min(max(w/4, 18), 36)
+	annW := annWidth(w)
 	cellW := max((w-annW-4)/2, 8)
 	uniW := max(w-annW-3, 10)
 	prevChange, changePath := false, ""
@@ -323,7 +326,7 @@ func (v *diffView) render(w, h int) string {
 	}
 	b.WriteString(s.Title.Render(cut(head+"  ["+mode+"]", w)))
 	b.WriteByte('\n')
-	annW := min(max(w/4, 18), 36)
+	annW := annWidth(w)
 	if v.lay.unified {
 		b.WriteString(s.Header.Render(cut(pad("- Git (desired)  + live", max(w-annW-3, 10))+" │ OWNER", w)))
 	} else {
@@ -398,7 +401,17 @@ func (v *diffView) footer(w int) string {
 	for i := range v.res.Fields {
 		fields[v.res.Fields[i].Path] = &v.res.Fields[i]
 	}
-	if f := fieldFor(fields, p); f != nil {
+	f := fieldFor(fields, p)
+	if f == nil {
+		// A parent line (annotations:) stands for the fields below it.
+		for i := range v.res.Fields {
+			if strings.HasPrefix(v.res.Fields[i].Path, p+"/") {
+				f = &v.res.Fields[i]
+				break
+			}
+		}
+	}
+	if f != nil {
 		var names []string
 		for _, o := range f.Owners {
 			names = append(names, ownerText(o, v.c.now())+" ("+string(o.Class)+")")

@@ -324,10 +324,16 @@ func (m *Model) onResult(msg tea.Msg) tea.Cmd {
 	switch r := msg.(type) {
 	case AppsLoadedMsg:
 		m.done()
-		m.c.apps = make(map[string]status.AppStatus, len(r.Apps))
+		// A snapshot may be older than events already applied: keep the
+		// newer comparison of each app.
+		apps := make(map[string]status.AppStatus, len(r.Apps))
 		for _, a := range r.Apps {
-			m.c.apps[a.Name] = a
+			if old, ok := m.c.apps[a.Name]; ok && old.ComparedAt.After(a.ComparedAt) {
+				a = old
+			}
+			apps[a.Name] = a
 		}
+		m.c.apps = apps
 		if len(r.Apps) > 0 || m.state == stateLoading {
 			m.state = stateReady
 		}
