@@ -109,9 +109,10 @@ func (v *appsView) recompute() {
 		switch {
 		case a.Freeze.ActiveAt(now):
 			r.frozen = true
-			r.heal = "❄ FROZEN " + age(now.Sub(a.Freeze.At)) + " by " + personName(a.Freeze.By)
+			// "❄ FROZEN 1h Lao Li →19:00": for how long, by whom, until when.
+			r.heal = "❄ FROZEN " + age(now.Sub(a.Freeze.At)) + " " + personName(a.Freeze.By)
 			if a.Freeze.Until != nil {
-				r.heal += " until " + a.Freeze.Until.In(v.c.loc).Format("15:04")
+				r.heal += " →" + a.Freeze.Until.In(v.c.loc).Format("15:04")
 			}
 		case a.SelfHeal == status.SelfHealOn:
 			r.heal = "on"
@@ -287,8 +288,7 @@ const (
 	wSync  = 12
 	wHlth  = 14
 	wDrift = 6
-	wAge   = 11
-	wRev   = 20
+	wAge   = 9
 )
 
 func (v *appsView) render(w, h int) string {
@@ -297,7 +297,7 @@ func (v *appsView) render(w, h int) string {
 	detail := 2
 	v.height = max(h-1-detail, 1)
 	nameW, destW, healW := v.nameW, v.destW, v.healW
-	revW := max(w-(2+nameW+destW+wSync+wHlth+wDrift+healW+wAge+8), wRev)
+	revW := max(w-(2+nameW+destW+wSync+wHlth+wDrift+healW+wAge+8), 8)
 	arrow := func(col int, name string) string {
 		if v.sortBy == col {
 			return name + "▼"

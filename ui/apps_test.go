@@ -73,7 +73,7 @@ func TestAppsFilterEscClears(t *testing.T) {
 
 func TestAppsScreenShowsStateWithMarkers(t *testing.T) {
 	h := newHarness(t, newFake(), testConfig())
-	h.wantScreen("✗ Error", "≠ OutOfSync", "✓ Synced", "❄ FROZEN 1h by Lao Li until 19:00", "1h30m", "b2c3d4e Lao Li",
+	h.wantScreen("✗ Error", "≠ OutOfSync", "✓ Synced", "❄ FROZEN 1h Lao Li →19:00", "1h30m", "b2c3d4e Lao Li",
 		"staging/batch", "✗ batch-staging: render failed: kustomization.yaml not found")
 	h.keys("j")
 	h.wantScreen("❄ render-prod frozen by Lao Li <lao.li@example.com>: INC-1234 render workers 6->12 (until 2026-12-02 19:00)")

@@ -12,7 +12,7 @@ import (
 )
 
 // annWidth is the width of the owner column at a screen width.
-func annWidth(w int) int { return min(max(w/4, 18), 44) }
+func annWidth(w int) int { return min(max(w*3/10, 18), 44) }
 
 // unifiedBelow is the width under which the diff starts unified.
 const unifiedBelow = 100

@@ -138,3 +138,7 @@ func TestNoAppsMessage(t *testing.T) {
 	h := newHarness(t, be, testConfig())
 	h.wantScreen("no apps found: declare them in .kdrift/*.yaml at the repository root")
 }
+
+func reach(up bool) status.Reachability {
+	return status.Reachability{Base: status.Base{Time: *at(15, 42)}, Target: status.TargetCluster, Context: "prod", Up: up, Message: "dial tcp 10.0.0.1:6443: connect: connection refused"}
+}

@@ -467,10 +467,15 @@ func (m *Model) render() string {
 	default:
 		body = m.top().render(w, bodyH)
 	}
+	body = fitHeight(body, bodyH)
 	if m.dialog != nil {
-		body = lipgloss.Place(w, bodyH, lipgloss.Center, lipgloss.Center, m.dialog.render(s, min(w, 100), bodyH))
+		// The dialog floats over the view, which stays visible around it.
+		dlg := m.dialog.render(s, min(w, 100), bodyH)
+		x := max((w-lipgloss.Width(dlg))/2, 0)
+		y := max((bodyH-lipgloss.Height(dlg))/2, 0)
+		body = lipgloss.NewCompositor(lipgloss.NewLayer(body), lipgloss.NewLayer(dlg).X(x).Y(y).Z(1)).Render()
 	}
-	b.WriteString(fitHeight(body, bodyH))
+	b.WriteString(body)
 	b.WriteByte('\n')
 	st := ""
 	if m.busy > 0 {

@@ -42,15 +42,18 @@ func Run(ctx context.Context, be Backend, opts Options) error {
 	}
 	defer closeLog()
 	m := NewModel(ctx, be, cfg)
+	cfg.Log.Info("ui started", "readonly", cfg.Readonly, "context", cfg.Context)
 	popts := append([]tea.ProgramOption{tea.WithContext(ctx)}, opts.ProgramOptions...)
 	_, err = tea.NewProgram(m, popts...).Run()
 	if err != nil && errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
-		cfg.Log.Info("stopped", "reason", ctx.Err())
+		cfg.Log.Info("ui stopped", "reason", ctx.Err())
 		return nil
 	}
 	if err != nil {
+		cfg.Log.Error("ui failed", "err", err)
 		return fmt.Errorf("terminal UI: %w", err)
 	}
+	cfg.Log.Info("ui stopped", "reason", "quit")
 	return nil
 }
 
