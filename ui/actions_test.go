@@ -2,6 +2,8 @@ package ui
 
 import (
 	"testing"
+
+	tea "charm.land/bubbletea/v2"
 )
 
 func TestSyncShowsPlanThenSyncs(t *testing.T) {
@@ -228,4 +230,24 @@ func TestRefresh(t *testing.T) {
 	if h.m.busy != 0 {
 		t.Errorf("busy = %d after the refresh finished", h.m.busy)
 	}
+}
+
+func TestHistoryEnterShowsTheCommit(t *testing.T) {
+	be := newFake()
+	be.history[1].Body = "INC-1234 render workers 6->12\n\nKdrift-Action: freeze\nKdrift-App: render-prod"
+	h := newHarness(t, be, testConfig())
+	h.keys("j", "h", "enter")
+	h.wantScreen("bbbbbbb freeze(render-prod): INC-1234", "Date:   2026-12-02 15:00:00 UTC", "Kdrift-Action: freeze")
+	h.keys("esc")
+	if h.m.dialog != nil {
+		t.Error("esc did not close the commit")
+	}
+}
+
+func TestPasteIntoTheReason(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.keys("G", "f")
+	h.send(tea.PasteMsg{Content: "INC-4242 pasted"})
+	h.keys("enter", "enter")
+	h.wantCalls(`freeze api-prod reason="INC-4242 pasted" for=0s`)
 }

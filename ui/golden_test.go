@@ -13,8 +13,10 @@ import (
 )
 
 // Golden snapshots run the real Bubble Tea program at 120×30 with colours
-// off. They wait for visible text in the program's output, then compare
-// the final model's screen (ANSI stripped) with testdata/<test>.golden;
+// off. They wait for visible text in the program's output only where the
+// Backend answers asynchronously (the apps, an object); keys and Quit are
+// then handled in the order sent, so the final model is deterministic.
+// The final screen (ANSI stripped) is compared with testdata/<test>.golden;
 // `go test ./ui -run Golden -update` rewrites them.
 
 func startProgram(t *testing.T, be *fakeBackend) *teatest.TestModel {
@@ -51,7 +53,6 @@ func TestGoldenAppsView(t *testing.T) {
 	tm := startProgram(t, newFake())
 	waitText(t, tm, "web-staging")
 	keyPress(tm, "j")
-	waitText(t, tm, "INC-1234 render workers")
 	m := finish(t, tm)
 	if m.State() != "ready" || m.Breadcrumb() != "apps" {
 		t.Errorf("state %s, views %s", m.State(), m.Breadcrumb())
@@ -66,7 +67,6 @@ func TestGoldenDiffView(t *testing.T) {
 	keyPress(tm, "j", "enter")
 	waitText(t, tm, "kubectl Update/scale")
 	keyPress(tm, "n", "n")
-	waitText(t, tm, "change 3 of 3")
 	m := finish(t, tm)
 	if m.Breadcrumb() != "apps › app render-prod › diff Deployment/prod/render" {
 		t.Errorf("views %s", m.Breadcrumb())
@@ -88,11 +88,9 @@ func TestGoldenFreezeDialog(t *testing.T) {
 	tm := startProgram(t, be)
 	waitText(t, tm, "web-staging")
 	keyPress(tm, "G", "space", "k", "space", "f")
-	waitText(t, tm, "Freeze 2 apps?")
 	tm.Type("INC-77 payments")
 	keyPress(tm, "tab")
 	tm.Type("2h")
-	waitText(t, tm, "2h")
 	m := finish(t, tm)
 	if m.dialog == nil {
 		t.Fatal("the dialog closed")
@@ -111,8 +109,6 @@ func TestGoldenReadonlyAndBanner(t *testing.T) {
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.NoTTY)))
 	waitText(t, tm, "web-staging")
 	tm.Send(ReachabilityMsg{Event: reach(false)})
-	waitText(t, tm, "unreachable since")
 	keyPress(tm, "s")
-	waitText(t, tm, "read-only: sync is disabled")
 	finish(t, tm)
 }

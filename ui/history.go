@@ -76,6 +76,15 @@ func (v *historyView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
 			p, err := be.RevertPreview(ctx, cm.Hash)
 			return RevertPreviewMsg{Hash: cm.Hash, Preview: p, Err: err}
 		}}
+	case ActEnter:
+		if v.cursor >= len(v.commits) {
+			return handled(nil)
+		}
+		c := v.commits[v.cursor]
+		body := []string{"Author: " + c.Author + " <" + c.Email + ">", "Date:   " + c.Time.In(v.c.loc).Format("2006-01-02 15:04:05 MST"), ""}
+		body = append(body, strings.Split(strings.TrimRight(c.Body, "\n"), "\n")...)
+		d := newDialog(shortHash(c.Hash)+" "+c.Subject, body, "↑/↓ scroll · enter/esc: close", func([]string) (outcome, string) { return outcome{}, "" })
+		return outcome{handled: true, dialog: d}
 	case ActRefresh:
 		return outcome{work: v.load()}
 	}

@@ -204,6 +204,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
+	case tea.PasteMsg:
+		return m, m.paste(msg)
 	case spinner.TickMsg:
 		if m.busy == 0 {
 			return m, nil

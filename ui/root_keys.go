@@ -53,6 +53,25 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	return tea.Batch(cmd, m.rootAction(a))
 }
 
+// paste sends pasted text to the text field that has the focus, if any.
+func (m *Model) paste(msg tea.PasteMsg) tea.Cmd {
+	var cmd tea.Cmd
+	switch {
+	case m.dialog != nil && len(m.dialog.fields) > 0:
+		f := &m.dialog.fields[m.dialog.focus]
+		f.input, cmd = f.input.Update(msg)
+	case m.cmdOpen:
+		m.cmdline, cmd = m.cmdline.Update(msg)
+	default:
+		if av, ok := m.top().(*appsView); ok && av.editing {
+			av.input, cmd = av.input.Update(msg)
+			av.filter = av.input.Value()
+			av.recompute()
+		}
+	}
+	return cmd
+}
+
 // apply carries out what a view or dialog asked for.
 func (m *Model) apply(out outcome) tea.Cmd {
 	if out.push != nil {

@@ -45,6 +45,11 @@ func Run(ctx context.Context, be Backend, opts Options) error {
 	cfg.Log.Info("ui started", "readonly", cfg.Readonly, "context", cfg.Context)
 	popts := append([]tea.ProgramOption{tea.WithContext(ctx)}, opts.ProgramOptions...)
 	_, err = tea.NewProgram(m, popts...).Run()
+	if errors.Is(err, tea.ErrInterrupted) {
+		// SIGINT from outside (ctrl+c inside is a key and quits).
+		cfg.Log.Info("ui stopped", "reason", "interrupted")
+		return nil
+	}
 	if err != nil && errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		cfg.Log.Info("ui stopped", "reason", ctx.Err())
 		return nil
