@@ -119,6 +119,9 @@ func (v *appsView) recompute() {
 		default:
 			r.heal = "off"
 		}
+		if a.Freeze != nil && !r.frozen && a.Freeze.Until != nil {
+			r.heal += " (freeze ended " + a.Freeze.Until.In(v.c.loc).Format("15:04") + ")"
+		}
 		r.rev = shortHash(a.Revision)
 		if a.RevisionAuthor != "" {
 			r.rev += " " + personName(a.RevisionAuthor)
