@@ -112,7 +112,7 @@ func TestFreezeFailureKeepsTheWordsInTheStatus(t *testing.T) {
 	be := newFake()
 	be.fail = errBoom
 	h := newHarness(t, be, testConfig())
-	h.keys("G", "f").typeText("INC-9").keys("enter", "enter")
+	h.keys("G", "f").typeText("INC-9").keys("enter")
 	h.wantScreen("! freeze api-prod failed: git push: remote rejected")
 }
 
@@ -248,6 +248,6 @@ func TestPasteIntoTheReason(t *testing.T) {
 	h := newHarness(t, newFake(), testConfig())
 	h.keys("G", "f")
 	h.send(tea.PasteMsg{Content: "INC-4242 pasted"})
-	h.keys("enter", "enter")
+	h.keys("enter")
 	h.wantCalls(`freeze api-prod reason="INC-4242 pasted" for=0s`)
 }

@@ -101,10 +101,7 @@ func (d *dialog) handleKey(msg tea.KeyPressMsg) (outcome, bool) {
 		d.scroll = max(d.scroll-10, 0)
 		return handled(nil), true
 	case "enter":
-		if len(d.fields) > 0 && d.focus < len(d.fields)-1 && d.fields[d.focus].input.Value() != "" {
-			d.setFocus(d.focus + 1)
-			return handled(nil), true
-		}
+		// Enter submits from any field; optional fields may stay empty.
 		vals := d.values()
 		for i, f := range d.fields {
 			if f.required && vals[i] == "" {

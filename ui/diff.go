@@ -159,14 +159,23 @@ func (v *diffView) setDetail(d status.ObjectDetail) {
 	v.res = d.Resource
 	v.rows = alignLines(d.Desired, d.Live)
 	v.lay = diffLayout{}
+	v.ensureLayout(v.w())
 }
 
+// update lays the object out as soon as it arrives or the terminal is
+// resized, so that drawing a frame never has to.
 func (v *diffView) update(msg tea.Msg) tea.Cmd {
-	if m, ok := msg.(DetailLoadedMsg); ok && m.App == v.app && m.Ref == v.res.Ref {
-		v.err = m.Err
-		if m.Err == nil {
-			v.setDetail(m.Detail)
+	switch m := msg.(type) {
+	case DetailLoadedMsg:
+		if m.App == v.app && m.Ref == v.res.Ref {
+			v.err = m.Err
+			if m.Err == nil {
+				v.setDetail(m.Detail)
+			}
 		}
+	case tea.WindowSizeMsg:
+		v.lastW = m.Width
+		v.ensureLayout(m.Width)
 	}
 	return nil
 }

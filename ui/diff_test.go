@@ -199,3 +199,20 @@ func TestOwnershipView(t *testing.T) {
 	h.keys("k")
 	h.wantScreen("/spec/progressDeadlineSeconds: nobody: defaulted by the apiserver")
 }
+
+func TestDiffLayoutIsBuiltInUpdateNotInView(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.keys("j", "enter", "j", "enter")
+	dv := h.m.top().(*diffView)
+	if dv.lay.lines == nil || dv.lay.width != 140 {
+		t.Fatalf("no layout after the object arrived (width %d)", dv.lay.width)
+	}
+	h.send(windowSize(100, 30))
+	if dv.lay.width != 100 || dv.lay.unified {
+		t.Fatalf("resize: layout width %d unified %v", dv.lay.width, dv.lay.unified)
+	}
+	h.send(windowSize(90, 30))
+	if !dv.lay.unified {
+		t.Fatal("under 100 columns the layout should turn unified")
+	}
+}

@@ -195,6 +195,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.c.width, m.c.height = msg.Width, msg.Height
+		for _, v := range m.stack {
+			v.update(msg)
+		}
 		return m, nil
 	case tea.BackgroundColorMsg:
 		m.c.styles = NewStyles(m.cfg.Theme, msg.IsDark(), m.cfg.NoColor)
