@@ -138,7 +138,8 @@ func (v *appView) update(msg tea.Msg) tea.Cmd {
 
 func (v *appView) shortHelp() []key.Binding {
 	k := v.c.keys
-	return []key.Binding{k.Diff, k.Owners, k.History, k.Sync, k.Freeze, k.Back, k.Help}
+	enter := relabel(k.Enter, "diff")
+	return []key.Binding{enter, k.Owners, k.History, k.Sync, k.Freeze, k.Back, k.Help}
 }
 
 func (v *appView) fullHelp() [][]key.Binding { return v.c.keys.FullHelp() }

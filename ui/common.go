@@ -81,6 +81,12 @@ type view interface {
 	capturing() bool
 }
 
+// relabel is a copy of a shared binding with the help text of one view.
+func relabel(b key.Binding, desc string) key.Binding {
+	b.SetHelp(b.Help().Key, desc)
+	return b
+}
+
 // pad fits s (which may hold ANSI styles) into exactly w cells: cut with
 // an ellipsis when longer, padded with spaces when shorter.
 func pad(s string, w int) string {

@@ -115,7 +115,7 @@ func (v *historyView) subject(hash string) string {
 
 func (v *historyView) shortHelp() []key.Binding {
 	k := v.c.keys
-	return []key.Binding{k.Up, k.Down, k.Revert, k.Refresh, k.Back, k.Help}
+	return []key.Binding{k.Up, k.Down, relabel(k.Enter, "show commit"), k.Revert, k.Refresh, k.Back, k.Help}
 }
 
 func (v *historyView) fullHelp() [][]key.Binding { return v.c.keys.FullHelp() }

@@ -155,9 +155,7 @@ func (v *ownersView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
 
 func (v *ownersView) shortHelp() []key.Binding {
 	k := v.c.keys
-	n, p := k.NextChange, k.PrevChange
-	n.SetHelp(n.Help().Key, "next flagged")
-	p.SetHelp(p.Help().Key, "prev flagged")
+	n, p := relabel(k.NextChange, "next flagged"), relabel(k.PrevChange, "prev flagged")
 	return []key.Binding{n, p, k.Ignore, k.Diff, k.Back, k.Help}
 }
 
