@@ -1,0 +1,220 @@
+// Package controlplane builds and runs the throwaway local Kubernetes control
+// plane of testdata/localcluster (etcd, the real kube-apiserver and an
+// optional kube-controller-manager in one process). Tests start one per
+// package through enginetest; `kdrift demo` runs one as its embedded default.
+package controlplane
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// KubeVersion is the Kubernetes release the control plane runs.
+const KubeVersion = "v1.37.2"
+
+// ModuleDir is the nested module's folder relative to kdrift's repository root.
+const ModuleDir = "testdata/localcluster"
+
+// BuildOptions says where the sources are and where the binary is cached.
+type BuildOptions struct {
+	// SourceDir is the testdata/localcluster folder.
+	SourceDir string
+	// CacheDir holds built binaries, one folder per source hash. Default:
+	// $KDRIFT_CACHE_DIR, else the user cache folder + /kdrift/localcluster.
+	CacheDir string
+	// Log receives the go build output while a build runs; nil discards it.
+	Log io.Writer
+}
+
+// DefaultCacheDir is where built control-plane binaries are kept.
+func DefaultCacheDir() (string, error) {
+	if d := os.Getenv("KDRIFT_CACHE_DIR"); d != "" {
+		return filepath.Join(d, "localcluster"), nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache folder: %w (set KDRIFT_CACHE_DIR)", err)
+	}
+	return filepath.Join(d, "kdrift", "localcluster"), nil
+}
+
+// Binary returns the path of the control-plane binary for the sources in
+// opts.SourceDir, building it first when no binary of these exact sources is
+// cached. Concurrent callers (test packages run in parallel) wait for one
+// build through a file lock instead of building twice.
+func Binary(ctx context.Context, opts BuildOptions) (string, error) {
+	if opts.CacheDir == "" {
+		d, err := DefaultCacheDir()
+		if err != nil {
+			return "", err
+		}
+		opts.CacheDir = d
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	hash, err := sourceHash(opts.SourceDir)
+	if err != nil {
+		return "", fmt.Errorf("localcluster sources at %s: %w", opts.SourceDir, err)
+	}
+	dir := filepath.Join(opts.CacheDir, hash)
+	bin := filepath.Join(dir, "localcluster")
+	if fileExists(bin) {
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("cache folder: %w", err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(dir, ".lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if fileExists(bin) { // built by whoever held the lock before us
+		return bin, nil
+	}
+	tmp := bin + ".tmp"
+	ldflags := strings.Join([]string{
+		"-s", "-w",
+		"-X k8s.io/component-base/version.gitVersion=" + KubeVersion,
+		"-X k8s.io/component-base/version.gitMajor=1",
+		"-X k8s.io/component-base/version.gitMinor=37",
+		"-X k8s.io/component-base/version.gitTreeState=clean",
+	}, " ")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", tmp, ".")
+	cmd.Dir = opts.SourceDir
+	var out bytes.Buffer
+	cmd.Stdout = io.MultiWriter(&out, opts.Log)
+	cmd.Stderr = io.MultiWriter(&out, opts.Log)
+	// The nested module has its own go.mod; a go.work or GOFLAGS=-mod=vendor
+	// from the caller's environment must not leak into its build.
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		_ = os.Remove(tmp)
+		return "", fmt.Errorf("build the local control plane (go build in %s) failed after %s: %w\n%s",
+			opts.SourceDir, time.Since(start).Round(time.Second), err, tail(out.String(), 40))
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		return "", fmt.Errorf("cache the control-plane binary: %w", err)
+	}
+	pruneOld(opts.CacheDir, hash)
+	return bin, nil
+}
+
+// sourceHash hashes what decides the binary: every Go file, go.mod and
+// go.sum of the nested module, plus the Go version that builds it.
+func sourceHash(dir string) (string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		if strings.HasSuffix(name, ".go") || name == "go.mod" || name == "go.sum" {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if len(files) == 0 {
+		return "", errors.New("no Go sources found")
+	}
+	sort.Strings(files)
+	h := sha256.New()
+	goVersion, err := exec.Command("go", "env", "GOVERSION").Output()
+	if err != nil {
+		return "", fmt.Errorf("the go command is needed to build the control plane: %w", err)
+	}
+	h.Write(goVersion)
+	for _, f := range files {
+		rel, err := filepath.Rel(dir, f)
+		if err != nil {
+			return "", err
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(rel), len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// lockFile takes an exclusive flock on path, waiting while ctx allows.
+func lockFile(ctx context.Context, path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("build lock: %w", err)
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() {
+				_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+				_ = f.Close()
+			}, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("build lock %s: %w", path, err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("waiting for another build of the control plane: %w", ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// pruneOld removes binaries of other source hashes unused for a day, so the
+// cache does not grow with every change to the sources; a younger one may
+// belong to another checkout's test run that is still going.
+func pruneOld(cacheDir, keep string) {
+	entries, err := os.ReadDir(cacheDir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || time.Since(info.ModTime()) < 24*time.Hour {
+			continue
+		}
+		if e.IsDir() && e.Name() != keep {
+			_ = os.RemoveAll(filepath.Join(cacheDir, e.Name()))
+		}
+	}
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+func tail(s string, lines int) string {
+	parts := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(parts) > lines {
+		parts = parts[len(parts)-lines:]
+	}
+	return strings.Join(parts, "\n")
+}

@@ -1,0 +1,203 @@
+package controlplane
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Options says how to run a control plane.
+type Options struct {
+	// Binary is the localcluster binary (see Binary).
+	Binary string
+	// ControllerManager also runs a kube-controller-manager, so
+	// Deployments get ReplicaSets and status and namespaces finish deleting.
+	ControllerManager bool
+	// Kubeconfig is where the admin kubeconfig is written. Default: a new
+	// file in the system temp folder, removed by the control plane on exit.
+	Kubeconfig string
+	// Log receives the control plane's own logs; nil keeps only the last
+	// lines, for error messages.
+	Log io.Writer
+	// StartTimeout bounds the wait for "ready". Default 90s: a cold start
+	// on a busy 2-core machine takes several seconds.
+	StartTimeout time.Duration
+}
+
+// ControlPlane is a running local control plane.
+type ControlPlane struct {
+	// Kubeconfig is the admin kubeconfig's path.
+	Kubeconfig string
+	// Config is a client configuration for the admin user.
+	Config *rest.Config
+
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	exitErr  error
+	logs     *ringBuffer
+	stopOnce sync.Once
+}
+
+// Start runs the control plane and waits until it prints "ready". The
+// process dies with its parent (Pdeathsig), so a crashed caller never leaves
+// it behind; Stop ends it cleanly and it removes every file it made.
+func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
+	if opts.Binary == "" {
+		return nil, errors.New("control plane: no binary given (see controlplane.Binary)")
+	}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 90 * time.Second
+	}
+	if opts.Kubeconfig == "" {
+		f, err := os.CreateTemp("", "kdrift-localcluster-*.kubeconfig")
+		if err != nil {
+			return nil, fmt.Errorf("control plane: kubeconfig file: %w", err)
+		}
+		opts.Kubeconfig = f.Name()
+		f.Close()
+		// The control plane writes it atomically once up, and removes it.
+		os.Remove(opts.Kubeconfig)
+	}
+	cp := &ControlPlane{Kubeconfig: opts.Kubeconfig, exited: make(chan struct{}), logs: newRingBuffer(60)}
+	args := []string{"--kubeconfig", opts.Kubeconfig, "--log", "-"}
+	if opts.ControllerManager {
+		args = append(args, "--controller-manager")
+	}
+	cmd := exec.Command(opts.Binary, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
+	var logOut io.Writer = cp.logs
+	if opts.Log != nil {
+		logOut = io.MultiWriter(cp.logs, opts.Log)
+	}
+	cmd.Stderr = logOut
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("control plane: start %s: %w", opts.Binary, err)
+	}
+	cp.cmd = cmd
+
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		signalled := false
+		for sc.Scan() {
+			line := sc.Text()
+			if line == "ready" && !signalled {
+				signalled = true
+				close(ready)
+				continue
+			}
+			fmt.Fprintln(logOut, line)
+		}
+	}()
+	go func() {
+		cp.exitErr = cmd.Wait()
+		close(cp.exited)
+	}()
+
+	timer := time.NewTimer(opts.StartTimeout)
+	defer timer.Stop()
+	select {
+	case <-ready:
+	case <-cp.exited:
+		return nil, fmt.Errorf("control plane exited before it was ready (%v); its last log lines:\n%s", cp.exitErr, cp.logs.String())
+	case <-timer.C:
+		cp.Stop()
+		return nil, fmt.Errorf("control plane not ready within %s; its last log lines:\n%s", opts.StartTimeout, cp.logs.String())
+	case <-ctx.Done():
+		cp.Stop()
+		return nil, ctx.Err()
+	}
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	if err != nil {
+		cp.Stop()
+		return nil, fmt.Errorf("control plane: read its kubeconfig %s: %w", opts.Kubeconfig, err)
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	cp.Config = cfg
+	return cp, nil
+}
+
+// Stop sends SIGTERM, waits up to 20s for a clean exit (the control plane
+// removes its files), then kills it. It is safe to call more than once.
+func (cp *ControlPlane) Stop() error {
+	var err error
+	cp.stopOnce.Do(func() {
+		if cp.cmd == nil || cp.cmd.Process == nil {
+			return
+		}
+		_ = cp.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-cp.exited:
+		case <-time.After(20 * time.Second):
+			_ = syscall.Kill(-cp.cmd.Process.Pid, syscall.SIGKILL)
+			<-cp.exited
+			err = fmt.Errorf("control plane did not stop within 20s and was killed")
+		}
+		// Only a killed process leaves its kubeconfig behind.
+		if _, statErr := os.Stat(cp.Kubeconfig); statErr == nil && filepath.IsAbs(cp.Kubeconfig) {
+			_ = os.Remove(cp.Kubeconfig)
+		}
+	})
+	return err
+}
+
+// Logs returns the control plane's last log lines.
+func (cp *ControlPlane) Logs() string { return cp.logs.String() }
+
+// ringBuffer keeps the last n lines written to it.
+type ringBuffer struct {
+	mu    sync.Mutex
+	n     int
+	lines []string
+	part  string
+}
+
+func newRingBuffer(n int) *ringBuffer { return &ringBuffer{n: n} }
+
+func (r *ringBuffer) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.part + string(p)
+	parts := strings.Split(s, "\n")
+	r.part = parts[len(parts)-1]
+	for _, l := range parts[:len(parts)-1] {
+		r.lines = append(r.lines, l)
+		if len(r.lines) > r.n {
+			r.lines = r.lines[len(r.lines)-r.n:]
+		}
+	}
+	return len(p), nil
+}
+
+func (r *ringBuffer) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := strings.Join(r.lines, "\n")
+	if r.part != "" {
+		out += "\n" + r.part
+	}
+	if strings.TrimSpace(out) == "" {
+		return "(no log output)"
+	}
+	return out
+}
+
+// Pid is the control plane's process id.
+func (cp *ControlPlane) Pid() int { return cp.cmd.Process.Pid }

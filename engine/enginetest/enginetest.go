@@ -1,0 +1,167 @@
+// Package enginetest runs one real local Kubernetes control plane per test
+// package, in the spirit of net/http/httptest. Use it from TestMain:
+//
+//	func TestMain(m *testing.M) { enginetest.Main(m, enginetest.Options{}) }
+//
+// and reach the cluster with enginetest.Config() or enginetest.Kubeconfig().
+// The control-plane binary is built once into a cache keyed by its sources,
+// so only the first run on a machine pays for the build. When the binary
+// cannot be built or started, the test binary fails and says why: tests
+// never skip for want of a cluster.
+package enginetest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"kdrift.dev/kdrift/engine/controlplane"
+)
+
+// Options says what kind of control plane a package needs.
+type Options struct {
+	// ControllerManager also runs a kube-controller-manager (Deployments
+	// get ReplicaSets and status). It costs memory and CPU; ask only when a
+	// test needs what it does.
+	ControllerManager bool
+}
+
+var (
+	mu      sync.Mutex
+	current *controlplane.ControlPlane
+)
+
+// Main starts the control plane, runs the package's tests, stops the
+// control plane and exits with the tests' code. If the control plane cannot
+// start, it prints why and exits 1 without running any test.
+func Main(m *testing.M, opts Options) {
+	os.Exit(run(m, opts))
+}
+
+func run(m *testing.M, opts Options) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	cp, err := Start(ctx, opts)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: enginetest: %v\n", err)
+		return 1
+	}
+	mu.Lock()
+	current = cp
+	mu.Unlock()
+	// A panicking test exits the process without running this; the control
+	// plane then gets SIGTERM from the kernel (Pdeathsig) and cleans up.
+	defer func() {
+		if err := cp.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "enginetest: %v\n", err)
+		}
+	}()
+	return m.Run()
+}
+
+// Start builds (or finds in the cache) and starts a control plane. Most
+// tests want Main; Start is for a test that needs a second, separate one.
+func Start(ctx context.Context, opts Options) (*controlplane.ControlPlane, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	bin, err := controlplane.Binary(ctx, controlplane.BuildOptions{
+		SourceDir: filepath.Join(root, controlplane.ModuleDir),
+		Log:       buildLog(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return controlplane.Start(ctx, controlplane.Options{Binary: bin, ControllerManager: opts.ControllerManager})
+}
+
+// buildLog shows build progress when the build is slow (a cold cache takes
+// minutes), so a waiting person knows why.
+func buildLog() *progress {
+	return &progress{start: time.Now()}
+}
+
+type progress struct {
+	start  time.Time
+	noted  bool
+	noteMu sync.Mutex
+}
+
+func (p *progress) Write(b []byte) (int, error) {
+	p.noteMu.Lock()
+	defer p.noteMu.Unlock()
+	if !p.noted {
+		p.noted = true
+		fmt.Fprintln(os.Stderr, "enginetest: building the local control plane (a cold build takes several minutes; later runs reuse it)")
+	}
+	return len(b), nil
+}
+
+// RepoRoot finds kdrift's repository root: the nearest folder above the
+// working directory whose go.mod declares module kdrift.dev/kdrift.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.HasPrefix(strings.TrimSpace(string(data)), "module kdrift.dev/kdrift\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("enginetest: no go.mod of module kdrift.dev/kdrift above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func mustCurrent() *controlplane.ControlPlane {
+	mu.Lock()
+	defer mu.Unlock()
+	if current == nil {
+		panic("enginetest: no control plane: call enginetest.Main(m, ...) from TestMain")
+	}
+	return current
+}
+
+// Config returns a copy of the admin client configuration.
+func Config() *rest.Config { return rest.CopyConfig(mustCurrent().Config) }
+
+// Kubeconfig returns the admin kubeconfig's path.
+func Kubeconfig() string { return mustCurrent().Kubeconfig }
+
+// Clientset returns a typed client for the admin user.
+func Clientset(t testing.TB) kubernetes.Interface {
+	t.Helper()
+	c, err := kubernetes.NewForConfig(Config())
+	if err != nil {
+		t.Fatalf("enginetest: clientset: %v", err)
+	}
+	return c
+}
+
+// Dynamic returns a dynamic client for the admin user.
+func Dynamic(t testing.TB) dynamic.Interface {
+	t.Helper()
+	c, err := dynamic.NewForConfig(Config())
+	if err != nil {
+		t.Fatalf("enginetest: dynamic client: %v", err)
+	}
+	return c
+}
+
+// Logs returns the control plane's last log lines, to print when a test
+// fails on something the apiserver said.
+func Logs() string { return mustCurrent().Logs() }
