@@ -11,8 +11,16 @@ import (
 	"kdrift.dev/kdrift/engine/status"
 )
 
-// annWidth is the width of the owner column at a screen width.
-func annWidth(w int) int { return min(max(w*3/10, 18), 44) }
+// diffWidths splits a screen width into the columns of the diff: the Git
+// and live cells of the side-by-side layout, the text of the unified one,
+// and the owner column. A line is "▶" + cell + " │ " + cell + " │ " + owner
+// (side by side) or "▶" + text + " │ " + owner (unified).
+func diffWidths(w int) (cellW, uniW, annW int) {
+	annW = min(max(w*3/10, 10), 44)
+	cellW = max((w-7-annW)/2, 4)
+	uniW = max(w-4-annW, 4)
+	return cellW, uniW, annW
+}
 
 // unifiedBelow is the width under which the diff starts unified.
 const unifiedBelow = 100
@@ -47,9 +55,7 @@ func layoutDiff(d status.ObjectDetail, rows []diffRow, w int, unified, hide bool
 		fields[d.Resource.Fields[i].Path] = &d.Resource.Fields[i]
 	}
 	lay := diffLayout{width: w, unified: unified, hide: hide, lines: make([]diffLine, 0, len(rows))}
-	annW := annWidth(w)
-	cellW := max((w-annW-4)/2, 8)
-	uniW := max(w-annW-3, 10)
+	cellW, uniW, annW := diffWidths(w)
 	prevChange, changePath := false, ""
 	for _, r := range rows {
 		var an annotation
@@ -335,12 +341,11 @@ func (v *diffView) render(w, h int) string {
 	}
 	b.WriteString(s.Title.Render(cut(head+"  ["+mode+"]", w)))
 	b.WriteByte('\n')
-	annW := annWidth(w)
+	cellW, uniW, _ := diffWidths(w)
 	if v.lay.unified {
-		b.WriteString(s.Header.Render(cut(pad("- Git (desired)  + live", max(w-annW-3, 10))+" │ OWNER", w)))
+		b.WriteString(s.Header.Render(cut(" "+pad("- Git (desired)  + live", uniW)+" │ OWNER", w)))
 	} else {
-		cellW := max((w-annW-4)/2, 8)
-		b.WriteString(s.Header.Render(cut(pad("GIT (desired)", cellW)+" │ "+pad("LIVE", cellW)+" │ OWNER", w)))
+		b.WriteString(s.Header.Render(cut(" "+pad("GIT (desired)", cellW)+" │ "+pad("LIVE", cellW)+" │ OWNER", w)))
 	}
 	b.WriteByte('\n')
 	end := min(v.top+v.height, len(v.lay.lines))

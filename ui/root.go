@@ -475,12 +475,12 @@ func (m *Model) render() string {
 	body = fitHeight(body, bodyH)
 	if m.dialog != nil {
 		// The dialog floats over the view, which stays visible around it.
-		dlg := m.dialog.render(s, min(w, 100), bodyH)
+		dlg := fitLines(m.dialog.render(s, min(w, 100), bodyH), w, bodyH)
 		x := max((w-lipgloss.Width(dlg))/2, 0)
 		y := max((bodyH-lipgloss.Height(dlg))/2, 0)
 		body = lipgloss.NewCompositor(lipgloss.NewLayer(body), lipgloss.NewLayer(dlg).X(x).Y(y).Z(1)).Render()
 	}
-	b.WriteString(body)
+	b.WriteString(fitLines(body, w, bodyH))
 	b.WriteByte('\n')
 	st := ""
 	if m.busy > 0 {
@@ -497,8 +497,20 @@ func (m *Model) render() string {
 	}
 	b.WriteByte('\n')
 	m.help.SetWidth(w)
-	b.WriteString(m.help.ShortHelpView(m.top().shortHelp()))
+	b.WriteString(cut(m.help.ShortHelpView(m.top().shortHelp()), w))
 	return b.String()
+}
+
+// fitLines cuts s to at most h lines of at most w cells.
+func fitLines(s string, w, h int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for i, l := range lines {
+		lines[i] = cut(l, w)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // fitHeight pads or cuts s to exactly h lines.
