@@ -1,8 +1,3 @@
-// Package ui is kdrift's terminal UI: apps by sync state, an app's
-// resources, a side-by-side diff with field owners, an ownership (blame)
-// view and the app's Git history, with keys to sync, freeze, unfreeze,
-// ignore and revert. It talks to the engine and the Git actions only
-// through Backend, and never blocks on it: every call runs in a tea.Cmd.
 package ui
 
 import (

@@ -70,7 +70,10 @@ func layoutDiff(d status.ObjectDetail, rows []diffRow, w int, unified, hide bool
 		}
 		ann := ""
 		if r.kind != rowSame {
-			ann = an.text + " · " + string(an.class)
+			ann = an.text
+			if an.class != "" {
+				ann += " · " + string(an.class)
+			}
 			if an.ignored {
 				ann = "ignored · " + ann
 			}

@@ -184,7 +184,7 @@ func annotate(d status.ObjectDetail, fields map[string]*status.FieldChange, r di
 			an.text += " +" + strconv.Itoa(len(owners)-1)
 		}
 	case r.right < 0:
-		an.class = status.OwnerDefaulted
+		// Git sets it and nobody has it live: no owner to name.
 		an.text = "not live"
 	default:
 		an.class = status.OwnerDefaulted

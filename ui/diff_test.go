@@ -216,3 +216,17 @@ func TestDiffLayoutIsBuiltInUpdateNotInView(t *testing.T) {
 		t.Fatal("under 100 columns the layout should turn unified")
 	}
 }
+
+func TestDiffOfAMissingObject(t *testing.T) {
+	be := newFake()
+	d := be.details[deployRef]
+	d.Live = nil
+	d.Resource.Status = status.ResourceMissing
+	be.details[deployRef] = d
+	h := newHarness(t, be, testConfig())
+	h.keys("j", "enter", "j", "enter")
+	h.wantScreen("+ Missing", "4 changes", "  replicas: 6", "not live")
+	if strings.Contains(h.screen(), "· defaulted") {
+		t.Error("a field that is not live is not defaulted")
+	}
+}
