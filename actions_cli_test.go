@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -24,11 +23,10 @@ func git(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func kdrift(t *testing.T, args ...string) (int, string, string) {
+// kdriftAction runs one action command in-process (no cluster involved).
+func kdriftAction(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	code := run(context.Background(), args, &cliEnv{stdout: &out, stderr: &errOut})
-	return code, out.String(), errOut.String()
+	return kdrift(t, context.Background(), args...)
 }
 
 // TestActionCommandsEndToEnd drives freeze, unfreeze, ignore, revert,
@@ -59,24 +57,24 @@ func TestActionCommandsEndToEnd(t *testing.T) {
 	repo := []string{"--repo", dir}
 
 	// No identity: refused with how to set one.
-	code, _, stderr := kdrift(t, append([]string{"freeze", "render-prod", "--reason", "x"}, repo...)...)
+	code, _, stderr := kdriftAction(t, append([]string{"freeze", "render-prod", "--reason", "x"}, repo...)...)
 	if code != exitError || !strings.Contains(stderr, "git config user.name") {
 		t.Fatalf("no identity: %d %s", code, stderr)
 	}
 	t.Setenv("KDRIFT_AUTHOR", "Lao Li <lao.li@example.com>")
-	code, _, stderr = kdrift(t, append([]string{"freeze", "render-prod", "--reason", " "}, repo...)...)
+	code, _, stderr = kdriftAction(t, append([]string{"freeze", "render-prod", "--reason", " "}, repo...)...)
 	if code != exitError || !strings.Contains(stderr, "reason is required") {
 		t.Fatalf("blank reason: %d %s", code, stderr)
 	}
 
-	code, stdout, stderr := kdrift(t, append([]string{"freeze", "render-prod", "--reason", "INC-1 hold render", "--for", "4h"}, repo...)...)
+	code, stdout, stderr := kdriftAction(t, append([]string{"freeze", "render-prod", "--reason", "INC-1 hold render", "--for", "4h"}, repo...)...)
 	if code != exitOK || !strings.Contains(stdout, "pushed to origin/main") {
 		t.Fatalf("freeze: %d %s %s", code, stdout, stderr)
 	}
 	if s := git(t, remote, "log", "-1", "--format=%an|%s|%(trailers:key=Kdrift-Action,valueonly)"); s != "Lao Li|freeze(render-prod): INC-1 hold render|freeze" {
 		t.Fatalf("log %q", s)
 	}
-	code, stdout, stderr = kdrift(t, append([]string{"freeze", "render-prod", "--extend", "2h", "--reason", "longer", "-o", "json"}, repo...)...)
+	code, stdout, stderr = kdriftAction(t, append([]string{"freeze", "render-prod", "--extend", "2h", "--reason", "longer", "-o", "json"}, repo...)...)
 	var res struct {
 		Commit string `json:"commit"`
 		Pushed bool   `json:"pushed"`
@@ -84,18 +82,18 @@ func TestActionCommandsEndToEnd(t *testing.T) {
 	if code != exitOK || json.Unmarshal([]byte(stdout), &res) != nil || !res.Pushed || len(res.Commit) != 40 {
 		t.Fatalf("extend: %d %s %s", code, stdout, stderr)
 	}
-	code, _, stderr = kdrift(t, append([]string{"unfreeze", "render-prod", "--reason", "INC-1 over"}, repo...)...)
+	code, _, stderr = kdriftAction(t, append([]string{"unfreeze", "render-prod", "--reason", "INC-1 over"}, repo...)...)
 	if code != exitOK {
 		t.Fatalf("unfreeze: %s", stderr)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, ".kdrift/apps.yaml")); string(got) != appFile {
 		t.Fatalf("round trip:\n%s", got)
 	}
-	code, _, stderr = kdrift(t, append([]string{"ignore", "render-prod", "--group", "apps", "--kind", "Deployment", "--json-pointer", "/spec/replicas", "--reason", "HPA owns it"}, repo...)...)
+	code, _, stderr = kdriftAction(t, append([]string{"ignore", "render-prod", "--group", "apps", "--kind", "Deployment", "--json-pointer", "/spec/replicas", "--reason", "HPA owns it"}, repo...)...)
 	if code != exitOK {
 		t.Fatalf("ignore: %s", stderr)
 	}
-	code, _, stderr = kdrift(t, append([]string{"ignore", "render-prod", "--kind", "Deployment", "--json-pointer", "spec", "--reason", "x"}, repo...)...)
+	code, _, stderr = kdriftAction(t, append([]string{"ignore", "render-prod", "--kind", "Deployment", "--json-pointer", "spec", "--reason", "x"}, repo...)...)
 	if code != exitError || !strings.Contains(stderr, "must start with") {
 		t.Fatalf("bad pointer: %d %s", code, stderr)
 	}
@@ -107,11 +105,11 @@ func TestActionCommandsEndToEnd(t *testing.T) {
 	git(t, dir, "commit", "-q", "-am", "scale down")
 	git(t, dir, "push", "-q")
 	bad := git(t, dir, "rev-parse", "HEAD")
-	code, stdout, _ = kdrift(t, append([]string{"revert", bad, "--preview"}, repo...)...)
+	code, stdout, _ = kdriftAction(t, append([]string{"revert", bad, "--preview"}, repo...)...)
 	if code != exitOK || !strings.Contains(stdout, "-replicas: 1\n+replicas: 6\n") {
 		t.Fatalf("preview: %d %s", code, stdout)
 	}
-	code, _, stderr = kdrift(t, append([]string{"revert", bad, "--reason", "INC-2 render at 1 replica"}, repo...)...)
+	code, _, stderr = kdriftAction(t, append([]string{"revert", bad, "--reason", "INC-2 render at 1 replica"}, repo...)...)
 	if code != exitOK {
 		t.Fatalf("revert: %s", stderr)
 	}
@@ -122,19 +120,19 @@ func TestActionCommandsEndToEnd(t *testing.T) {
 	// Remote down: the freeze stays local (exit 0, warning), push fails
 	// (exit 2), then succeeds.
 	git(t, dir, "remote", "set-url", "origin", filepath.Join(root, "gone.git"))
-	code, stdout, stderr = kdrift(t, append([]string{"freeze", "render-prod", "--reason", "INC-3 offline"}, repo...)...)
+	code, stdout, stderr = kdriftAction(t, append([]string{"freeze", "render-prod", "--reason", "INC-3 offline"}, repo...)...)
 	if code != exitOK || !strings.Contains(stdout, "committed locally as") || !strings.Contains(stderr, "kdrift push") {
 		t.Fatalf("offline freeze: %d %s %s", code, stdout, stderr)
 	}
-	if code, _, _ = kdrift(t, append([]string{"push"}, repo...)...); code != exitError {
+	if code, _, _ = kdriftAction(t, append([]string{"push"}, repo...)...); code != exitError {
 		t.Fatalf("push while down exited %d", code)
 	}
 	git(t, dir, "remote", "set-url", "origin", remote)
-	if code, _, stderr = kdrift(t, append([]string{"push"}, repo...)...); code != exitOK {
+	if code, _, stderr = kdriftAction(t, append([]string{"push"}, repo...)...); code != exitOK {
 		t.Fatalf("push: %s", stderr)
 	}
 
-	code, stdout, stderr = kdrift(t, append([]string{"audit", "render-prod", "-o", "json"}, repo...)...)
+	code, stdout, stderr = kdriftAction(t, append([]string{"audit", "render-prod", "-o", "json"}, repo...)...)
 	var entries []struct {
 		Action      string            `json:"action"`
 		Reason      string            `json:"reason"`
@@ -150,7 +148,7 @@ func TestActionCommandsEndToEnd(t *testing.T) {
 	if strings.Join(got, " ") != "freeze:active revert: ignore: unfreeze: extend:lifted freeze:lifted" {
 		t.Fatalf("audit actions %v", got)
 	}
-	code, stdout, _ = kdrift(t, append([]string{"audit"}, repo...)...)
+	code, stdout, _ = kdriftAction(t, append([]string{"audit"}, repo...)...)
 	if code != exitOK || !strings.Contains(stdout, "TIME") || !strings.Contains(stdout, "render-prod (active)") {
 		t.Fatalf("audit table: %s", stdout)
 	}

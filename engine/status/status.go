@@ -160,7 +160,10 @@ type AppStatus struct {
 	Resources      []ResourceStatus `json:"resources"`
 	// Error is the reason for Sync Error or Unknown: a render failure, an
 	// invalid App, an unreachable cluster.
-	Error      string    `json:"error,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Fights are the fields where another manager kept rewriting what
+	// kdrift healed; kdrift stopped healing them.
+	Fights     []Fight   `json:"fights,omitempty"`
 	ComparedAt time.Time `json:"comparedAt"`
 }
 

@@ -1,0 +1,115 @@
+package apply_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"kdrift.dev/kdrift/engine/apply"
+	"kdrift.dev/kdrift/engine/enginetest"
+	"kdrift.dev/kdrift/engine/status"
+)
+
+func TestExtrasPatchOrder(t *testing.T) {
+	raw, err := apply.ExtrasPatch([]apply.Extra{
+		{Path: "/spec/env/1", Live: map[string]any{"name": "A"}},
+		{Path: "/data/k", Live: nil},
+		{Path: "/spec/env/10", Live: "x"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []map[string]any
+	if err := json.Unmarshal(raw, &ops); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"test /spec/env/10", "test /spec/env/1", "test /data/k", "remove /spec/env/10", "remove /spec/env/1", "remove /data/k"}
+	if len(ops) != len(want) {
+		t.Fatalf("ops = %s", raw)
+	}
+	for i, w := range want {
+		if got := ops[i]["op"].(string) + " " + ops[i]["path"].(string); got != w {
+			t.Fatalf("op %d = %q, want %q (all: %s)", i, got, w, raw)
+		}
+	}
+	if _, has := ops[2]["value"]; !has {
+		t.Fatalf("a test of null must still carry value: %s", raw)
+	}
+}
+
+func TestExtrasOf(t *testing.T) {
+	r := status.ResourceStatus{Fields: []status.FieldChange{
+		{Path: "/data/a", Extra: true, Class: status.OwnerPerson, Live: "1"},
+		{Path: "/data/b", Extra: true, Class: status.OwnerController, Live: "2"},
+		{Path: "/data/c", Extra: true, Class: status.OwnerPerson, Ignored: true},
+		{Path: "/data/d", Class: status.OwnerPerson},
+	}}
+	got := apply.ExtrasOf(r)
+	if len(got) != 1 || got[0].Path != "/data/a" || got[0].Live != "1" {
+		t.Fatalf("ExtrasOf = %+v", got)
+	}
+}
+
+// TestRemoveExtras is facts 2 and 3: a key added by hand survives a forced
+// apply; the guarded JSON patch removes it, and refuses when the value
+// changed since it was seen.
+func TestRemoveExtras(t *testing.T) {
+	ctx := context.Background()
+	a := newApplier(t)
+	cleanup(t, "configmaps", "extras")
+	cm := apply.Track(obj(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"extras","namespace":"default"},"data":{"a":"1"}}`), "a")
+	if _, err := a.Apply(ctx, cm, false); err != nil {
+		t.Fatal(err)
+	}
+	cms := enginetest.Clientset(t).CoreV1().ConfigMaps("default")
+	edit := func(key, val string) *corev1.ConfigMap {
+		t.Helper()
+		c, err := cms.Get(ctx, "extras", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Data[key] = val
+		c, err = cms.Update(ctx, c, metav1.UpdateOptions{FieldManager: "kubectl-edit"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	edit("hotfix", "on")
+	live, err := a.Apply(ctx, cm, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live.Object["data"].(map[string]any)["hotfix"] != "on" {
+		t.Fatal("fact 2: a forced apply omitting the key should leave it; the apiserver changed behaviour")
+	}
+
+	// The person changes the value after kdrift looked: nothing is removed.
+	edit("hotfix", "changed")
+	err = a.RemoveExtras(ctx, live, []apply.Extra{{Path: "/data/hotfix", Live: "on"}}, false)
+	if err == nil {
+		t.Fatal("the guarded patch must fail when the value changed")
+	}
+	if c, _ := cms.Get(ctx, "extras", metav1.GetOptions{}); c.Data["hotfix"] != "changed" {
+		t.Fatalf("hotfix = %q, want changed (kept)", c.Data["hotfix"])
+	}
+
+	if err := a.RemoveExtras(ctx, live, []apply.Extra{{Path: "/data/hotfix", Live: "changed"}}, false); err != nil {
+		t.Fatal(err)
+	}
+	c, err := cms.Get(ctx, "extras", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, has := c.Data["hotfix"]; has || c.Data["a"] != "1" {
+		t.Fatalf("data = %v, want only a=1", c.Data)
+	}
+	for _, e := range c.ManagedFields {
+		if e.Manager == "kubectl-edit" {
+			t.Fatalf("the person's managedFields entry should be gone: %+v", c.ManagedFields)
+		}
+	}
+}

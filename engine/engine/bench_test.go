@@ -1,0 +1,464 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"kdrift.dev/kdrift/engine/engine"
+	"kdrift.dev/kdrift/engine/enginetest"
+	"kdrift.dev/kdrift/engine/fight"
+	"kdrift.dev/kdrift/engine/internal/gittest"
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// percentiles reports p50 and p99 of durations in milliseconds.
+func percentiles(b *testing.B, prefix string, ds []time.Duration) {
+	if len(ds) == 0 {
+		return
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	at := func(q float64) time.Duration { return ds[min(len(ds)-1, int(q*float64(len(ds))))] }
+	b.ReportMetric(float64(at(0.50).Microseconds())/1000, prefix+"-p50-ms")
+	b.ReportMetric(float64(at(0.99).Microseconds())/1000, prefix+"-p99-ms")
+}
+
+// benchApp makes a namespace, a repository with one Deployment app and a
+// running engine that has synced it.
+func benchApp(b *testing.B, name string, selfHeal bool) (*engine.Engine, *recorderB, func(int32)) {
+	ctx := context.Background()
+	namespaceB(b, name)
+	repo := gittest.Init(b)
+	repo.Commit("app", map[string]string{
+		".kdrift/app.yaml":    appYAML(name, "deploy/app", name, selfHeal, false, ""),
+		"deploy/app/dep.yaml": deploymentYAML("web", 2),
+	})
+	// The benchmark is a deliberate tug of war: no fight detection.
+	e, err := engine.New(engine.Options{Repo: repo.Dir, Kubeconfig: enginetest.Kubeconfig(), CacheDir: b.TempDir(), Fight: fight.Options{Rewrites: 1 << 30}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.Sync(ctx, name, engine.SyncOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	rec := &recorderB{}
+	ch, stop := e.SubscribeAll()
+	go rec.run(ch)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.Run(runCtx) }()
+	b.Cleanup(func() { cancel(); <-done; stop() })
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if a, _ := e.App(name); a.Sync == status.SyncSynced {
+			break
+		}
+	}
+	deps := enginetest.Clientset(b).AppsV1().Deployments(name)
+	scale := func(n int32) {
+		s := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: name}, Spec: autoscalingv1.ScaleSpec{Replicas: n}}
+		if _, err := deps.UpdateScale(ctx, "web", s, metav1.UpdateOptions{FieldManager: "kubectl"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return e, rec, scale
+}
+
+// recorderB signals each event to waiters.
+type recorderB struct {
+	mu     sync.Mutex
+	events []status.Event
+	wake   chan struct{}
+}
+
+func (r *recorderB) run(ch <-chan status.Event) {
+	for ev := range ch {
+		r.mu.Lock()
+		r.events = append(r.events, ev)
+		w := r.wake
+		r.mu.Unlock()
+		if w != nil {
+			select {
+			case w <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// waitFor waits for an event after index from matching f; it returns the
+// time it arrived and the new index.
+func (r *recorderB) waitFor(b *testing.B, from int, f func(status.Event) bool) int {
+	r.mu.Lock()
+	r.wake = make(chan struct{}, 1)
+	r.mu.Unlock()
+	deadline := time.After(60 * time.Second)
+	for {
+		r.mu.Lock()
+		for i := from; i < len(r.events); i++ {
+			if f(r.events[i]) {
+				r.mu.Unlock()
+				return i + 1
+			}
+		}
+		from = len(r.events)
+		w := r.wake
+		r.mu.Unlock()
+		select {
+		case <-w:
+		case <-time.After(5 * time.Millisecond):
+		case <-deadline:
+			b.Fatal("timed out waiting for an event")
+		}
+	}
+}
+
+func (r *recorderB) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.events)
+}
+
+// BenchmarkDetectionLatency: another manager's write (a scale as kubectl)
+// to the engine's DriftDetected event showing the new value.
+func BenchmarkDetectionLatency(b *testing.B) {
+	_, rec, scale := benchApp(b, "bench-detect", false)
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		want := int64(3 + i%50)
+		from := rec.len()
+		start := time.Now()
+		scale(int32(want))
+		rec.waitFor(b, from, func(ev status.Event) bool {
+			d, ok := ev.(status.DriftDetected)
+			if !ok {
+				return false
+			}
+			f, ok := field(d.Resource, "/spec/replicas")
+			return ok && fmt.Sprint(f.Live) == strconv.FormatInt(want, 10)
+		})
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	percentiles(b, "detect", lat)
+}
+
+// BenchmarkHealingLatency: another manager's write to the field restored
+// by self-heal (seen by polling the apiserver).
+func BenchmarkHealingLatency(b *testing.B) {
+	_, _, scale := benchApp(b, "bench-heal", true)
+	deps := enginetest.Clientset(b).AppsV1().Deployments("bench-heal")
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		scale(9)
+		for {
+			d, err := deps.Get(context.Background(), "web", metav1.GetOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if *d.Spec.Replicas == 2 {
+				break
+			}
+			if time.Since(start) > 60*time.Second {
+				b.Fatal("not healed")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	percentiles(b, "heal", lat)
+}
+
+// fleet is 50 apps of 20 objects each, synced once per process.
+var fleet struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+const fleetApps, fleetObjects = 50, 20
+
+func fleetRepo(b *testing.B) string {
+	fleet.once.Do(func() {
+		ns := "bench-fleet"
+		if err := makeNamespace(ns); err != nil {
+			fleet.err = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "kdrift-fleet-")
+		if err != nil {
+			fleet.err = err
+			return
+		}
+		files := map[string]string{}
+		for a := 0; a < fleetApps; a++ {
+			name := fmt.Sprintf("fleet-%02d", a)
+			files[".kdrift/"+name+".yaml"] = appYAML(name, "deploy/"+name, ns, false, false, "")
+			var docs []string
+			for o := 0; o < fleetObjects; o++ {
+				if o%4 == 0 {
+					docs = append(docs, fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata:\n  name: %s-svc-%02d\nspec:\n  selector: {app: %s}\n  ports:\n  - port: 80\n    targetPort: 8080\n", name, o, name))
+					continue
+				}
+				docs = append(docs, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s-cm-%02d\ndata:\n  key: value-%d\n  other: \"%d\"\n", name, o, o, a))
+			}
+			files["deploy/"+name+"/objects.yaml"] = strings.Join(docs, "---\n")
+		}
+		if err := writeRepo(dir, files); err != nil {
+			fleet.err = err
+			return
+		}
+		fleet.dir = dir
+		e, err := engine.New(engine.Options{Repo: dir, Kubeconfig: enginetest.Kubeconfig(), CacheDir: filepath.Join(dir, ".cache")})
+		if err != nil {
+			fleet.err = err
+			return
+		}
+		for a := 0; a < fleetApps; a++ {
+			if _, err := e.Sync(context.Background(), fmt.Sprintf("fleet-%02d", a), engine.SyncOptions{}); err != nil {
+				fleet.err = err
+				return
+			}
+		}
+	})
+	if fleet.err != nil {
+		b.Fatal(fleet.err)
+	}
+	return fleet.dir
+}
+
+func writeRepo(dir string, files map[string]string) error {
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=Bench", "-c", "user.email=bench@example.com", "commit", "-qm", "fleet"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %v: %s", args, err, out)
+		}
+	}
+	return nil
+}
+
+// BenchmarkFullCompare50x20: a cold engine compares 50 apps of 20 objects
+// (1,000 dry-runs).
+func BenchmarkFullCompare50x20(b *testing.B) {
+	dir := fleetRepo(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		e, err := engine.New(engine.Options{Repo: dir, Kubeconfig: enginetest.Kubeconfig(), CacheDir: filepath.Join(dir, ".cache"), ReadOnly: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if err := e.Reconcile(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		for _, a := range e.Apps() {
+			if a.Sync != status.SyncSynced {
+				b.Fatalf("app %s: %s %s", a.Name, a.Sync, a.Error)
+			}
+		}
+		b.ReportMetric(float64(e.Stats().DryRuns), "dryruns/op")
+		b.StartTimer()
+	}
+}
+
+// BenchmarkUnchangedPass50x20: the second pass over the same 50x20 apps
+// with nothing changed; it must send no dry-run.
+func BenchmarkUnchangedPass50x20(b *testing.B) {
+	dir := fleetRepo(b)
+	e, err := engine.New(engine.Options{Repo: dir, Kubeconfig: enginetest.Kubeconfig(), CacheDir: filepath.Join(dir, ".cache"), ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := e.Reconcile(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	before := e.Stats().DryRuns
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := e.Reconcile(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	dry := e.Stats().DryRuns - before
+	if dry != 0 {
+		b.Fatalf("unchanged passes sent %d dry-runs, want 0", dry)
+	}
+	b.ReportMetric(float64(dry)/float64(b.N), "dryruns/op")
+}
+
+// BenchmarkRSS1000Objects: a running engine (informers and caches) that
+// tracks the 50x20 fleet; reports Go heap and process RSS after the first
+// full pass.
+func BenchmarkRSS1000Objects(b *testing.B) {
+	dir := fleetRepo(b)
+	for i := 0; i < b.N; i++ {
+		e, err := engine.New(engine.Options{Repo: dir, Kubeconfig: enginetest.Kubeconfig(), CacheDir: filepath.Join(dir, ".cache"), ReadOnly: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- e.Run(ctx) }()
+		for deadline := time.Now().Add(120 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			synced := 0
+			for _, a := range e.Apps() {
+				if a.Sync == status.SyncSynced {
+					synced++
+				}
+			}
+			if synced == fleetApps {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("only %d apps synced", synced)
+			}
+		}
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-MB")
+		b.ReportMetric(rssMB(), "rss-MB")
+		cancel()
+		<-done
+	}
+}
+
+// rssMB reads the process's resident set from /proc.
+func rssMB() float64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			f := strings.Fields(line)
+			kb, err := strconv.ParseFloat(f[1], 64)
+			if err != nil {
+				return -1
+			}
+			return kb / 1024
+		}
+	}
+	return -1
+}
+
+// BenchmarkDiffVsKubectl runs `kdrift diff APP` and `kubectl diff
+// --server-side -k PATH` as whole processes on the same kustomize overlay
+// (20 objects, one drifted), in the same run, and reports both and their
+// ratio.
+func BenchmarkDiffVsKubectl(b *testing.B) {
+	ctx := context.Background()
+	root, err := enginetest.RepoRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	bin := filepath.Join(b.TempDir(), "kdrift")
+	if out, err := exec.Command("go", "build", "-o", bin, root).CombinedOutput(); err != nil {
+		b.Fatalf("build kdrift: %v\n%s", err, out)
+	}
+	ns := "bench-diff"
+	namespaceB(b, ns)
+	files := map[string]string{".kdrift/app.yaml": appYAML("overlay", "deploy/overlay", ns, false, false, "")}
+	var res []string
+	for o := 0; o < 20; o++ {
+		n := fmt.Sprintf("obj-%02d.yaml", o)
+		res = append(res, n)
+		if o%5 == 0 {
+			files["deploy/base/"+n] = deploymentYAML(fmt.Sprintf("web-%02d", o), 2)
+			continue
+		}
+		files["deploy/base/"+n] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%02d\ndata:\n  k: v\n", o)
+	}
+	files["deploy/base/kustomization.yaml"] = "resources:\n- " + strings.Join(res, "\n- ") + "\n"
+	files["deploy/overlay/kustomization.yaml"] = "namespace: " + ns + "\nresources:\n- ../base\ncommonLabels:\n  tier: bench\n"
+	dir := b.TempDir()
+	if err := writeRepo(dir, files); err != nil {
+		b.Fatal(err)
+	}
+	e, err := engine.New(engine.Options{Repo: dir, Kubeconfig: enginetest.Kubeconfig(), CacheDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.Sync(ctx, "overlay", engine.SyncOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	s := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "web-00", Namespace: ns}, Spec: autoscalingv1.ScaleSpec{Replicas: 5}}
+	if _, err := enginetest.Clientset(b).AppsV1().Deployments(ns).UpdateScale(ctx, "web-00", s, metav1.UpdateOptions{FieldManager: "kubectl"}); err != nil {
+		b.Fatal(err)
+	}
+	timeRun := func(name string, args ...string) time.Duration {
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+enginetest.Kubeconfig(), "KUBECTL_EXTERNAL_DIFF=")
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		d := time.Since(start)
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			b.Fatalf("%s %v: want exit 1 (drift), got %v\n%s", name, args, err, out)
+		}
+		return d
+	}
+	var kd, kc []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		kd = append(kd, timeRun(bin, "diff", "overlay", "--repo", dir, "--kubeconfig", enginetest.Kubeconfig()))
+		kc = append(kc, timeRun("/usr/bin/kubectl", "diff", "--server-side", "-k", filepath.Join(dir, "deploy/overlay"), "--kubeconfig", enginetest.Kubeconfig()))
+	}
+	b.StopTimer()
+	percentiles(b, "kdrift", kd)
+	percentiles(b, "kubectl", kc)
+	sort.Slice(kd, func(i, j int) bool { return kd[i] < kd[j] })
+	sort.Slice(kc, func(i, j int) bool { return kc[i] < kc[j] })
+	b.ReportMetric(float64(kc[len(kc)/2])/float64(kd[len(kd)/2]), "kubectl/kdrift")
+}
+
+// makeNamespace creates a namespace, keeping one that exists.
+func makeNamespace(name string) error {
+	cs, err := kubernetes.NewForConfig(enginetest.Config())
+	if err != nil {
+		return err
+	}
+	_, err = cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+func namespaceB(b *testing.B, name string) {
+	b.Helper()
+	if err := makeNamespace(name); err != nil {
+		b.Fatal(err)
+	}
+}

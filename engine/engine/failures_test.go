@@ -1,0 +1,93 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"kdrift.dev/kdrift/engine/engine"
+	"kdrift.dev/kdrift/engine/enginetest"
+	"kdrift.dev/kdrift/engine/internal/gittest"
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// TestFailingAppsDoNotStopOthers: an invalid kustomization, an App whose
+// cluster does not answer and an invalid App each get a clear status while
+// a healthy app next to them compares and syncs.
+func TestFailingAppsDoNotStopOthers(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "failures")
+	repo := gittest.Init(t)
+	repo.Commit("apps", map[string]string{
+		".kdrift/good.yaml":   appYAML("good", "deploy/good", ns, true, false, ""),
+		".kdrift/broken.yaml": appYAML("broken", "deploy/broken", ns, true, false, ""),
+		".kdrift/dead.yaml": strings.Replace(appYAML("dead", "deploy/good", ns, true, false, ""),
+			"  destination:\n", "  destination:\n    context: dead\n", 1),
+		".kdrift/invalid.yaml":             appYAML("invalid", "deploy/missing-folder", ns, true, false, ""),
+		"deploy/good/cm.yaml":              "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: good\ndata:\n  a: \"1\"\n",
+		"deploy/broken/kustomization.yaml": "resources:\n- does-not-exist.yaml\n",
+	})
+	e := newEngine(t, repo, func(o *engine.Options) { o.Kubeconfig = kubeconfigWithDeadContext(t) })
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	good := appStatus(t, e, "good")
+	if good.Sync != status.SyncSynced {
+		t.Fatalf("the healthy app must sync despite the others:\n%s", describe(good))
+	}
+	if _, err := enginetest.Clientset(t).CoreV1().ConfigMaps(ns).Get(ctx, "good", metav1.GetOptions{}); err != nil {
+		t.Fatalf("good app not applied: %v", err)
+	}
+	broken := appStatus(t, e, "broken")
+	if broken.Sync != status.SyncError || !strings.Contains(broken.Error, "does-not-exist.yaml") {
+		t.Fatalf("broken kustomization: want Error naming the missing file:\n%s", describe(broken))
+	}
+	dead := appStatus(t, e, "dead")
+	if dead.Sync != status.SyncUnknown || !strings.Contains(dead.Error, "dead") {
+		t.Fatalf("unreachable cluster: want Unknown naming the context:\n%s", describe(dead))
+	}
+	invalid := appStatus(t, e, "invalid")
+	if invalid.Sync != status.SyncError || !strings.Contains(invalid.Error, "spec.path") {
+		t.Fatalf("invalid App: want Error naming spec.path:\n%s", describe(invalid))
+	}
+}
+
+// TestUnreachableGitRemote: once the remote is gone, the engine keeps
+// comparing the last fetched revision and says the remote failed.
+func TestUnreachableGitRemote(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "remote")
+	origin := gittest.Init(t)
+	origin.Commit("apps", map[string]string{
+		".kdrift/app.yaml":   appYAML("remote", "deploy/app", ns, false, false, ""),
+		"deploy/app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: remote\ndata:\n  a: \"1\"\n",
+	})
+	cache := t.TempDir()
+	open := func() *engine.Engine {
+		e, err := engine.New(engine.Options{Repo: origin.URL(), Branch: "main", CacheDir: cache, Kubeconfig: enginetest.Kubeconfig()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	if err := open().Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	origin.Git("remote", "-v") // still there; now make it unreachable
+	if err := renameAway(origin.Dir); err != nil {
+		t.Fatal(err)
+	}
+	e := open()
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a := appStatus(t, e, "remote")
+	if a.Sync != status.SyncOutOfSync || !strings.Contains(a.Error, "remote") {
+		t.Fatalf("want the last fetched revision compared (the ConfigMap is Missing) and the remote's failure named:\n%s", describe(a))
+	}
+	if r, ok := resource(a, "ConfigMap", "remote"); !ok || r.Status != status.ResourceMissing {
+		t.Fatalf("want the ConfigMap Missing:\n%s", describe(a))
+	}
+}

@@ -1,0 +1,167 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kdrift.dev/kdrift/engine/apply"
+	"kdrift.dev/kdrift/engine/diff"
+	"kdrift.dev/kdrift/engine/fight"
+	"kdrift.dev/kdrift/engine/live"
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// phaseCompare compares every desired object with the cluster and finds
+// tracked objects that left Git. A comparison is reused while the desired
+// object and the live resourceVersion are unchanged, so a pass with
+// nothing changed sends no dry-run. New drift is published as
+// DriftDetected; a field another manager rewrote after kdrift healed it is
+// counted towards a fight.
+func (p *pass) phaseCompare(ctx context.Context) bool {
+	rules := p.app.Spec.IgnoreDifferences
+	results := make([]status.ResourceStatus, 0, len(p.desired))
+	seen := map[string]bool{}
+	kinds := map[schema.GroupVersionKind]bool{}
+	for gvk := range p.st.kinds {
+		kinds[gvk] = true
+	}
+	for _, d := range p.desired {
+		ref := live.RefOf(d)
+		key := refKey(ref)
+		seen[key] = true
+		kinds[d.GroupVersionKind()] = true
+		res, lv := p.compareOne(ctx, d, ref, rules)
+		p.live[key] = lv
+		p.st.desired[key] = d
+		results = append(results, res)
+	}
+	// Tracked objects of this app that Git no longer renders.
+	var desiredRefs []status.ObjectRef
+	for _, d := range p.desired {
+		desiredRefs = append(desiredRefs, live.RefOf(d))
+	}
+	p.extra = nil
+	for gvk := range kinds {
+		tracked, err := p.cl.listTracked(ctx, gvk, p.name)
+		if err != nil {
+			// A kind no longer served (its CRD was removed) has no
+			// objects to prune; anything else is worth saying.
+			if ctx.Err() == nil && !isNoMatch(err) {
+				results = append(results, status.ResourceStatus{Ref: status.ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind}, Status: status.ResourceError, Health: status.HealthUnknown, Message: fmt.Sprintf("list tracked objects: %v", err)})
+			}
+			continue
+		}
+		for _, o := range apply.Extraneous(p.name, tracked, desiredRefs) {
+			ref := live.RefOf(o)
+			if seen[refKey(ref)] {
+				continue
+			}
+			p.extra = append(p.extra, o)
+			p.live[refKey(ref)] = o
+			results = append(results, status.ResourceStatus{Ref: ref, Status: status.ResourceExtraneous, Health: diff.Health(o)})
+		}
+	}
+	p.st.kinds = kinds
+	for k := range p.st.desired {
+		if !seen[k] {
+			delete(p.st.desired, k)
+			delete(p.st.cache, k)
+		}
+	}
+	sortResults(results)
+	p.publishDrift(results)
+	p.results = results
+	p.result.Plan = results
+	return true
+}
+
+// compareOne compares one desired object, from the cache when neither side
+// changed.
+func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref status.ObjectRef, rules any) (status.ResourceStatus, *unstructured.Unstructured) {
+	key := refKey(ref)
+	if err := p.cl.watch(ctx, d.GroupVersionKind(), d.GetNamespace()); err != nil && !isNoMatch(err) {
+		return status.ResourceStatus{Ref: ref, Status: status.ResourceError, Health: status.HealthUnknown, Message: fmt.Sprintf("%s watch failed: %v", ref, err)}, nil
+	}
+	lv, err := p.cl.get(ctx, ref)
+	if err != nil {
+		return status.ResourceStatus{Ref: ref, Status: status.ResourceError, Health: status.HealthUnknown, Message: err.Error()}, nil
+	}
+	hash := desiredHash(d, p.app.Spec.IgnoreDifferences)
+	rv := ""
+	if lv != nil {
+		rv = lv.GetResourceVersion()
+	}
+	if c, ok := p.st.cache[key]; ok && c.desiredHash == hash && c.liveRV == rv && lv != nil {
+		return c.result, lv
+	}
+	p.e.dryRuns.Add(1)
+	dry, dryErr := p.cl.cs.DryRunApply(ctx, d)
+	res := diff.Compare(diff.Input{Desired: d, DryRun: dry, DryRunErr: dryErr, Live: lv, Ignore: p.app.Spec.IgnoreDifferences, Options: p.e.opts.Diff})
+	if res.Ref.Kind == "" {
+		res.Ref = ref
+	}
+	if dryErr == nil && lv != nil {
+		p.st.cache[key] = cacheEntry{desiredHash: hash, liveRV: rv, result: res}
+	} else {
+		delete(p.st.cache, key)
+	}
+	return res, lv
+}
+
+// desiredHash identifies a desired object and the rules it is compared
+// with.
+func desiredHash(d *unstructured.Unstructured, rules any) string {
+	h := sha256.New()
+	if err := json.NewEncoder(h).Encode(d.Object); err != nil {
+		return ""
+	}
+	if err := json.NewEncoder(h).Encode(rules); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// publishDrift sends DriftDetected for every object whose drift is new or
+// changed since the last pass, and counts rewrites of healed fields.
+func (p *pass) publishDrift(results []status.ResourceStatus) {
+	for _, r := range results {
+		key := refKey(r.Ref)
+		prev, had := p.st.results[key]
+		p.st.results[key] = r
+		drift := r.Drifted() > 0 || r.Status == status.ResourceMissing || r.Status == status.ResourceRequiresReplace || r.Status == status.ResourceExtraneous
+		for _, f := range r.Fields {
+			if f.Ignored {
+				continue
+			}
+			if m := rewriter(f.Owners); m != "" {
+				if ev, ok := p.e.fights.Rewritten(fight.Key{App: p.name, Ref: r.Ref, Field: f.Path}, m); ok {
+					p.e.bus.publish(ev)
+				}
+			}
+		}
+		if !drift || r.Status == status.ResourceError {
+			continue
+		}
+		if had && prev.Status == r.Status && reflect.DeepEqual(prev.Fields, r.Fields) {
+			continue
+		}
+		p.e.bus.publish(status.DriftDetected{Base: status.Base{App: p.name, Time: p.e.opts.Now()}, Resource: r})
+	}
+}
+
+// rewriter is the manager other than kdrift that owns a drifted field.
+func rewriter(owners []status.Owner) string {
+	for _, o := range owners {
+		if o.Class != status.OwnerKdrift && o.Manager != apply.Manager && o.Manager != apply.HandoverManager {
+			return o.Manager
+		}
+	}
+	return ""
+}

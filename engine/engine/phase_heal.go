@@ -1,0 +1,182 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/apply"
+	"kdrift.dev/kdrift/engine/fight"
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// mayHeal says whether this pass may apply: a sync always (unless the
+// app is frozen and the person did not confirm), self-heal only when the
+// App asks for it and is not frozen.
+func (p *pass) mayHeal() bool {
+	if !p.opts.heal {
+		return false
+	}
+	if p.app.Spec.Freeze.ActiveAt(p.now) && !p.opts.allowFrozen {
+		return false
+	}
+	return p.opts.force || p.app.Spec.SyncPolicy.SelfHeal
+}
+
+// healItem is one object the heal phase applies.
+type healItem struct {
+	desired *unstructured.Unstructured
+	live    *unstructured.Unstructured
+	res     status.ResourceStatus
+	// fields are the drifted fields kdrift puts back (not fighting).
+	fields []string
+	// fighting are fields kdrift stopped healing; they are left out.
+	fighting []string
+}
+
+// phaseHeal applies what drifted: Namespaces and CRDs first, then the
+// rest; ignored and fighting fields are left out (handed over first when
+// kdrift alone owned them) and person-owned extra fields are patched away.
+// An immutable change is reported, never forced. It reports whether it
+// changed anything.
+func (p *pass) phaseHeal(ctx context.Context) bool {
+	if !p.mayHeal() {
+		return false
+	}
+	items := p.healItems()
+	if len(items) == 0 {
+		return false
+	}
+	var objs []*unstructured.Unstructured
+	byObj := map[*unstructured.Unstructured]healItem{}
+	for _, it := range items {
+		objs = append(objs, it.desired)
+		byObj[it.desired] = it
+	}
+	changed := false
+	waited := false
+	ns := p.app.Spec.Destination.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	for _, o := range apply.Order(objs) {
+		if ctx.Err() != nil {
+			break
+		}
+		it := byObj[o]
+		if apply.PhaseOf(o) == apply.PhaseRest && !waited {
+			waited = true
+			if err := p.cl.applier.WaitEstablished(ctx, objs); err != nil {
+				p.record(ObjectResult{Ref: it.res.Ref, Action: ActionApply, Error: err.Error()})
+			}
+		}
+		if o.GetNamespace() == "" {
+			// Its kind may be served only now that its CRD is established.
+			p.defaultNamespace(ctx, o, ns)
+		}
+		if err := p.healObject(ctx, it); err != nil {
+			p.record(ObjectResult{Ref: it.res.Ref, Action: ActionApply, Fields: it.fields, Error: err.Error()})
+			p.e.bus.publish(status.ErrorEvent{Base: status.Base{App: p.name, Time: p.e.opts.Now()}, Ref: &it.res.Ref, Message: err.Error()})
+			continue
+		}
+		changed = !p.opts.dryRun
+		p.record(ObjectResult{Ref: it.res.Ref, Action: ActionApply, Fields: it.fields})
+		if p.opts.dryRun {
+			continue
+		}
+		p.e.applies.Add(1)
+		for _, f := range it.fields {
+			p.e.fights.Healed(fight.Key{App: p.name, Ref: it.res.Ref, Field: f})
+		}
+		p.e.bus.publish(status.Healed{Base: status.Base{App: p.name, Time: p.e.opts.Now()}, Ref: it.res.Ref, Fields: it.fields})
+	}
+	return changed
+}
+
+// healItems picks the objects to apply.
+func (p *pass) healItems() []healItem {
+	var out []healItem
+	for _, r := range p.results {
+		key := refKey(r.Ref)
+		d := p.st.desired[key]
+		if d == nil || r.Status == status.ResourceRequiresReplace {
+			continue
+		}
+		lv := p.live[key]
+		it := healItem{desired: d, live: lv, res: r}
+		for _, f := range r.Fields {
+			if f.Ignored {
+				continue
+			}
+			if _, ok := p.e.fights.Fighting(fight.Key{App: p.name, Ref: r.Ref, Field: f.Path}); ok {
+				it.fighting = append(it.fighting, f.Path)
+				continue
+			}
+			it.fields = append(it.fields, f.Path)
+		}
+		switch r.Status {
+		case status.ResourceMissing, status.ResourceError:
+			out = append(out, it)
+		case status.ResourceOutOfSync:
+			if len(it.fields) > 0 {
+				out = append(out, it)
+			}
+		case status.ResourceSynced, status.ResourceIgnored:
+			if lv != nil {
+				if need, err := apply.NeedsRelease(lv, p.app.Spec.IgnoreDifferences); err == nil && need {
+					out = append(out, it)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// healObject hands over what kdrift stops applying, applies the object
+// without ignored and fighting fields, and removes person-owned extras.
+func (p *pass) healObject(ctx context.Context, it healItem) error {
+	rules := p.app.Spec.IgnoreDifferences
+	if len(it.fighting) > 0 {
+		rules = append(append([]app.IgnoreRule(nil), rules...), app.IgnoreRule{
+			Group: it.res.Ref.Group, Kind: it.res.Ref.Kind, Namespace: it.res.Ref.Namespace, Name: it.res.Ref.Name, JSONPointers: it.fighting,
+		})
+	}
+	if it.live != nil && !p.opts.dryRun {
+		fields, err := apply.HandoverFields(it.live, rules)
+		if err != nil {
+			return fmt.Errorf("%s hand-over failed: %w", it.res.Ref, err)
+		}
+		if err := p.cl.applier.Handover(ctx, it.live, fields); err != nil {
+			return err
+		}
+	}
+	body, err := apply.Omit(it.desired, it.live, rules)
+	if err != nil {
+		return err
+	}
+	out, err := p.cl.applier.Apply(ctx, body, p.opts.dryRun)
+	if err != nil {
+		return err
+	}
+	var extras []apply.Extra
+	for _, x := range apply.ExtrasOf(it.res) {
+		if !contains(it.fighting, x.Path) {
+			extras = append(extras, x)
+		}
+	}
+	if len(extras) > 0 && out != nil {
+		return p.cl.applier.RemoveExtras(ctx, out, extras, p.opts.dryRun)
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"kdrift.dev/kdrift/engine/apply"
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// phaseRender renders the App's folder, reaches its cluster, gives
+// namespaced objects that name none the destination namespace and adds the
+// tracking metadata. A render error is the app's status, in kustomize's
+// words; so is a cluster that cannot be reached.
+func (p *pass) phaseRender(ctx context.Context) bool {
+	objs, err := p.e.renderer.Render(p.snap, p.app.Spec.Path)
+	if err != nil {
+		return p.fail(status.SyncError, fmt.Sprintf("render %s: %v", p.app.Spec.Path, err))
+	}
+	cl, err := p.e.clusterFor(p.app.Spec.Destination.Context)
+	if err != nil {
+		return p.fail(status.SyncUnknown, err.Error())
+	}
+	p.cl = cl
+	if err := cl.cs.Check(ctx); err != nil {
+		return p.fail(status.SyncUnknown, err.Error())
+	}
+	ns := p.app.Spec.Destination.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	p.desired = make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		t := apply.Track(o, p.name)
+		p.defaultNamespace(ctx, t, ns)
+		p.desired = append(p.desired, t)
+	}
+	return true
+}
+
+// defaultNamespace sets ns on a namespaced object that names none. A kind
+// the cluster does not serve yet (its CRD comes in the same sync) is left
+// alone; its comparison says what is wrong.
+func (p *pass) defaultNamespace(ctx context.Context, o *unstructured.Unstructured, ns string) {
+	if o.GetNamespace() != "" {
+		return
+	}
+	m, err := p.cl.cs.Mapping(ctx, o.GroupVersionKind())
+	if err != nil {
+		return
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		o.SetNamespace(ns)
+	}
+}

@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+
+	"kdrift.dev/kdrift/engine/live"
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// Run keeps every app reconciled until ctx ends: a Git change re-compares
+// all apps, a live change (from informers) re-compares the apps it
+// touches after a short debounce, and a periodic resync catches anything
+// missed. Apps heal and prune as their policies allow (never with
+// ReadOnly). One failing app never stops the others. Every goroutine Run
+// starts has stopped when it returns.
+func (e *Engine) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	queue := workqueue.NewTypedDelayingQueue[string]()
+	changes := make(chan live.Change, 1024)
+
+	e.mu.Lock()
+	if e.watchCtx != nil {
+		e.mu.Unlock()
+		return errors.New("engine: Run is already running")
+	}
+	e.watchCtx, e.changes = ctx, changes
+	e.clusters = map[string]*cluster{} // rebuilt with informers
+	e.kick = func(names ...string) {
+		if len(names) == 0 {
+			names = e.appNames()
+		}
+		for _, n := range names {
+			queue.Add(n)
+		}
+	}
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.watchCtx, e.changes, e.kick = nil, nil, nil
+		e.clusters = map[string]*cluster{}
+		e.mu.Unlock()
+	}()
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer queue.ShutDown()
+
+	// Git: every new head re-compares every app.
+	revs := e.repo.Watch(ctx, e.opts.FetchInterval)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for range revs {
+			if err := e.loadHead(ctx, false); err != nil {
+				e.bus.publish(status.ErrorEvent{Base: status.Base{Time: e.opts.Now()}, Message: err.Error()})
+				continue
+			}
+			e.kick()
+		}
+	}()
+
+	// Live changes: the apps that render or track the object, debounced.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ch := <-changes:
+				for _, n := range e.appsTouching(ch) {
+					queue.AddAfter(n, e.opts.Debounce)
+				}
+			}
+		}
+	}()
+
+	// Safety net.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(e.opts.Resync)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				e.kick()
+			}
+		}
+	}()
+
+	for i := 0; i < e.opts.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				name, shutdown := queue.Get()
+				if shutdown {
+					return
+				}
+				if ctx.Err() == nil {
+					e.reconcileApp(ctx, name, passOptions{heal: !e.opts.ReadOnly, prune: !e.opts.ReadOnly})
+				}
+				queue.Done(name)
+			}
+		}()
+	}
+
+	<-ctx.Done()
+	return nil
+}
+
+// appsTouching lists the apps whose last pass rendered or tracked the
+// object a change is about, in that context.
+func (e *Engine) appsTouching(ch live.Change) []string {
+	key := refKey(ch.Ref)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for name, st := range e.states {
+		if st.context == ch.Context && st.refs[key] {
+			out = append(out, name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kdrift.dev/kdrift/engine/apply"
+	"kdrift.dev/kdrift/engine/live"
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// appState is what the engine remembers about one app between passes.
+type appState struct {
+	// run serializes passes of the app.
+	run sync.Mutex
+
+	// Guarded by Engine.mu.
+	status  status.AppStatus
+	context string
+	// contextKey is the context name the App asked for ("" = current).
+	contextKey string
+	refs       map[string]bool
+
+	// Guarded by run.
+	cache   map[string]cacheEntry
+	kinds   map[schema.GroupVersionKind]bool
+	desired map[string]*unstructured.Unstructured
+	results map[string]status.ResourceStatus
+	// rulesKey is the app's ignore rules and revision last seen; a change
+	// ends old fights.
+	rulesKey string
+}
+
+// cacheEntry is one object's comparison, valid while the desired object
+// and the live resourceVersion are the same.
+type cacheEntry struct {
+	desiredHash string
+	liveRV      string
+	result      status.ResourceStatus
+}
+
+// state returns (making it) the state of app name.
+func (e *Engine) state(name string) *appState {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := e.states[name]
+	if st == nil {
+		st = &appState{
+			status:  status.AppStatus{Name: name, Sync: status.SyncUnknown, Health: status.HealthUnknown, SelfHeal: status.SelfHealOff},
+			cache:   map[string]cacheEntry{},
+			kinds:   map[schema.GroupVersionKind]bool{},
+			desired: map[string]*unstructured.Unstructured{},
+			results: map[string]status.ResourceStatus{},
+			refs:    map[string]bool{},
+		}
+		e.states[name] = st
+	}
+	return st
+}
+
+// refKey names an object independent of its API version.
+func refKey(r status.ObjectRef) string {
+	return r.Group + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name
+}
+
+// cluster is one kubeconfig context's clients.
+type cluster struct {
+	name    string
+	cs      *live.ClientSet
+	watcher *live.Watcher
+	applier *apply.Applier
+}
+
+// clusterFor returns the clients of a context, with informers when Run is
+// running.
+func (e *Engine) clusterFor(contextName string) (*cluster, error) {
+	if e.opts.Context != "" {
+		contextName = e.opts.Context
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c, ok := e.clusters[contextName]; ok {
+		return c, nil
+	}
+	cs, err := e.clients.For(contextName)
+	if err != nil {
+		return nil, err
+	}
+	c := &cluster{name: cs.Context, cs: cs, applier: apply.New(cs.Dynamic, newMapper(cs), e.opts.Apply)}
+	if e.watchCtx != nil {
+		c.watcher = cs.NewWatcher(e.watchCtx, e.changes)
+	}
+	e.clusters[contextName] = c
+	return c, nil
+}
+
+// get reads one live object: from informers under Run, else directly.
+func (c *cluster) get(ctx context.Context, ref status.ObjectRef) (*unstructured.Unstructured, error) {
+	if c.watcher != nil {
+		return c.watcher.Get(ctx, ref)
+	}
+	return c.cs.Get(ctx, ref)
+}
+
+// watch makes sure informers cover a kind (in ns) and its tracked objects.
+func (c *cluster) watch(ctx context.Context, gvk schema.GroupVersionKind, ns string) error {
+	if c.watcher == nil {
+		return nil
+	}
+	if err := c.watcher.Watch(ctx, gvk, ns); err != nil {
+		return err
+	}
+	return c.watcher.WatchTracked(ctx, gvk)
+}
+
+// listTracked lists the live objects of a kind tracked as app's.
+func (c *cluster) listTracked(ctx context.Context, gvk schema.GroupVersionKind, appName string) ([]*unstructured.Unstructured, error) {
+	if c.watcher != nil {
+		if err := c.watcher.WatchTracked(ctx, gvk); err != nil {
+			return nil, err
+		}
+		return c.watcher.ListTracked(ctx, gvk, appName)
+	}
+	m, err := c.cs.Mapping(ctx, gvk)
+	if err != nil {
+		return nil, err
+	}
+	list, err := c.cs.Dynamic.Resource(m.Resource).List(ctx, listTrackedOpts)
+	if err != nil {
+		return nil, fmt.Errorf("list tracked %s: %w", gvk.Kind, err)
+	}
+	var out []*unstructured.Unstructured
+	for i := range list.Items {
+		o := &list.Items[i]
+		if apply.IsTracked(o, appName) {
+			if o.GetKind() == "" {
+				o.SetGroupVersionKind(gvk)
+			}
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}

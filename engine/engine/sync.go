@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// Actions an ObjectResult reports.
+const (
+	// ActionApply is a forced server-side apply (with hand-over and extra
+	// field removal as needed).
+	ActionApply = "apply"
+	// ActionPrune is a foreground deletion of a tracked object.
+	ActionPrune = "prune"
+)
+
+// SyncOptions say what an explicit sync may do.
+type SyncOptions struct {
+	// Prune also deletes tracked objects that left Git.
+	Prune bool
+	// DryRun asks the apiserver (dry-run) and changes nothing: the result
+	// is the plan.
+	DryRun bool
+	// AllowFrozen syncs a frozen app; the person confirmed.
+	AllowFrozen bool
+}
+
+// ObjectResult is what a sync did, or would do, to one object.
+type ObjectResult struct {
+	Ref status.ObjectRef `json:"ref"`
+	// Action is "apply" or "prune".
+	Action string `json:"action"`
+	// Fields are the drifted fields the apply puts back.
+	Fields []string `json:"fields,omitempty"`
+	// Error is the failure, object first; empty on success.
+	Error string `json:"error,omitempty"`
+}
+
+// SyncResult is the outcome of a sync: the comparison it started from (the
+// plan), what it did per object, and the app's status after it.
+type SyncResult struct {
+	App string `json:"app"`
+	// Plan is the comparison before anything changed.
+	Plan []status.ResourceStatus `json:"plan"`
+	// Objects lists each apply and prune, in the order they ran.
+	Objects []ObjectResult `json:"objects"`
+	// Status is the app's status after the sync.
+	Status status.AppStatus `json:"status"`
+	// Err is an app-level failure (invalid App, render error, cluster
+	// unreachable); empty otherwise.
+	Err string `json:"error,omitempty"`
+}
+
+// Failed counts the objects whose operation failed.
+func (r SyncResult) Failed() int {
+	n := 0
+	for _, o := range r.Objects {
+		if o.Error != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// ErrFrozen is returned by Sync for a frozen app without AllowFrozen.
+var ErrFrozen = errors.New("app is frozen")
+
+// record adds one object's outcome to the pass's result.
+func (p *pass) record(r ObjectResult) {
+	p.result.Objects = append(p.result.Objects, r)
+}
+
+// Sync applies Git to one app now, whatever its selfHeal says: Namespaces
+// and CRDs first, ignored fields left out, person-owned extras removed,
+// and, with Prune, tracked objects that left Git deleted. A frozen app is
+// refused (ErrFrozen) unless AllowFrozen. With DryRun nothing changes and
+// the result is the plan.
+func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncResult, error) {
+	if err := e.loadHead(ctx, true); err != nil {
+		return SyncResult{App: name}, err
+	}
+	if !e.known(name) {
+		return SyncResult{App: name}, fmt.Errorf("app %q is not declared in .kdrift/ at %s; known apps: %v", name, e.headShort(), e.appNames())
+	}
+	e.mu.Lock()
+	a, valid := e.apps.Find(name)
+	e.mu.Unlock()
+	if valid && a.Spec.Freeze.ActiveAt(e.opts.Now()) && !opts.AllowFrozen && !opts.DryRun {
+		f := a.Spec.Freeze
+		return SyncResult{App: name}, fmt.Errorf("app %s: %w by %s since %s: %s; sync anyway only if the incident allows it", name, ErrFrozen, f.By, f.At.Format("2006-01-02 15:04 MST"), f.Reason)
+	}
+	res := e.reconcileApp(ctx, name, passOptions{heal: true, force: true, prune: opts.Prune, allowFrozen: opts.AllowFrozen || opts.DryRun, dryRun: opts.DryRun})
+	if res.Err != "" {
+		return res, fmt.Errorf("app %s: %s", name, res.Err)
+	}
+	var replace []string
+	for _, r := range res.Status.Resources {
+		if r.Status == status.ResourceRequiresReplace {
+			replace = append(replace, r.Ref.String())
+		}
+	}
+	if len(replace) > 0 {
+		return res, fmt.Errorf("app %s: %v changed an immutable field and need to be replaced (deleted and re-created); kdrift never does that on its own: do it by hand or revert the change in Git", name, replace)
+	}
+	if n := res.Failed(); n > 0 {
+		return res, fmt.Errorf("app %s: %d object(s) failed; see each object's error", name, n)
+	}
+	return res, nil
+}

@@ -1,0 +1,201 @@
+// Package report formats engine results for people and scripts: the text
+// of `kdrift diff`, `kdrift status` and `kdrift sync`, the JSON of
+// `kdrift status -o json`, and the JSON lines of `kdrift controller`. The
+// JSON shapes are stable: fields are only ever added.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// Diff writes each drifted object of an app with its fields: desired
+// value, live value and owners (manager, operation, subresource, class).
+// Ignored fields are not shown; Secret values stay masked.
+func Diff(w io.Writer, a status.AppStatus) error {
+	var b strings.Builder
+	if a.Error != "" {
+		fmt.Fprintf(&b, "app %s: %s\n", a.Name, a.Error)
+	}
+	for _, r := range a.Resources {
+		if r.Status == status.ResourceSynced || r.Status == status.ResourceIgnored {
+			continue
+		}
+		fmt.Fprintf(&b, "%s  %s", r.Ref, r.Status)
+		if r.Message != "" {
+			fmt.Fprintf(&b, ": %s", r.Message)
+		}
+		b.WriteString("\n")
+		for _, f := range r.Fields {
+			if f.Ignored {
+				continue
+			}
+			kind := ""
+			if f.Extra {
+				kind = " (not in Git)"
+			}
+			fmt.Fprintf(&b, "  %s%s\n", f.Path, kind)
+			fmt.Fprintf(&b, "    desired: %s\n", value(f.Desired))
+			fmt.Fprintf(&b, "    live:    %s\n", value(f.Live))
+			fmt.Fprintf(&b, "    owner:   %s\n", owners(f))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// value renders a field value as JSON; "(absent)" when the side has none.
+func value(v any) string {
+	if v == nil {
+		return "(absent)"
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(raw)
+}
+
+// owners renders a field's owners as "manager (Operation/subresource, class)".
+func owners(f status.FieldChange) string {
+	if len(f.Owners) == 0 {
+		return "none (" + string(status.OwnerDefaulted) + ")"
+	}
+	parts := make([]string, 0, len(f.Owners))
+	for _, o := range f.Owners {
+		op := o.Operation
+		if o.Subresource != "" {
+			op += "/" + o.Subresource
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s, %s)", o.Manager, op, o.Class))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Status writes one line per app: name, sync, health, self-heal (with the
+// freeze), drifted objects, for how long it has been out of sync, and the
+// error.
+func Status(w io.Writer, apps []status.AppStatus, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "APP\tSYNC\tHEALTH\tSELF-HEAL\tDRIFTED\tOUT OF SYNC\tREVISION\tERROR")
+	for _, a := range apps {
+		heal := string(a.SelfHeal)
+		if a.SelfHeal == status.SelfHealFrozen && a.Freeze != nil {
+			heal += fmt.Sprintf(" by %s for %s", a.Freeze.By, now.Sub(a.Freeze.At).Round(time.Second))
+		}
+		since := "-"
+		if a.OutOfSyncSince != nil {
+			since = now.Sub(*a.OutOfSyncSince).Round(time.Second).String()
+		}
+		rev := a.Revision
+		if len(rev) > 7 {
+			rev = rev[:7]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", a.Name, a.Sync, a.Health, heal, a.DriftedObjects(), since, rev, oneLine(a.Error))
+	}
+	return tw.Flush()
+}
+
+func oneLine(s string) string {
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// StatusDoc is the JSON of `kdrift status -o json`.
+type StatusDoc struct {
+	// Apps are every App, sorted by name.
+	Apps []AppSummary `json:"apps"`
+}
+
+// AppSummary is one app in StatusDoc.
+type AppSummary struct {
+	// Name is the App's metadata.name.
+	Name string `json:"name"`
+	// File is the App file, relative to the repository root.
+	File string `json:"file,omitempty"`
+	// Path is the App's spec.path.
+	Path string `json:"path,omitempty"`
+	// Context and Namespace are the App's destination.
+	Context   string `json:"context,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	// Sync is Synced, OutOfSync, Unknown or Error.
+	Sync status.Sync `json:"sync"`
+	// Health is Healthy, Progressing, Degraded, Missing or Unknown.
+	Health status.Health `json:"health"`
+	// SelfHeal is on, off or frozen.
+	SelfHeal status.SelfHeal `json:"selfHeal"`
+	// Prune is the App's syncPolicy.prune.
+	Prune bool `json:"prune"`
+	// Freeze is set while the App is frozen: reason, by, at, until.
+	Freeze any `json:"freeze,omitempty"`
+	// OutOfSyncSince is when the app last went OutOfSync; absent when not.
+	OutOfSyncSince *time.Time `json:"outOfSyncSince,omitempty"`
+	// Revision is the Git commit compared.
+	Revision string `json:"revision,omitempty"`
+	// DriftedObjects counts resources neither Synced nor Ignored.
+	DriftedObjects int `json:"driftedObjects"`
+	// Drifted are those resources, with their changed fields (see
+	// status.ResourceStatus: ref, status, health, fields, message).
+	Drifted []status.ResourceStatus `json:"drifted"`
+	// Fights are fields kdrift stopped healing because another manager
+	// kept rewriting them.
+	Fights []status.Fight `json:"fights,omitempty"`
+	// Error explains Sync Error or Unknown.
+	Error string `json:"error,omitempty"`
+	// ComparedAt is when the app was last compared.
+	ComparedAt time.Time `json:"comparedAt"`
+}
+
+// Summarize turns statuses into StatusDoc.
+func Summarize(apps []status.AppStatus) StatusDoc {
+	doc := StatusDoc{Apps: make([]AppSummary, 0, len(apps))}
+	for _, a := range apps {
+		s := AppSummary{Name: a.Name, File: a.File, Path: a.Path, Context: a.Destination.Context, Namespace: a.Destination.Namespace,
+			Sync: a.Sync, Health: a.Health, SelfHeal: a.SelfHeal, Prune: a.Prune, OutOfSyncSince: a.OutOfSyncSince,
+			Revision: a.Revision, DriftedObjects: a.DriftedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
+		if a.Freeze != nil {
+			s.Freeze = a.Freeze
+		}
+		for _, r := range a.Resources {
+			if r.Status != status.ResourceSynced && r.Status != status.ResourceIgnored {
+				s.Drifted = append(s.Drifted, r)
+			}
+		}
+		doc.Apps = append(doc.Apps, s)
+	}
+	sort.Slice(doc.Apps, func(i, j int) bool { return doc.Apps[i].Name < doc.Apps[j].Name })
+	return doc
+}
+
+// StatusJSON writes StatusDoc, indented.
+func StatusJSON(w io.Writer, apps []status.AppStatus) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(Summarize(apps))
+}
+
+// EventLine renders one engine event as one JSON line (no newline): the
+// event's own fields (see status/events.go) plus "type". Every line has
+// "time" (RFC 3339, nanoseconds), "type" (AppStatusChanged,
+// DriftDetected, Healed, Pruned, Fight, Error) and "app" (empty for
+// engine-wide errors). Keys are sorted, so lines are stable.
+func EventLine(ev status.Event) ([]byte, error) {
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		return nil, fmt.Errorf("event %s of app %s: %w", ev.Type(), ev.AppName(), err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	m["type"] = string(ev.Type())
+	m["app"] = ev.AppName()
+	m["time"] = ev.When().UTC().Format(time.RFC3339Nano)
+	return json.Marshal(m)
+}
