@@ -218,3 +218,23 @@ func tail(s string, lines int) string {
 	}
 	return strings.Join(parts, "\n")
 }
+
+// RepoRoot finds kdrift's source checkout: the nearest folder at or above
+// the working directory whose go.mod declares module kdrift.dev/kdrift.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.HasPrefix(strings.TrimSpace(string(data)), "module kdrift.dev/kdrift\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not inside kdrift's source checkout (no go.mod of module kdrift.dev/kdrift above the working directory); the local control plane is built from testdata/localcluster there: run this from a clone of kdrift")
+		}
+		dir = parent
+	}
+}

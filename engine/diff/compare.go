@@ -86,7 +86,7 @@ func Compare(in Input) status.ResourceStatus {
 		}
 		fields = append(fields, fc)
 	}
-	fields = append(fields, extras(in.Desired, in.Live, own, fields, opts)...)
+	fields = append(fields, extras(in.Desired, in.Defaulted, in.Live, own, fields, opts)...)
 
 	rules := matchingRules(in.Ignore, res.Ref)
 	secret := res.Ref.Group == "" && res.Ref.Kind == "Secret"
@@ -123,7 +123,7 @@ func Compare(in Input) status.ResourceStatus {
 // extras finds live fields Git does not declare that a manager other than
 // kdrift owns, at the shallowest owned level (a whole env var, a whole
 // ConfigMap key), skipping bookkeeping and fields already listed.
-func extras(desired, live *unstructured.Unstructured, own *Ownership, listed []status.FieldChange, opts Options) []status.FieldChange {
+func extras(desired, defaulted, live *unstructured.Unstructured, own *Ownership, listed []status.FieldChange, opts Options) []status.FieldChange {
 	var out []status.FieldChange
 	covered := func(ptr string) bool {
 		for _, f := range listed {
@@ -159,6 +159,11 @@ func extras(desired, live *unstructured.Unstructured, own *Ownership, listed []s
 			v, ok := ValueAt(live.Object, ptr)
 			if !ok {
 				continue
+			}
+			if defaulted != nil {
+				if dv, ok := valueAtPath(defaulted.Object, e.paths[i]); ok && equalValues(dv, v) {
+					continue // the apiserver's default, recorded at creation
+				}
 			}
 			out = append(out, status.FieldChange{Path: ptr, Live: v, Owners: own.Within(ptr), Extra: true})
 		}
@@ -234,4 +239,16 @@ func mapAt(obj map[string]any, ptr string) (map[string]any, bool) {
 	}
 	m, ok := v.(map[string]any)
 	return m, ok
+}
+
+// NeedsDefaults reports whether a comparison found person-owned extra
+// fields, which may be defaults recorded when the object was created
+// imperatively; Compare again with Input.Defaulted to tell.
+func NeedsDefaults(r status.ResourceStatus) bool {
+	for _, f := range r.Fields {
+		if f.Extra && f.Class == status.OwnerPerson && !f.Ignored {
+			return true
+		}
+	}
+	return false
 }

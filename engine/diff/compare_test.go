@@ -392,3 +392,25 @@ spec:
 		t.Errorf("paths = %v, want %s", paths, want)
 	}
 }
+
+func TestCompareDefaultedExtras(t *testing.T) {
+	created := `  - manager: kubectl-create
+    operation: Update
+    apiVersion: apps/v1
+    fieldsType: FieldsV1
+    fieldsV1: {"f:spec":{"f:progressDeadlineSeconds":{},"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"render\"}":{"f:imagePullPolicy":{}}},"f:dnsPolicy":{}}}}}`
+	live := obj(t, liveWith(t, "1", "3", `"f:replicas":{},`, created, ""))
+	in := Input{Desired: obj(t, desiredDeploy), DryRun: live.DeepCopy(), Live: live, Options: DefaultOptions()}
+	first := Compare(in)
+	if !NeedsDefaults(first) || first.Drifted() != 3 {
+		t.Fatalf("without defaults: %+v", first.Fields)
+	}
+	// The apiserver's defaults, except dnsPolicy, which the person changed.
+	defaulted := live.DeepCopy()
+	defaulted.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["dnsPolicy"] = "Default"
+	in.Defaulted = defaulted
+	got := Compare(in)
+	if got.Status != status.ResourceOutOfSync || len(got.Fields) != 1 || got.Fields[0].Path != "/spec/template/spec/dnsPolicy" {
+		t.Fatalf("with defaults: %+v", got.Fields)
+	}
+}

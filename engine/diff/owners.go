@@ -292,3 +292,34 @@ func declared(obj map[string]any, p fieldpath.Path) bool {
 	}
 	return true
 }
+
+// valueAtPath returns the value a structured-merge-diff path names in
+// obj, finding list elements by their keys, and whether it exists.
+func valueAtPath(obj map[string]any, p fieldpath.Path) (any, bool) {
+	var cur any = obj
+	for _, pe := range p {
+		switch c := cur.(type) {
+		case map[string]any:
+			if pe.FieldName == nil {
+				return nil, false
+			}
+			v, ok := c[*pe.FieldName]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			if pe.FieldName != nil {
+				return nil, false
+			}
+			i := findElement(c, pe)
+			if i < 0 {
+				return nil, false
+			}
+			cur = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -107,25 +106,8 @@ func (p *progress) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// RepoRoot finds kdrift's repository root: the nearest folder above the
-// working directory whose go.mod declares module kdrift.dev/kdrift.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.HasPrefix(strings.TrimSpace(string(data)), "module kdrift.dev/kdrift\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("enginetest: no go.mod of module kdrift.dev/kdrift above the working directory")
-		}
-		dir = parent
-	}
-}
+// RepoRoot finds kdrift's repository root (see controlplane.RepoRoot).
+func RepoRoot() (string, error) { return controlplane.RepoRoot() }
 
 func mustCurrent() *controlplane.ControlPlane {
 	mu.Lock()

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/diff"
@@ -220,6 +222,21 @@ func TestImmutableFieldRequiresReplace(t *testing.T) {
 	if r.Status != status.ResourceRequiresReplace || !strings.Contains(r.Message, "immutable") || !strings.HasPrefix(r.Message, "Deployment/"+ns+"/render") {
 		t.Fatalf("%s", describe(r))
 	}
+
+	// A StatefulSet's volumeClaimTemplates are refused with other words.
+	var sts *unstructured.Unstructured
+	for _, o := range renderApp(t, ns) {
+		if o.GetKind() == "StatefulSet" {
+			sts = o
+		}
+	}
+	applyAs(t, cs, sts, live.FieldManager)
+	grown := sts.DeepCopy()
+	tpl := grown.Object["spec"].(map[string]any)["volumeClaimTemplates"].([]any)[0].(map[string]any)
+	tpl["spec"].(map[string]any)["resources"] = map[string]any{"requests": map[string]any{"storage": "5Gi"}}
+	if r := compare(t, cs, grown); r.Status != status.ResourceRequiresReplace {
+		t.Fatalf("statefulset storage: %s", describe(r))
+	}
 }
 
 // TestSecretValuesMasked: a Secret changed by hand shows masked values.
@@ -256,5 +273,104 @@ func TestMissingInNamespaceNotYetCreated(t *testing.T) {
 	r = compare(t, cs, decode(t, deploymentDoc(ns, "render")))
 	if r.Status != status.ResourceMissing || r.Message != "" {
 		t.Fatalf("%s", describe(r))
+	}
+}
+
+// hpaScale writes replicas the way the HPA controller does: read the
+// scale subresource, set replicas, write it back as its manager.
+func hpaScale(t *testing.T, cs *live.ClientSet, obj *unstructured.Unstructured, replicas int64) {
+	t.Helper()
+	ri, _, err := cs.Resource(context.Background(), obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The controller-manager writes the Deployment too; like the HPA,
+	// retry when the read went stale.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		scale, err := ri.Get(context.Background(), obj.GetName(), metav1.GetOptions{}, "scale")
+		if err != nil {
+			return err
+		}
+		scale.Object["spec"] = map[string]any{"replicas": replicas}
+		_, err = ri.Update(context.Background(), scale, metav1.UpdateOptions{FieldManager: "horizontal-pod-autoscaler"}, "scale")
+		return err
+	})
+	if err != nil {
+		t.Fatalf("scale as the HPA: %v", err)
+	}
+}
+
+// TestHPAScale: when Git leaves replicas to an HPA, the HPA's writes are
+// never drift. When Git declares replicas, the HPA's write is drift owned
+// by a controller (the tug of war the fight detector watches).
+//
+// Found on the real apiserver: a write through the scale subresource to
+// a spec.replicas that no manager owns records no managedFields entry at
+// all, so the HPA (or a person's kubectl scale) is not visible as an
+// owner of undeclared replicas; the field reads as defaulted.
+func TestHPAScale(t *testing.T) {
+	cs := clientSet(t)
+	ns := namespace(t, cs)
+	undeclared := decode(t, strings.Replace(deploymentDoc(ns, "hpa"), "  replicas: 3\n", "", 1))
+	applyAs(t, cs, undeclared, live.FieldManager)
+	hpaScale(t, cs, undeclared, 9)
+	r := compare(t, cs, undeclared)
+	if r.Status != status.ResourceSynced || r.Drifted() != 0 {
+		t.Fatalf("undeclared replicas: %s", describe(r))
+	}
+	if f := field(r, "/spec/replicas"); f != nil && (f.Class != status.OwnerController || !f.Extra) {
+		t.Fatalf("undeclared replicas listed as %+v", f)
+	}
+	l, err := cs.Get(context.Background(), live.RefOf(undeclared))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := unstructured.NestedInt64(l.Object, "spec", "replicas"); err != nil || !ok || got != 9 {
+		t.Fatalf("replicas = %d (present %v, %v), want 9", got, ok, err)
+	}
+
+	declared := decode(t, deploymentDoc(ns, "render"))
+	applyAs(t, cs, declared, live.FieldManager)
+	hpaScale(t, cs, declared, 9)
+	r = compare(t, cs, declared)
+	f := field(r, "/spec/replicas")
+	if r.Status != status.ResourceOutOfSync || f == nil || f.Extra || f.Class != status.OwnerController || f.Owners[0].Manager != "horizontal-pod-autoscaler" || f.Owners[0].Subresource != "scale" {
+		t.Fatalf("declared replicas: %s", describe(r))
+	}
+}
+
+// TestAdoptedObjectDefaultsAreNotDrift: an object first made with kubectl
+// create leaves kubectl-create owning every field the apiserver
+// defaulted. After kdrift adopts it, a dry-run create tells those
+// defaults apart from what the person really set (the app label).
+func TestAdoptedObjectDefaultsAreNotDrift(t *testing.T) {
+	cs := clientSet(t)
+	ns := namespace(t, cs)
+	kubectl(t, nil, "-n", ns, "create", "deployment", "render", "--image=registry.example/render:1.0", "--replicas=3")
+	desired := decode(t, deploymentDoc(ns, "render"))
+	applyAs(t, cs, desired, live.FieldManager)
+
+	first := compare(t, cs, desired)
+	if !diff.NeedsDefaults(first) || first.Drifted() < 5 {
+		t.Fatalf("before defaults: %s", describe(first))
+	}
+	ctx := context.Background()
+	in := diff.Input{Desired: desired, Options: diff.DefaultOptions()}
+	var err error
+	if in.Live, err = cs.Get(ctx, live.RefOf(desired)); err != nil {
+		t.Fatal(err)
+	}
+	if in.DryRun, err = cs.DryRunApply(ctx, desired); err != nil {
+		t.Fatal(err)
+	}
+	if in.Defaulted, err = cs.DryRunCreate(ctx, desired); err != nil {
+		t.Fatal(err)
+	}
+	r := diff.Compare(in)
+	if r.Status != status.ResourceOutOfSync || len(r.Fields) != 1 || r.Fields[0].Path != "/metadata/labels/app" || r.Fields[0].Owners[0].Manager != "kubectl-create" {
+		t.Fatalf("with defaults: %s", describe(r))
+	}
+	if got, err := cs.Get(ctx, status.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: ns, Name: in.Defaulted.GetName()}); err != nil || got != nil {
+		t.Fatalf("the dry-run create stored %s: %v", in.Defaulted.GetName(), err)
 	}
 }

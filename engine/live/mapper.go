@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
 
 	"kdrift.dev/kdrift/engine/status"
 )
@@ -85,3 +86,10 @@ func gvkString(gvk schema.GroupVersionKind) string {
 	}
 	return gvk.Group + "/" + gvk.Version + "/" + gvk.Kind
 }
+
+// RESTMapper returns the context's discovery-backed mapper, the one
+// Mapping uses, for code that needs a meta.RESTMapper (apply ordering, a
+// kind's scope). Sharing it keeps one discovery cache per context; call
+// its Reset when a CRD becomes established, or use Mapping, which resets
+// by itself.
+func (s *ClientSet) RESTMapper() *restmapper.DeferredDiscoveryRESTMapper { return s.mapper }

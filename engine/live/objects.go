@@ -51,6 +51,29 @@ func (s *ClientSet) DryRunApply(ctx context.Context, obj *unstructured.Unstructu
 	return out, nil
 }
 
+// DryRunCreate asks the apiserver, without storing anything, what it
+// would create from obj: the object with every default filled in. It
+// creates under a generated name so that an existing object of the same
+// name does not stand in the way; compare values only, not names.
+func (s *ClientSet) DryRunCreate(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	ref := RefOf(obj)
+	ri, _, err := s.Resource(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	c := obj.DeepCopy()
+	for _, f := range []string{"managedFields", "resourceVersion", "uid", "creationTimestamp", "generation", "selfLink"} {
+		unstructured.RemoveNestedField(c.Object, "metadata", f)
+	}
+	c.SetGenerateName(obj.GetName() + "-")
+	c.SetName("")
+	out, err := ri.Create(ctx, c, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: FieldManager})
+	if err != nil {
+		return nil, s.objectError(ref, "dry-run create", err)
+	}
+	return out, nil
+}
+
 // Get implements Getter with a direct API read (no cache).
 func (s *ClientSet) Get(ctx context.Context, ref status.ObjectRef) (*unstructured.Unstructured, error) {
 	ri, _, err := s.resourceFor(ctx, s.Dynamic, GVK(ref), ref.Namespace, ref)

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -44,6 +45,11 @@ type Change struct {
 	Context string
 	Ref     status.ObjectRef
 	Type    ChangeType
+	// StatusOnly marks an update that changed nothing but status (and
+	// the status subresource's managedFields entry): health may have
+	// changed, drift cannot have, so a cached comparison with fresh
+	// health is enough; no dry-run is needed.
+	StatusOnly bool
 }
 
 // Watcher runs dynamic informers for one cluster context, started on
@@ -156,7 +162,7 @@ func (w *Watcher) start(key watchKey, gvk schema.GroupVersionKind) *watched {
 		// Only fails once started; this informer is new.
 		wd.lastErr = err
 	}
-	send := func(obj any, t ChangeType) {
+	send := func(obj any, t ChangeType, statusOnly bool) {
 		u := objectOf(obj)
 		if u == nil {
 			return
@@ -169,24 +175,24 @@ func (w *Watcher) start(key watchKey, gvk schema.GroupVersionKind) *watched {
 			return // stopped: a select below could still pick the send
 		}
 		select {
-		case w.out <- Change{Context: w.set.Context, Ref: ref, Type: t}:
+		case w.out <- Change{Context: w.set.Context, Ref: ref, Type: t, StatusOnly: statusOnly}:
 		case <-ctx.Done():
 		}
 	}
 	_, err := wd.informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, initial bool) {
 			if !initial {
-				send(obj, Added)
+				send(obj, Added, false)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
 			o, n := objectOf(oldObj), objectOf(newObj)
 			if o != nil && n != nil && o.GetResourceVersion() == n.GetResourceVersion() {
-				return
+				return // a resync, nothing new
 			}
-			send(newObj, Updated)
+			send(newObj, Updated, o != nil && n != nil && !meaningfulChange(o, n))
 		},
-		DeleteFunc: func(obj any) { send(obj, Deleted) },
+		DeleteFunc: func(obj any) { send(obj, Deleted, false) },
 	})
 	if err != nil {
 		wd.lastErr = err
@@ -305,4 +311,66 @@ func isClosed(c chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// meaningfulChange reports whether an update can change a comparison:
+// anything but status, resourceVersion, generation and the managedFields
+// entries of the status subresource. Controllers rewrite status all the
+// time; each such update need not cost the engine a dry-run.
+func meaningfulChange(o, n *unstructured.Unstructured) bool {
+	if o.GetResourceVersion() == n.GetResourceVersion() {
+		return false
+	}
+	if !reflect.DeepEqual(strip(o.Object), strip(n.Object)) {
+		return true
+	}
+	return !reflect.DeepEqual(ownership(o), ownership(n))
+}
+
+// strip returns a shallow view of obj without status and the metadata
+// bookkeeping, sharing everything else.
+func strip(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		switch k {
+		case "status":
+		case "metadata":
+			md, ok := v.(map[string]any)
+			if !ok {
+				out[k] = v
+				continue
+			}
+			m := make(map[string]any, len(md))
+			for mk, mv := range md {
+				switch mk {
+				case "resourceVersion", "generation", "managedFields":
+				default:
+					m[mk] = mv
+				}
+			}
+			out[k] = m
+		default:
+			out[k] = v
+		}
+	}
+	return out
+}
+
+type entryKey struct{ manager, operation, subresource, fields string }
+
+// ownership lists who owns what, without times and without the status
+// subresource's entries.
+func ownership(obj *unstructured.Unstructured) []entryKey {
+	var out []entryKey
+	for _, e := range obj.GetManagedFields() {
+		if e.Subresource == "status" {
+			continue
+		}
+		k := entryKey{manager: e.Manager, operation: string(e.Operation), subresource: e.Subresource}
+		if e.FieldsV1 != nil {
+			k.fields = string(e.FieldsV1.Raw)
+		}
+		out = append(out, k)
+	}
+	return out
 }

@@ -65,6 +65,9 @@ func TestWatcherNotifiesChanges(t *testing.T) {
 
 	kubectl(t, nil, "-n", ns, "scale", "deployment/render", "--replicas=5")
 	c := next(t, ch, ref, live.Updated)
+	for c.StatusOnly {
+		c = next(t, ch, ref, live.Updated)
+	}
 	if c.Context != cs.Context || c.Ref.Group != "apps" {
 		t.Fatalf("change = %+v", c)
 	}

@@ -30,6 +30,10 @@ func main() {
 		logPath    = flag.String("log", "", `where control-plane logs go: a file, "-" for stderr, empty to discard`)
 	)
 	flag.Parse()
+	// Logs and "ready" may go to pipes whose reader dies first (a crashed
+	// test binary). Without this, the first write after that kills the
+	// process with SIGPIPE before it removes its files.
+	signal.Ignore(syscall.SIGPIPE)
 	if *kubeconfig == "" {
 		fmt.Fprintln(os.Stderr, "localcluster: --kubeconfig PATH is required: it names the file the admin kubeconfig is written to")
 		os.Exit(2)

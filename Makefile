@@ -1,0 +1,44 @@
+# kdrift: see README.md. Every target works on a fresh clone; the first run
+# builds the local control plane (testdata/localcluster) once into the cache
+# (~/.cache/kdrift/localcluster, or $KDRIFT_CACHE_DIR/localcluster).
+
+GO      ?= go
+BIN     := bin/kdrift
+PKGS    := ./...
+# The full suite starts one real kube-apiserver per test package.
+TEST_TIMEOUT ?= 60m
+
+.PHONY: all build test test-short demo bench lint localcluster clean
+
+all: lint build test
+
+build:
+	$(GO) build -o $(BIN) .
+
+## test: the full suite, real apiserver included.
+test:
+	$(GO) test -timeout $(TEST_TIMEOUT) $(PKGS)
+
+## test-short: the fast tier only (skips what -short marks slow).
+test-short:
+	$(GO) test -short -timeout 20m $(PKGS)
+
+## localcluster: build (or find cached) the local control plane binary.
+localcluster:
+	$(GO) run ./engine/controlplane/cmd/buildlocalcluster
+
+## demo: kdrift against the embedded default: a local control plane and a demo repository.
+demo: build localcluster
+	./$(BIN) demo
+
+## bench: speed and memory figures; compare runs with benchstat.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 -timeout $(TEST_TIMEOUT) $(PKGS)
+
+lint:
+	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	cd testdata/localcluster && GOWORK=off $(GO) vet ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,234 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// Result is what an action did: the commit it made and whether the
+// commit reached the remote.
+type Result struct {
+	// Commit is the new commit's full hash.
+	Commit string `json:"commit"`
+	// Subject is the new commit's subject.
+	Subject string `json:"subject"`
+	// Apps are the apps the action changed.
+	Apps []string `json:"apps,omitempty"`
+	// Branch is the branch the commit is on.
+	Branch string `json:"branch"`
+	// Upstream is the remote branch pushed to ("origin/main"); empty when
+	// the branch tracks none.
+	Upstream string `json:"upstream,omitempty"`
+	// Pushed says the commit is on the upstream.
+	Pushed bool `json:"pushed"`
+	// PushError says why the commit is only local; empty when pushed or
+	// when there is no upstream.
+	PushError string `json:"pushError,omitempty"`
+	// Retries counts pushes that lost a race and were re-applied.
+	Retries int `json:"retries,omitempty"`
+}
+
+// Summary is one line for a person: where the commit went.
+func (r Result) Summary() string {
+	short := r.Commit
+	if len(short) > 12 {
+		short = short[:12]
+	}
+	switch {
+	case r.Pushed:
+		return fmt.Sprintf("committed %s on %s and pushed to %s", short, r.Branch, r.Upstream)
+	case r.PushError != "":
+		return fmt.Sprintf("committed locally as %s; push failed: %s; run `kdrift push` to retry", short, r.PushError)
+	default:
+		return fmt.Sprintf("committed %s on %s (the branch tracks no remote; nothing pushed)", short, r.Branch)
+	}
+}
+
+// snapshot is a commit's files, the state an operation is applied to.
+type snapshot struct {
+	repo   *Repo
+	commit plumbing.Hash
+	tree   flatTree
+}
+
+func (s *snapshot) read(p string) ([]byte, bool, error) {
+	e, ok := s.tree[p]
+	if !ok {
+		return nil, false, nil
+	}
+	data, err := readBlob(s.repo.git.Storer, e.Hash)
+	return data, true, err
+}
+
+// plan is what an operation wants committed on a snapshot.
+type plan struct {
+	msg message
+	// files are the new contents by path; a nil value deletes the path.
+	files map[string]*entry
+	apps  []string
+}
+
+// operation builds a plan for a snapshot; it is run again, with the same
+// inputs, on a newer head when a push loses a race.
+type operation func(s *snapshot) (*plan, error)
+
+// setText stages new text for a path, keeping its mode.
+func (p *plan) setText(s *snapshot, path string, content []byte) error {
+	h, err := writeBlob(s.repo.git.Storer, content)
+	if err != nil {
+		return err
+	}
+	mode := s.tree[path].Mode
+	if mode == 0 {
+		mode = filemode.Regular
+	}
+	if p.files == nil {
+		p.files = map[string]*entry{}
+	}
+	p.files[path] = &entry{Hash: h, Mode: mode}
+	return nil
+}
+
+// commit applies op on the branch as one commit and pushes it: fetch, build
+// on the newest head, commit, push; a lost race re-runs op on the new head,
+// at most MaxPushTries times. When the remote cannot be reached the commit
+// stays local and Result.PushError says why.
+func (r *Repo) commit(ctx context.Context, op operation) (Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res := Result{Branch: r.branch}
+	id, err := r.Identity()
+	if err != nil {
+		return res, err
+	}
+	when := r.opts.Now().Truncate(time.Second)
+	remote, upRef, hasUp, err := r.upstream()
+	if err != nil {
+		return res, err
+	}
+	if hasUp {
+		res.Upstream = remote + "/" + upRef.Short()
+	}
+	tip, err := r.head()
+	if err != nil {
+		return res, err
+	}
+	keep := tip // what the branch holds besides this operation's commit
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			if attempt > 1 {
+				// The previous try's commit is on the branch; only its
+				// push is left undone.
+				res.PushError = err.Error()
+				return res, nil
+			}
+			return res, err
+		}
+		base := keep
+		var offline error
+		if hasUp {
+			remoteHead, err := r.fetch(ctx, remote, upRef)
+			if err != nil {
+				offline = err
+			} else if base, offline, err = r.integrate(keep, remoteHead); err != nil {
+				return res, err
+			}
+		}
+		snap, err := r.snapshotAt(base)
+		if err != nil {
+			return res, err
+		}
+		p, err := op(snap)
+		if err != nil {
+			if attempt > 1 {
+				return res, fmt.Errorf("%w; the upstream changed meanwhile, so your commit %s stays on local branch %s only (inspect it with `git show %s`)", err, tip.String()[:12], r.branch, tip.String()[:12])
+			}
+			return res, err
+		}
+		c, err := r.writeCommit(snap, p, id, when)
+		if err != nil {
+			return res, err
+		}
+		if err := r.advance(tip, c); err != nil {
+			if attempt > 1 {
+				return res, fmt.Errorf("%w (the action is still committed as %s from the previous try)", err, tip)
+			}
+			return res, err
+		}
+		tip = c
+		res.Commit, res.Subject, res.Apps = c.String(), p.msg.Subject, p.apps
+		if !hasUp {
+			return res, nil
+		}
+		if offline != nil {
+			res.PushError = offline.Error()
+			return res, nil
+		}
+		if r.beforePush != nil {
+			r.beforePush()
+		}
+		err = r.pushBranch(ctx, remote, upRef)
+		if err == nil {
+			res.Pushed = true
+			return res, nil
+		}
+		if !isRejected(err) || attempt >= r.opts.MaxPushTries {
+			res.PushError = err.Error()
+			return res, nil
+		}
+		res.Retries++
+		keep = base
+	}
+}
+
+func (r *Repo) snapshotAt(c plumbing.Hash) (*snapshot, error) {
+	t, err := commitTree(r.git.Storer, c)
+	if err != nil {
+		return nil, err
+	}
+	return &snapshot{repo: r, commit: c, tree: t}, nil
+}
+
+// writeCommit stores the plan's tree and a commit of it on top of the
+// snapshot, with the person as author and committer.
+func (r *Repo) writeCommit(s *snapshot, p *plan, id Identity, when time.Time) (plumbing.Hash, error) {
+	tree := flatTree{}
+	for k, v := range s.tree {
+		tree[k] = v
+	}
+	for k, v := range p.files {
+		if v == nil {
+			delete(tree, k)
+		} else {
+			tree[k] = *v
+		}
+	}
+	th, err := writeFlatTree(r.git.Storer, tree)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if co, err := object.GetCommit(r.git.Storer, s.commit); err == nil && co.TreeHash == th {
+		return plumbing.ZeroHash, errors.New("the action changes nothing in the repository; nothing was committed")
+	}
+	sig := object.Signature{Name: id.Name, Email: id.Email, When: when}
+	c := &object.Commit{Author: sig, Committer: sig, Message: p.msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{s.commit}}
+	return r.storeCommit(c)
+}
+
+func (r *Repo) storeCommit(c *object.Commit) (plumbing.Hash, error) {
+	obj := r.git.Storer.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("commit encode failed: %w", err)
+	}
+	h, err := r.git.Storer.SetEncodedObject(obj)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("commit write failed: %w", err)
+	}
+	return h, nil
+}

@@ -1,0 +1,55 @@
+package actions
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteAuditTable writes audit entries as an aligned table for people:
+// time, author, action, apps (with freeze states), commit and the first
+// line of the reason.
+func WriteAuditTable(w io.Writer, entries []AuditEntry) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tAUTHOR\tACTION\tAPPS\tCOMMIT\tREASON")
+	for _, e := range entries {
+		apps := make([]string, len(e.Apps))
+		for i, a := range e.Apps {
+			apps[i] = a
+			if st, ok := e.FreezeState[a]; ok {
+				apps[i] += " (" + st + ")"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339), e.Author, e.Action,
+			strings.Join(apps, ", "), e.Commit[:min(12, len(e.Commit))], firstLine(e.Reason))
+	}
+	return tw.Flush()
+}
+
+// WriteJSON writes v as indented JSON with a final newline.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// WriteRevertPreview writes the per-file diffs of a revert preview.
+func WriteRevertPreview(w io.Writer, diffs []FileDiff) error {
+	sort.Slice(diffs, func(i, j int) bool { return diffs[i].Path < diffs[j].Path })
+	for _, d := range diffs {
+		if d.Diff == "" {
+			if _, err := fmt.Fprintf(w, "%s: %s (binary or mode change)\n", d.Path, d.Status); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := io.WriteString(w, d.Diff); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,284 @@
+package actions
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"kdrift.dev/kdrift/engine/app"
+)
+
+// yamlFile is an App file being edited as text: its lines (each keeping its
+// line ending) and the parsed documents that locate things in them. Edits
+// insert, replace or delete whole lines, so every other byte of the file,
+// comments and layout included, stays as it was.
+type yamlFile struct {
+	lines []string
+	docs  []*yaml.Node
+	eol   string
+}
+
+func newYAMLFile(src []byte) (*yamlFile, error) {
+	docs, err := parseDocs(src)
+	if err != nil {
+		return nil, err
+	}
+	eol := "\n"
+	if bytes.Contains(src, []byte("\r\n")) {
+		eol = "\r\n"
+	}
+	return &yamlFile{lines: splitLines(src), docs: docs, eol: eol}, nil
+}
+
+func (f *yamlFile) bytes() []byte { return []byte(strings.Join(f.lines, "")) }
+
+// appSpec finds the App named name and returns its spec key and block
+// mapping value.
+func (f *yamlFile) appSpec(name string) (*yaml.Node, *yaml.Node, error) {
+	for _, d := range f.docs {
+		a, ok, err := decodeApp(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok || a.Metadata.Name != name {
+			continue
+		}
+		k, v := mapGet(d.Content[0], "spec")
+		if k == nil || v.Kind != yaml.MappingNode || len(v.Content) == 0 {
+			return nil, nil, fmt.Errorf("App %s has no spec mapping", name)
+		}
+		if v.Style&yaml.FlowStyle != 0 {
+			return nil, nil, fmt.Errorf("App %s: spec is written in flow style ({...}); write it as a block mapping so kdrift can edit it", name)
+		}
+		return k, v, nil
+	}
+	return nil, nil, fmt.Errorf("App %s not found in this file", name)
+}
+
+func indentOf(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
+
+// blockEnd returns the last line (1-based) of the value of the mapping key
+// k: the lines after it that are indented deeper, or, for a block list
+// written at the key's own indent, its "- " lines. Blank and comment lines
+// never end a block by themselves, but trailing ones are left outside.
+func (f *yamlFile) blockEnd(k, v *yaml.Node) int {
+	keyCol := k.Column - 1
+	dashAtKey := v != nil && v.Kind == yaml.SequenceNode && v.Style&yaml.FlowStyle == 0 && v.Column-1 == keyCol && v.Line > k.Line
+	end := k.Line
+	for i := k.Line + 1; i <= len(f.lines); i++ {
+		l := strings.TrimRight(f.lines[i-1], "\r\n")
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		if indentOf(l) == 0 && (strings.HasPrefix(l, "---") || strings.HasPrefix(l, "...")) {
+			break
+		}
+		ind := indentOf(l)
+		if ind > keyCol || (dashAtKey && ind == keyCol && (t == "-" || strings.HasPrefix(t, "- "))) {
+			end = i
+			continue
+		}
+		break
+	}
+	return end
+}
+
+// insertAfter inserts text lines (without line endings) after line n
+// (1-based; 0 inserts at the top). At the end of a file with no final line
+// break, the block goes before that missing break, so deleting it again
+// gives the original bytes back.
+func (f *yamlFile) insertAfter(n int, block []string) {
+	add := make([]string, len(block))
+	for i, l := range block {
+		add[i] = l + f.eol
+	}
+	if n == len(f.lines) && n > 0 && !strings.HasSuffix(f.lines[n-1], "\n") {
+		f.lines[n-1] += f.eol
+		add[len(add)-1] = strings.TrimSuffix(add[len(add)-1], f.eol)
+	}
+	f.lines = append(f.lines[:n], append(add, f.lines[n:]...)...)
+}
+
+// deleteLines deletes lines a..b (1-based, inclusive); when b was the last
+// line and had no line break, the line before loses its break instead.
+func (f *yamlFile) deleteLines(a, b int) {
+	lastNoEOL := b == len(f.lines) && !strings.HasSuffix(f.lines[b-1], "\n")
+	f.lines = append(f.lines[:a-1], f.lines[b:]...)
+	if lastNoEOL && a > 1 {
+		f.lines[a-2] = strings.TrimSuffix(strings.TrimSuffix(f.lines[a-2], "\n"), "\r")
+	}
+}
+
+// childIndent is the indent of a block mapping's keys and the step the
+// file uses to indent one level.
+func childIndent(k, v *yaml.Node) (int, int) {
+	ind := v.Content[0].Column - 1
+	step := ind - (k.Column - 1)
+	if step <= 0 {
+		step = 2
+	}
+	return ind, step
+}
+
+// yamlString renders s as a double-quoted YAML scalar (Go's quoting is
+// valid YAML for valid UTF-8).
+func yamlString(s string) string { return strconv.Quote(s) }
+
+func yamlTime(t time.Time) string { return yamlString(t.UTC().Format(time.RFC3339)) }
+
+func freezeLines(ind, step int, fr app.Freeze) []string {
+	p, c := strings.Repeat(" ", ind), strings.Repeat(" ", ind+step)
+	out := []string{
+		p + "freeze:",
+		c + "reason: " + yamlString(fr.Reason),
+		c + "by: " + yamlString(fr.By),
+		c + "at: " + yamlTime(fr.At),
+	}
+	if fr.Until != nil {
+		out = append(out, c+"until: "+yamlTime(*fr.Until))
+	}
+	return out
+}
+
+// setFreeze writes spec.freeze of the App, replacing any freeze already
+// there, as the last key of spec.
+func setFreeze(src []byte, name string, fr app.Freeze) ([]byte, error) {
+	f, err := newYAMLFile(src)
+	if err != nil {
+		return nil, err
+	}
+	sk, sv, err := f.appSpec(name)
+	if err != nil {
+		return nil, err
+	}
+	ind, step := childIndent(sk, sv)
+	if fk, fv := mapGet(sv, "freeze"); fk != nil {
+		end := f.blockEnd(fk, fv)
+		f.deleteLines(fk.Line, end)
+		f.insertAfter(fk.Line-1, freezeLines(fk.Column-1, step, fr))
+		return f.bytes(), nil
+	}
+	f.insertAfter(f.blockEnd(sk, sv), freezeLines(ind, step, fr))
+	return f.bytes(), nil
+}
+
+// removeFreeze deletes spec.freeze of the App, and nothing else.
+func removeFreeze(src []byte, name string) ([]byte, error) {
+	f, err := newYAMLFile(src)
+	if err != nil {
+		return nil, err
+	}
+	_, sv, err := f.appSpec(name)
+	if err != nil {
+		return nil, err
+	}
+	fk, fv := mapGet(sv, "freeze")
+	if fk == nil {
+		return nil, fmt.Errorf("App %s is not frozen", name)
+	}
+	f.deleteLines(fk.Line, f.blockEnd(fk, fv))
+	return f.bytes(), nil
+}
+
+// setFreezeUntil changes (or adds) spec.freeze.until of the App, touching
+// only that line.
+func setFreezeUntil(src []byte, name string, until time.Time) ([]byte, error) {
+	f, err := newYAMLFile(src)
+	if err != nil {
+		return nil, err
+	}
+	_, sv, err := f.appSpec(name)
+	if err != nil {
+		return nil, err
+	}
+	fk, fv := mapGet(sv, "freeze")
+	if fk == nil {
+		return nil, fmt.Errorf("App %s is not frozen", name)
+	}
+	if fv.Kind != yaml.MappingNode || fv.Style&yaml.FlowStyle != 0 || len(fv.Content) == 0 {
+		return nil, fmt.Errorf("App %s: spec.freeze is not a block mapping; unfreeze and freeze again", name)
+	}
+	if uk, uv := mapGet(fv, "until"); uk != nil {
+		end := f.blockEnd(uk, uv)
+		f.deleteLines(uk.Line, end)
+		f.insertAfter(uk.Line-1, []string{strings.Repeat(" ", uk.Column-1) + "until: " + yamlTime(until)})
+		return f.bytes(), nil
+	}
+	ind, _ := childIndent(fk, fv)
+	f.insertAfter(f.blockEnd(fk, fv), []string{strings.Repeat(" ", ind) + "until: " + yamlTime(until)})
+	return f.bytes(), nil
+}
+
+func ruleLines(dashInd, step int, r app.IgnoreRule) []string {
+	var kv []string
+	add := func(k, v string) {
+		if v != "" {
+			kv = append(kv, k+": "+yamlString(v))
+		}
+	}
+	add("group", r.Group)
+	add("kind", r.Kind)
+	add("name", r.Name)
+	add("namespace", r.Namespace)
+	list := func(k string, vs []string) {
+		if len(vs) == 0 {
+			return
+		}
+		q := make([]string, len(vs))
+		for i, v := range vs {
+			q[i] = yamlString(v)
+		}
+		kv = append(kv, k+": ["+strings.Join(q, ", ")+"]")
+	}
+	list("jsonPointers", r.JSONPointers)
+	list("managedFieldsManagers", r.ManagedFieldsManagers)
+	out := make([]string, len(kv))
+	for i, l := range kv {
+		if i == 0 {
+			out[i] = strings.Repeat(" ", dashInd) + "- " + l
+		} else {
+			out[i] = strings.Repeat(" ", dashInd+2) + l
+		}
+	}
+	return out
+}
+
+// appendIgnoreRule adds a rule at the end of spec.ignoreDifferences,
+// creating the list when there is none.
+func appendIgnoreRule(src []byte, name string, r app.IgnoreRule) ([]byte, error) {
+	f, err := newYAMLFile(src)
+	if err != nil {
+		return nil, err
+	}
+	sk, sv, err := f.appSpec(name)
+	if err != nil {
+		return nil, err
+	}
+	ind, step := childIndent(sk, sv)
+	ik, iv := mapGet(sv, "ignoreDifferences")
+	switch {
+	case ik == nil:
+		lines := append([]string{strings.Repeat(" ", ind) + "ignoreDifferences:"}, ruleLines(ind+step, step, r)...)
+		// Before a freeze, so that unfreezing later leaves the rule in a
+		// natural place.
+		if fk, _ := mapGet(sv, "freeze"); fk != nil && sv.Content[len(sv.Content)-2] == fk {
+			f.insertAfter(fk.Line-1, lines)
+		} else {
+			f.insertAfter(f.blockEnd(sk, sv), lines)
+		}
+	case iv.Kind == yaml.SequenceNode && iv.Style&yaml.FlowStyle == 0 && len(iv.Content) > 0:
+		f.insertAfter(f.blockEnd(ik, iv), ruleLines(iv.Column-1, step, r))
+	case (iv.Kind == yaml.SequenceNode && len(iv.Content) == 0) || (iv.Kind == yaml.ScalarNode && iv.Tag == "!!null"):
+		end := f.blockEnd(ik, iv)
+		f.deleteLines(ik.Line, end)
+		f.insertAfter(ik.Line-1, append([]string{strings.Repeat(" ", ik.Column-1) + "ignoreDifferences:"}, ruleLines(ik.Column-1+step, step, r)...))
+	default:
+		return nil, fmt.Errorf("App %s: spec.ignoreDifferences is written in flow style ([...]) or is not a list; write it as a block list so kdrift can append to it", name)
+	}
+	return f.bytes(), nil
+}

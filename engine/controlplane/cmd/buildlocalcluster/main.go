@@ -1,0 +1,32 @@
+// Command buildlocalcluster builds the local control plane of
+// testdata/localcluster into kdrift's cache (or finds it there) and prints
+// the binary's path. `make localcluster` runs it; tests and `kdrift demo`
+// use the same cache.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"time"
+
+	"kdrift.dev/kdrift/engine/controlplane"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	start := time.Now()
+	bin, err := controlplane.Binary(ctx, controlplane.BuildOptions{
+		SourceDir: filepath.FromSlash(controlplane.ModuleDir),
+		Log:       os.Stderr,
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "buildlocalcluster: %v\n", err)
+		os.Exit(1)
+	}
+	fmt.Fprintf(os.Stderr, "local control plane ready in %s\n", time.Since(start).Round(100*time.Millisecond))
+	fmt.Println(bin)
+}

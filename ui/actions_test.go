@@ -1,0 +1,253 @@
+package ui
+
+import (
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+func TestSyncShowsPlanThenSyncs(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.keys("G", "s") // api-prod, not frozen
+	h.wantScreen("Sync api-prod? (2 objects)", "apply    Deployment/prod/render  /spec/replicas", "prune    ConfigMap/prod/render-old")
+	h.wantCalls()
+	h.keys("enter")
+	h.wantCalls("sync api-prod")
+	if h.m.Status() != "synced api-prod" {
+		t.Errorf("status = %q", h.m.Status())
+	}
+}
+
+func TestSyncCancelled(t *testing.T) {
+	for _, k := range []string{"esc", "n"} {
+		h := newHarness(t, newFake(), testConfig())
+		h.keys("G", "s", k)
+		h.wantCalls()
+		if h.m.dialog != nil {
+			t.Errorf("%s left the dialog open", k)
+		}
+	}
+}
+
+func TestSyncFrozenAsksTwice(t *testing.T) {
+	tests := []struct {
+		name  string
+		keys  []string
+		calls []string
+	}{
+		{"confirmed twice", []string{"enter", "y"}, []string{"sync render-prod"}},
+		{"second answer no", []string{"enter", "esc"}, nil},
+		{"first answer no", []string{"esc"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, newFake(), testConfig())
+			h.keys("j", "s", "enter")
+			h.wantScreen("Sync FROZEN app render-prod anyway?", "render-prod is FROZEN by Lao Li <lao.li@example.com> (until 2026-12-02 19:00):", "INC-1234 render workers 6->12")
+			h.keys(tt.keys[1:]...)
+			h.wantCalls(tt.calls...)
+		})
+	}
+}
+
+func TestSyncFromResourceViews(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.keys("j", "enter", "j", "enter", "s", "enter", "enter")
+	h.wantCalls("sync render-prod")
+}
+
+func TestSyncError(t *testing.T) {
+	be := newFake()
+	be.fail = errBoom
+	h := newHarness(t, be, testConfig())
+	h.keys("G", "s")
+	h.wantScreen("! sync api-prod: planning failed: git push: remote rejected")
+	if h.m.dialog != nil {
+		t.Error("a failed plan opened a dialog")
+	}
+}
+
+func TestFreeze(t *testing.T) {
+	tests := []struct {
+		name    string
+		keys    []string // after f
+		text    []string // typed into reason, then duration
+		calls   []string
+		problem string
+	}{
+		{"reason and duration", nil, []string{"INC-9 hot fix", "4h"}, []string{`freeze api-prod reason="INC-9 hot fix" for=4h0m0s`}, ""},
+		{"no duration", nil, []string{"INC-9", ""}, []string{`freeze api-prod reason="INC-9" for=0s`}, ""},
+		{"reason required", nil, []string{"", ""}, nil, "reason is required"},
+		{"bad duration", nil, []string{"INC-9", "soon"}, nil, `duration "soon": use a Go duration`},
+		{"marked apps", []string{"space", "space"}, []string{"INC-9", ""}, []string{`freeze batch-staging,render-prod reason="INC-9" for=0s`}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, newFake(), testConfig())
+			if tt.keys != nil {
+				h.keys("g").keys(tt.keys...)
+			} else {
+				h.keys("G")
+			}
+			h.keys("f")
+			h.wantScreen("Freeze", "reason (required):", "for:")
+			h.typeText(tt.text[0]).keys("tab").typeText(tt.text[1]).keys("enter")
+			h.wantCalls(tt.calls...)
+			if tt.problem != "" {
+				h.wantScreen(tt.problem)
+				if h.m.dialog == nil {
+					t.Error("the dialog closed on a problem")
+				}
+				return
+			}
+			if h.m.dialog != nil {
+				t.Error("dialog still open")
+			}
+			h.wantScreen("committed f00dfee and pushed")
+		})
+	}
+}
+
+func TestFreezeFailureKeepsTheWordsInTheStatus(t *testing.T) {
+	be := newFake()
+	be.fail = errBoom
+	h := newHarness(t, be, testConfig())
+	h.keys("G", "f").typeText("INC-9").keys("enter")
+	h.wantScreen("! freeze api-prod failed: git push: remote rejected")
+}
+
+func TestUnfreeze(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.keys("G", "F")
+	h.wantScreen("unfreeze: the selected app is not frozen")
+	h.keys("g", "j", "F")
+	h.wantScreen("Unfreeze 1 app?", "render-prod: frozen by Lao Li <lao.li@example.com>: INC-1234")
+	h.keys("enter")
+	h.wantScreen("reason is required")
+	h.typeText("incident over").keys("enter")
+	h.wantCalls(`unfreeze render-prod reason="incident over"`)
+}
+
+func TestIgnoreFromOwnership(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.keys("j", "enter", "j", "o", "i")
+	h.wantScreen("Ignore /spec/replicas?", "App render-prod will stop applying /spec/replicas on Deployment/prod/render.")
+	h.typeText("HPA owns replicas").keys("enter")
+	h.wantCalls(`ignore render-prod Deployment/render [/spec/replicas] reason="HPA owns replicas"`)
+	h.wantScreen("! ignore /spec/replicas in render-prod: committed 1bad1de (not pushed yet: remote unreachable; retried on next fetch)")
+}
+
+func TestIgnoreOnStructuralLine(t *testing.T) {
+	be := newFake()
+	d := be.details[deployRef]
+	d.Live = append(d.Live, deployDetail().Live[0])
+	d.Live[len(d.Live)-1].Path = ""
+	be.details[deployRef] = d
+	h := newHarness(t, be, testConfig())
+	h.keys("j", "enter", "j", "o", "G", "i")
+	h.wantScreen("this line is not a field")
+	if h.m.dialog != nil {
+		t.Error("dialog opened on a structural line")
+	}
+}
+
+func TestIgnoreFromDiff(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.keys("j", "enter", "j", "enter", "N", "n", "n", "i")
+	h.wantScreen("Ignore /spec/replicas?")
+	h.typeText("HPA").keys("enter")
+	h.wantCalls(`ignore render-prod Deployment/render [/spec/replicas] reason="HPA"`)
+}
+
+func TestRevert(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.keys("j", "h", "j", "r")
+	h.wantScreen("Revert aaaaaaa render: bump image to 2.4?", "-  image: render:2.4", "+  image: render:2.3")
+	h.keys("enter")
+	h.wantScreen("reason is required")
+	h.typeText("2.4 leaks memory").keys("enter")
+	h.wantCalls(`revert aaaaaaa111 reason="2.4 leaks memory"`)
+	h.wantScreen("revert aaaaaaa: committed 5eed and pushed")
+	n := 0
+	for _, c := range h.be.Calls() {
+		if c == "history render-prod" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("history loaded %d times, want 2 (again after the revert)", n)
+	}
+}
+
+func TestRevertPreviewError(t *testing.T) {
+	be := newFake()
+	h := newHarness(t, be, testConfig())
+	h.keys("j", "h")
+	be.fail = errBoom
+	h.keys("r")
+	h.wantScreen("! revert bbbbbbb: git push: remote rejected")
+	if h.m.dialog != nil {
+		t.Error("dialog opened after a failed preview")
+	}
+}
+
+func TestReadonlyRefusesEveryMutatingKey(t *testing.T) {
+	tests := []struct {
+		name string
+		keys []string
+		want string
+	}{
+		{"sync", []string{"s"}, "read-only: sync is disabled"},
+		{"freeze", []string{"f"}, "read-only: freeze is disabled"},
+		{"unfreeze", []string{"j", "F"}, "read-only: unfreeze is disabled"},
+		{"ignore in diff", []string{"j", "enter", "j", "enter", "i"}, "read-only: ignore is disabled"},
+		{"ignore in owners", []string{"j", "enter", "j", "o", "i"}, "read-only: ignore is disabled"},
+		{"revert", []string{"j", "h", "r"}, "read-only: revert is disabled"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.Readonly = true
+			h := newHarness(t, newFake(), cfg)
+			h.keys(tt.keys...)
+			h.wantScreen(tt.want, "READ-ONLY")
+			if h.m.dialog != nil {
+				t.Error("a dialog opened in read-only mode")
+			}
+			h.wantCalls()
+		})
+	}
+}
+
+func TestRefresh(t *testing.T) {
+	be := newFake()
+	h := newHarness(t, be, testConfig())
+	be.apps = be.apps[:1]
+	h.keys("ctrl+r")
+	if be.refreshed != 1 || len(appNames(h.m)) != 1 {
+		t.Errorf("refreshed=%d apps=%v", be.refreshed, appNames(h.m))
+	}
+	if h.m.busy != 0 {
+		t.Errorf("busy = %d after the refresh finished", h.m.busy)
+	}
+}
+
+func TestHistoryEnterShowsTheCommit(t *testing.T) {
+	be := newFake()
+	be.history[1].Body = "INC-1234 render workers 6->12\n\nKdrift-Action: freeze\nKdrift-App: render-prod"
+	h := newHarness(t, be, testConfig())
+	h.keys("j", "h", "enter")
+	h.wantScreen("bbbbbbb freeze(render-prod): INC-1234", "Date:   2026-12-02 15:00:00 UTC", "Kdrift-Action: freeze")
+	h.keys("esc")
+	if h.m.dialog != nil {
+		t.Error("esc did not close the commit")
+	}
+}
+
+func TestPasteIntoTheReason(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.keys("G", "f")
+	h.send(tea.PasteMsg{Content: "INC-4242 pasted"})
+	h.keys("enter")
+	h.wantCalls(`freeze api-prod reason="INC-4242 pasted" for=0s`)
+}

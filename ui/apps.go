@@ -1,0 +1,396 @@
+package ui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// appsChangedMsg tells views that the apps store changed.
+type appsChangedMsg struct{}
+
+// Sort orders of the apps view; S cycles through them.
+const (
+	sortState = iota // Error, OutOfSync, Unknown, Synced; then name
+	sortName
+	sortDrift    // most drifted objects first
+	sortOutOfAge // longest OutOfSync first
+	sortCount
+)
+
+var sortNames = [sortCount]string{"state", "name", "drift", "out-of-sync age"}
+
+// appRow is one app, its cells precomputed when the store changes so that
+// rendering only styles the visible rows.
+type appRow struct {
+	a                            status.AppStatus
+	name, dest, drift, heal, rev string
+	frozen                       bool
+}
+
+// appsView is the table of apps.
+type appsView struct {
+	c       *common
+	rows    []appRow
+	seen    int
+	cursor  int
+	top     int
+	sortBy  int
+	filter  string
+	ctx     string // :ctx filter; "" shows every context
+	editing bool
+	input   textinput.Model
+	marked  map[string]bool
+	height  int
+	// column widths, from the longest cell of each column
+	nameW, destW, healW int
+}
+
+func newAppsView(c *common, ctxFilter string) *appsView {
+	in := textinput.New()
+	in.Prompt = "/"
+	st := textinput.DefaultStyles(true)
+	st.Cursor.Blink = false
+	in.SetStyles(st)
+	v := &appsView{c: c, ctx: ctxFilter, input: in, marked: map[string]bool{}, seen: -1}
+	v.recompute()
+	return v
+}
+
+func (v *appsView) kind() viewKind { return kindApps }
+func (v *appsView) title() string {
+	t := "apps"
+	if v.ctx != "" {
+		t += " · ctx " + v.ctx
+	}
+	return t
+}
+
+func (v *appsView) capturing() bool { return v.editing }
+
+// matchFilter reports whether the app passes the `/` filter: a
+// case-insensitive substring of name, destination or statuses; a leading
+// `!` inverts it.
+func matchFilter(f string, r appRow) bool {
+	if f == "" || f == "!" {
+		return true
+	}
+	inv := strings.HasPrefix(f, "!")
+	f = strings.ToLower(strings.TrimPrefix(f, "!"))
+	hay := strings.ToLower(r.name + " " + r.dest + " " + string(r.a.Sync) + " " + string(r.a.Health) + " " + r.heal)
+	return strings.Contains(hay, f) != inv
+}
+
+func (v *appsView) recompute() {
+	v.seen = v.c.version
+	now := v.c.now()
+	var sel string
+	if v.cursor < len(v.rows) {
+		sel = v.rows[v.cursor].name
+	}
+	rows := make([]appRow, 0, len(v.c.apps))
+	for _, a := range v.c.apps {
+		if v.ctx != "" && a.Destination.Context != v.ctx {
+			continue
+		}
+		r := appRow{a: a, name: a.Name}
+		ctx := a.Destination.Context
+		if ctx == "" {
+			ctx = "(current)"
+		}
+		r.dest = ctx + "/" + a.Destination.Namespace
+		r.drift = fmt.Sprint(a.DriftedObjects())
+		switch {
+		case a.Freeze.ActiveAt(now):
+			r.frozen = true
+			// "❄ FROZEN 1h Lao Li →19:00": for how long, by whom, until when.
+			r.heal = "❄ FROZEN " + age(now.Sub(a.Freeze.At)) + " " + personName(a.Freeze.By)
+			if a.Freeze.Until != nil {
+				r.heal += " →" + a.Freeze.Until.In(v.c.loc).Format("15:04")
+			}
+		case a.SelfHeal == status.SelfHealOn:
+			r.heal = "on"
+		default:
+			r.heal = "off"
+		}
+		if a.Freeze != nil && !r.frozen && a.Freeze.Until != nil {
+			r.heal += " (freeze ended " + a.Freeze.Until.In(v.c.loc).Format("15:04") + ")"
+		}
+		r.rev = shortHash(a.Revision)
+		if a.RevisionAuthor != "" {
+			r.rev += " " + personName(a.RevisionAuthor)
+		}
+		if !matchFilter(v.filter, r) {
+			continue
+		}
+		rows = append(rows, r)
+	}
+	less := func(i, j int) bool { return rows[i].name < rows[j].name }
+	by := func(k func(a, b appRow) int) {
+		sort.SliceStable(rows, func(i, j int) bool {
+			if c := k(rows[i], rows[j]); c != 0 {
+				return c < 0
+			}
+			return less(i, j)
+		})
+	}
+	switch v.sortBy {
+	case sortName:
+		sort.Slice(rows, less)
+	case sortState:
+		by(func(a, b appRow) int { return syncRank(a.a.Sync) - syncRank(b.a.Sync) })
+	case sortDrift:
+		by(func(a, b appRow) int { return b.a.DriftedObjects() - a.a.DriftedObjects() })
+	case sortOutOfAge:
+		by(func(a, b appRow) int {
+			switch {
+			case a.a.OutOfSyncSince == nil && b.a.OutOfSyncSince == nil:
+				return 0
+			case a.a.OutOfSyncSince == nil:
+				return 1
+			case b.a.OutOfSyncSince == nil:
+				return -1
+			}
+			return a.a.OutOfSyncSince.Compare(*b.a.OutOfSyncSince)
+		})
+	}
+	v.rows = rows
+	v.nameW, v.destW, v.healW = 8, 11, 9
+	for _, r := range rows {
+		v.nameW = min(max(v.nameW, len([]rune(r.name))), 40)
+		v.destW = min(max(v.destW, len([]rune(r.dest))), 30)
+		v.healW = min(max(v.healW, len([]rune(r.heal))), 44)
+	}
+	v.cursor = 0
+	for i, r := range rows {
+		if r.name == sel {
+			v.cursor = i
+		}
+	}
+	v.cursor = clamp(v.cursor, len(rows))
+}
+
+func (v *appsView) selected() (appRow, bool) {
+	if v.cursor < len(v.rows) {
+		return v.rows[v.cursor], true
+	}
+	return appRow{}, false
+}
+
+func (v *appsView) selectedApps() []string {
+	if len(v.marked) > 0 {
+		out := make([]string, 0, len(v.marked))
+		for n := range v.marked {
+			out = append(out, n)
+		}
+		sort.Strings(out)
+		return out
+	}
+	if r, ok := v.selected(); ok {
+		return []string{r.name}
+	}
+	return nil
+}
+
+func (v *appsView) setContext(ctx string) {
+	v.ctx = ctx
+	v.recompute()
+}
+
+func (v *appsView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
+	if v.editing {
+		switch msg.String() {
+		case "enter":
+			v.editing = false
+			v.input.Blur()
+			return handled(nil)
+		case "esc":
+			v.editing = false
+			v.input.Blur()
+			v.input.SetValue("")
+			v.filter = ""
+			v.recompute()
+			return handled(nil)
+		}
+		var cmd tea.Cmd
+		v.input, cmd = v.input.Update(msg)
+		v.filter = v.input.Value()
+		v.recompute()
+		return handled(cmd)
+	}
+	if c, ok := moveCursor(a, v.cursor, len(v.rows), v.height); ok {
+		v.cursor = c
+		return handled(nil)
+	}
+	switch a {
+	case ActFilter:
+		v.editing = true
+		v.input.SetValue(v.filter)
+		v.input.CursorEnd()
+		v.input.Focus()
+		return handled(nil)
+	case ActBack:
+		if v.filter != "" || len(v.marked) > 0 {
+			v.filter = ""
+			v.input.SetValue("")
+			v.marked = map[string]bool{}
+			v.recompute()
+			return outcome{handled: true, status: "filter and marks cleared"}
+		}
+	case ActSort:
+		v.sortBy = (v.sortBy + 1) % sortCount
+		v.recompute()
+		return outcome{handled: true, status: "sorted by " + sortNames[v.sortBy]}
+	case ActMark:
+		if r, ok := v.selected(); ok {
+			if v.marked[r.name] {
+				delete(v.marked, r.name)
+			} else {
+				v.marked[r.name] = true
+			}
+			v.cursor = clamp(v.cursor+1, len(v.rows))
+		}
+		return outcome{handled: true, status: fmt.Sprintf("%d marked", len(v.marked))}
+	case ActEnter:
+		if r, ok := v.selected(); ok {
+			return outcome{handled: true, push: newAppView(v.c, r.name)}
+		}
+		return handled(nil)
+	case ActHistory:
+		if r, ok := v.selected(); ok {
+			hv := newHistoryView(v.c, r.name)
+			return outcome{handled: true, push: hv, work: hv.load()}
+		}
+		return handled(nil)
+	}
+	return outcome{}
+}
+
+func (v *appsView) update(msg tea.Msg) tea.Cmd {
+	if _, ok := msg.(appsChangedMsg); ok && v.seen != v.c.version {
+		v.recompute()
+	}
+	return nil
+}
+
+func (v *appsView) shortHelp() []key.Binding {
+	k := v.c.keys
+	return []key.Binding{k.Enter, k.Sync, k.Freeze, k.Unfreeze, k.Mark, k.Filter, k.History, k.Help, k.Quit}
+}
+
+func (v *appsView) fullHelp() [][]key.Binding { return v.c.keys.FullHelp() }
+
+// Column widths of the apps table; NAME and DESTINATION share what is left.
+const (
+	wSync  = 12
+	wHlth  = 14
+	wDrift = 6
+	wAge   = 9
+)
+
+func (v *appsView) render(w, h int) string {
+	s := v.c.styles
+	var b strings.Builder
+	detail := 2
+	v.height = max(h-1-detail, 1)
+	nameW, destW, healW := v.nameW, v.destW, v.healW
+	revW := max(w-(2+nameW+destW+wSync+wHlth+wDrift+healW+wAge+8), 8)
+	arrow := func(col int, name string) string {
+		if v.sortBy == col {
+			return name + "▼"
+		}
+		return name
+	}
+	head := "  " + pad(arrow(sortName, "NAME"), nameW) + " " + pad("DESTINATION", destW) + " " +
+		pad(arrow(sortState, "SYNC"), wSync) + " " + pad("HEALTH", wHlth) + " " + pad(arrow(sortDrift, "DRIFT"), wDrift) + " " +
+		pad("SELF-HEAL", healW) + " " + pad(arrow(sortOutOfAge, "OUTOFSYNC"), wAge) + " " + pad("REVISION", revW)
+	b.WriteString(s.Header.Render(cut(head, w)))
+	b.WriteByte('\n')
+	if len(v.rows) == 0 {
+		msg := "no apps"
+		if v.filter != "" || v.ctx != "" {
+			msg = "no apps match the filter (esc clears it, :apps shows all)"
+		} else {
+			msg = "no apps found: declare them in .kdrift/*.yaml at the repository root"
+		}
+		b.WriteString(s.Muted.Render(msg))
+		b.WriteByte('\n')
+	}
+	v.top = scrollTo(v.top, v.cursor, v.height)
+	now := v.c.now()
+	end := min(v.top+v.height, len(v.rows))
+	for i := v.top; i < end; i++ {
+		r := v.rows[i]
+		mark := "  "
+		if v.marked[r.name] {
+			mark = "* "
+		}
+		oos := "-"
+		if r.a.OutOfSyncSince != nil {
+			oos = age(now.Sub(*r.a.OutOfSyncSince))
+		}
+		healSt := s.Muted
+		if r.frozen {
+			healSt = s.Info
+		} else if r.heal == "on" {
+			healSt = s.Good
+		}
+		if i == v.cursor {
+			line := mark + pad(r.name, nameW) + " " + pad(r.dest, destW) + " " + pad(syncText(r.a.Sync), wSync) + " " +
+				pad(healthText(r.a.Health), wHlth) + " " + pad(r.drift, wDrift) + " " + pad(r.heal, healW) + " " +
+				pad(oos, wAge) + " " + pad(r.rev, revW)
+			b.WriteString(s.Selected.Render(pad(line, w)))
+		} else {
+			line := s.Marked.Render(mark) + pad(r.name, nameW) + " " + s.Muted.Render(pad(r.dest, destW)) + " " +
+				syncStyle(s, r.a.Sync).Render(pad(syncText(r.a.Sync), wSync)) + " " +
+				healthStyle(s, r.a.Health).Render(pad(healthText(r.a.Health), wHlth)) + " " +
+				pad(r.drift, wDrift) + " " + healSt.Render(pad(r.heal, healW)) + " " + pad(oos, wAge) + " " +
+				s.Muted.Render(pad(r.rev, revW))
+			b.WriteString(cut(line, w))
+		}
+		b.WriteByte('\n')
+	}
+	for i := end - v.top; i < v.height; i++ {
+		b.WriteByte('\n')
+	}
+	b.WriteString(v.detailLine(w))
+	b.WriteByte('\n')
+	if v.editing {
+		v.input.SetStyles(s.Input)
+		b.WriteString(v.input.View())
+	} else if v.filter != "" {
+		b.WriteString(s.Muted.Render(cut(fmt.Sprintf("filter: %s  (%d of %d apps; / edits, esc clears)", v.filter, len(v.rows), len(v.c.apps)), w)))
+	}
+	return b.String()
+}
+
+// detailLine explains the selected app: the freeze reason, or the error.
+func (v *appsView) detailLine(w int) string {
+	s := v.c.styles
+	r, ok := v.selected()
+	if !ok {
+		return ""
+	}
+	a := r.a
+	switch {
+	case r.frozen:
+		t := "❄ " + a.Name + " frozen by " + a.Freeze.By + ": " + a.Freeze.Reason
+		if a.Freeze.Until != nil {
+			t += " (until " + a.Freeze.Until.In(v.c.loc).Format("2006-01-02 15:04") + ")"
+		}
+		return s.Info.Render(cut(t, w))
+	case a.Error != "":
+		return s.Bad.Render(cut("✗ "+a.Name+": "+a.Error, w))
+	}
+	t := a.Name + " · path " + a.Path
+	if a.File != "" {
+		t += " · declared in " + a.File
+	}
+	return s.Muted.Render(cut(t+" · compared "+age(v.c.now().Sub(a.ComparedAt))+" ago", w))
+}

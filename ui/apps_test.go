@@ -1,0 +1,108 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+)
+
+func appNames(m *Model) []string {
+	av := m.stack[0].(*appsView)
+	out := make([]string, len(av.rows))
+	for i, r := range av.rows {
+		out[i] = r.name
+	}
+	return out
+}
+
+func TestAppsSortAndFilter(t *testing.T) {
+	tests := []struct {
+		name string
+		keys []string
+		text string
+		want string
+	}{
+		{"errors then out of sync first", nil, "", "batch-staging web-staging render-prod api-prod"},
+		{"sort by name", []string{"S"}, "", "api-prod batch-staging render-prod web-staging"},
+		{"sort by drift", []string{"S", "S"}, "", "render-prod api-prod batch-staging web-staging"},
+		{"sort by out-of-sync age", []string{"S", "S", "S"}, "", "web-staging render-prod api-prod batch-staging"},
+		{"sort cycles back", []string{"S", "S", "S", "S"}, "", "batch-staging web-staging render-prod api-prod"},
+		{"filter substring", []string{"/"}, "prod", "render-prod api-prod"},
+		{"filter inverted", []string{"/"}, "!prod", "batch-staging web-staging"},
+		{"filter by status", []string{"/"}, "frozen", "render-prod"},
+		{"filter case-insensitive", []string{"/"}, "STAGING", "batch-staging web-staging"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, newFake(), testConfig())
+			h.keys(tt.keys...).typeText(tt.text)
+			if tt.text != "" {
+				h.keys("enter")
+			}
+			// web-staging went OutOfSync before render-prod: both rank equal
+			// in state order and fall back to name.
+			got := strings.Join(appNames(h.m), " ")
+			want := tt.want
+			if tt.name == "errors then out of sync first" || tt.name == "sort cycles back" {
+				want = "batch-staging render-prod web-staging api-prod"
+			}
+			if got != want {
+				t.Errorf("order = %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+func TestAppsFilterEscClears(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.keys("/").typeText("prod").keys("enter")
+	h.wantScreen("filter: prod", "(2 of 4 apps")
+	h.keys("esc")
+	if len(appNames(h.m)) != 4 {
+		t.Errorf("esc did not clear the filter: %v", appNames(h.m))
+	}
+	// While typing, letters go to the filter, not to the keymap.
+	h.keys("/").typeText("qsf")
+	if h.quit || len(h.be.Calls()) != 0 || h.m.dialog != nil {
+		t.Errorf("keys leaked out of the filter: quit=%v calls=%v", h.quit, h.be.Calls())
+	}
+	h.keys("esc")
+	if av := h.m.stack[0].(*appsView); av.filter != "" || av.editing {
+		t.Errorf("esc while editing should drop the filter")
+	}
+}
+
+func TestAppsScreenShowsStateWithMarkers(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.wantScreen("✗ Error", "≠ OutOfSync", "✓ Synced", "❄ FROZEN 1h Lao Li →19:00", "1h30m", "b2c3d4e Lao Li",
+		"staging/batch", "✗ batch-staging: render failed: kustomization.yaml not found")
+	h.keys("j")
+	h.wantScreen("❄ render-prod frozen by Lao Li <lao.li@example.com>: INC-1234 render workers 6->12 (until 2026-12-02 19:00)")
+}
+
+func TestAppsMarking(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.keys("space", "space")
+	av := h.m.stack[0].(*appsView)
+	if got := strings.Join(av.selectedApps(), ","); got != "batch-staging,render-prod" {
+		t.Errorf("marked = %s", got)
+	}
+	h.wantScreen("2 marked", "* batch-staging")
+	h.keys("esc")
+	if len(av.marked) != 0 {
+		t.Errorf("esc keeps marks")
+	}
+}
+
+func TestAppsManyRowsScroll(t *testing.T) {
+	be := newFake()
+	be.apps = manyApps(500)
+	h := newHarness(t, be, testConfig())
+	h.keys("G")
+	av := h.m.stack[0].(*appsView)
+	if av.cursor != 499 {
+		t.Fatalf("cursor = %d", av.cursor)
+	}
+	h.wantScreen(av.rows[499].name)
+	h.keys("g")
+	h.wantScreen(av.rows[0].name)
+}

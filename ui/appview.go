@@ -1,0 +1,215 @@
+package ui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// appLine is one line of the app view: a kind header or a resource.
+type appLine struct {
+	header string
+	res    *status.ResourceStatus
+}
+
+// appView lists one app's resources grouped by kind.
+type appView struct {
+	c      *common
+	name   string
+	lines  []appLine
+	seen   int
+	cursor int // index into lines; always a resource line when any exist
+	top    int
+	height int
+}
+
+func newAppView(c *common, name string) *appView {
+	v := &appView{c: c, name: name, seen: -1}
+	v.recompute()
+	return v
+}
+
+func (v *appView) kind() viewKind         { return kindApp }
+func (v *appView) title() string          { return "app " + v.name }
+func (v *appView) capturing() bool        { return false }
+func (v *appView) selectedApps() []string { return []string{v.name} }
+
+func (v *appView) recompute() {
+	v.seen = v.c.version
+	var sel status.ObjectRef
+	if r := v.selected(); r != nil {
+		sel = r.Ref
+	}
+	a, _ := v.c.app(v.name)
+	res := make([]status.ResourceStatus, len(a.Resources))
+	copy(res, a.Resources)
+	sort.SliceStable(res, func(i, j int) bool {
+		ri, rj := res[i].Ref, res[j].Ref
+		if ri.Kind != rj.Kind {
+			return ri.Kind < rj.Kind
+		}
+		if ri.Namespace != rj.Namespace {
+			return ri.Namespace < rj.Namespace
+		}
+		return ri.Name < rj.Name
+	})
+	v.lines = v.lines[:0]
+	for i := 0; i < len(res); {
+		j := i
+		for j < len(res) && res[j].Ref.Kind == res[i].Ref.Kind {
+			j++
+		}
+		v.lines = append(v.lines, appLine{header: fmt.Sprintf("%s (%d)", res[i].Ref.Kind, j-i)})
+		for k := i; k < j; k++ {
+			v.lines = append(v.lines, appLine{res: &res[k]})
+		}
+		i = j
+	}
+	v.cursor = 1
+	for i, l := range v.lines {
+		if l.res != nil && l.res.Ref == sel {
+			v.cursor = i
+		}
+	}
+	v.cursor = clamp(v.cursor, len(v.lines))
+}
+
+func (v *appView) selected() *status.ResourceStatus {
+	if v.cursor < len(v.lines) {
+		return v.lines[v.cursor].res
+	}
+	return nil
+}
+
+// move moves the cursor, skipping kind headers.
+func (v *appView) move(a Action) bool {
+	c, ok := moveCursor(a, v.cursor, len(v.lines), v.height)
+	if !ok {
+		return false
+	}
+	dir := 1
+	if c < v.cursor || a == ActBottom {
+		dir = -1
+	}
+	for c >= 0 && c < len(v.lines) && v.lines[c].res == nil {
+		c += dir
+	}
+	if c < 0 || c >= len(v.lines) {
+		c = v.cursor
+	}
+	v.cursor = c
+	return true
+}
+
+func (v *appView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
+	if v.move(a) {
+		return handled(nil)
+	}
+	r := v.selected()
+	switch a {
+	case ActEnter, ActDiff, ActOwners:
+		if r == nil {
+			return outcome{handled: true, status: v.name + " has no resources", err: true}
+		}
+		if a == ActOwners {
+			ov := newOwnersView(v.c, v.name, *r)
+			return outcome{handled: true, push: ov, work: ov.load()}
+		}
+		dv := newDiffView(v.c, v.name, *r)
+		return outcome{handled: true, push: dv, work: dv.load()}
+	case ActHistory:
+		hv := newHistoryView(v.c, v.name)
+		return outcome{handled: true, push: hv, work: hv.load()}
+	}
+	return outcome{}
+}
+
+func (v *appView) update(msg tea.Msg) tea.Cmd {
+	if _, ok := msg.(appsChangedMsg); ok && v.seen != v.c.version {
+		v.recompute()
+	}
+	return nil
+}
+
+func (v *appView) shortHelp() []key.Binding {
+	k := v.c.keys
+	enter := relabel(k.Enter, "diff")
+	return []key.Binding{enter, k.Owners, k.History, k.Sync, k.Freeze, k.Back, k.Help}
+}
+
+func (v *appView) fullHelp() [][]key.Binding { return v.c.keys.FullHelp() }
+
+func (v *appView) render(w, h int) string {
+	s := v.c.styles
+	a, ok := v.c.app(v.name)
+	var b strings.Builder
+	if !ok {
+		return s.Bad.Render(v.name + " is gone: it is no longer declared in Git (esc goes back)")
+	}
+	head := fmt.Sprintf("%s  %s  %s  %s/%s  %s", a.Name, syncText(a.Sync), healthText(a.Health), orDefault(a.Destination.Context, "(current)"), a.Destination.Namespace, a.Path)
+	b.WriteString(s.Title.Render(cut(head, w)))
+	b.WriteByte('\n')
+	v.height = max(h-3, 1)
+	nameW := 20
+	for _, l := range v.lines {
+		if l.res != nil {
+			nameW = max(nameW, len(l.res.Ref.Namespace)+len(l.res.Ref.Name)+1)
+		}
+	}
+	nameW = min(nameW, max(w-2-18-14-10-4, 20))
+	b.WriteString(s.Header.Render(cut("  "+pad("NAME", nameW)+" "+pad("STATUS", 18)+" "+pad("HEALTH", 14)+" DRIFTED", w)))
+	b.WriteByte('\n')
+	if len(v.lines) == 0 {
+		b.WriteString(s.Muted.Render("no resources rendered from Git for this app"))
+		b.WriteByte('\n')
+	}
+	v.top = scrollTo(v.top, v.cursor, v.height)
+	end := min(v.top+v.height, len(v.lines))
+	for i := v.top; i < end; i++ {
+		l := v.lines[i]
+		if l.res == nil {
+			b.WriteString(s.Accent.Render(cut(l.header, w)))
+			b.WriteByte('\n')
+			continue
+		}
+		r := l.res
+		name := r.Ref.Name
+		if r.Ref.Namespace != "" {
+			name = r.Ref.Namespace + "/" + r.Ref.Name
+		}
+		drift := "-"
+		if n := r.Drifted(); n > 0 {
+			drift = fmt.Sprintf("%d fields", n)
+		}
+		if i == v.cursor {
+			line := "  " + pad(name, nameW) + " " + pad(resourceText(r.Status), 18) + " " + pad(healthText(r.Health), 14) + " " + drift
+			b.WriteString(s.Selected.Render(pad(line, w)))
+		} else {
+			line := "  " + pad(name, nameW) + " " + resourceStyle(s, r.Status).Render(pad(resourceText(r.Status), 18)) + " " +
+				healthStyle(s, r.Health).Render(pad(healthText(r.Health), 14)) + " " + drift
+			b.WriteString(cut(line, w))
+		}
+		b.WriteByte('\n')
+	}
+	for i := end - v.top; i < v.height; i++ {
+		b.WriteByte('\n')
+	}
+	if r := v.selected(); r != nil && r.Message != "" {
+		b.WriteString(s.Bad.Render(cut(r.Ref.String()+": "+r.Message, w)))
+	} else if a.Error != "" {
+		b.WriteString(s.Bad.Render(cut(a.Error, w)))
+	}
+	return b.String()
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}

@@ -1,0 +1,72 @@
+package ui
+
+import (
+	"context"
+	"time"
+
+	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// Backend is everything the UI asks of the engine and the Git actions.
+// Every method may be called from a goroutine other than the one that
+// called the previous one; methods that touch the network take a context.
+type Backend interface {
+	// Events is the engine's event stream. The UI reads it one event at a
+	// time; a closed channel means the engine stopped.
+	Events() <-chan status.Event
+	// Apps is a snapshot of every app's latest status.
+	Apps() []status.AppStatus
+	// Refresh asks the engine to re-read Git and re-compare every app now;
+	// results arrive as events.
+	Refresh()
+	// Detail is one object of an app, Git side and live side, line by line
+	// with each live line's owners.
+	Detail(ctx context.Context, app string, ref status.ObjectRef) (status.ObjectDetail, error)
+	// PlanSync says what Sync would do to the app, without doing it.
+	PlanSync(ctx context.Context, app string) (SyncPlan, error)
+	// Sync applies Git to the app's objects now, frozen or not (the UI
+	// asks the person twice when the app is frozen).
+	Sync(ctx context.Context, app string) error
+	// Freeze commits spec.freeze on every app with the reason; d == 0
+	// means no end time.
+	Freeze(ctx context.Context, apps []string, reason string, d time.Duration) (CommitResult, error)
+	// Unfreeze commits the removal of spec.freeze from every app.
+	Unfreeze(ctx context.Context, apps []string, reason string) (CommitResult, error)
+	// Ignore commits an ignoreDifferences rule on the app.
+	Ignore(ctx context.Context, app string, rule app.IgnoreRule, reason string) (CommitResult, error)
+	// History lists the commits that touched the app's path or its App
+	// file, newest first.
+	History(ctx context.Context, app string) ([]status.Commit, error)
+	// RevertPreview describes what reverting the commit would change (a
+	// diff or a summary, plain text, one change per line).
+	RevertPreview(ctx context.Context, hash string) (string, error)
+	// Revert commits the undoing of the commit, on top of the branch.
+	Revert(ctx context.Context, hash, reason string) (CommitResult, error)
+}
+
+// SyncPlan is what a sync of one app would do.
+type SyncPlan struct {
+	App   string
+	Steps []PlanStep
+}
+
+// PlanStep is one object a sync would touch.
+type PlanStep struct {
+	Ref status.ObjectRef
+	// Action is "create", "apply", "prune" or "replace".
+	Action string
+	// Fields are the JSON pointers the step changes; empty for create and
+	// prune.
+	Fields []string
+}
+
+// CommitResult is the commit an action made.
+type CommitResult struct {
+	Hash    string
+	Subject string
+	// Pushed is false when the commit is only local because the remote
+	// could not be reached; Warning then says what will happen to it.
+	Pushed  bool
+	Warning string
+}

@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	flag "github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
+
+	"kdrift.dev/kdrift/engine/actions"
+	"kdrift.dev/kdrift/engine/controlplane"
+	"kdrift.dev/kdrift/engine/demo"
+	"kdrift.dev/kdrift/engine/engine"
+	"kdrift.dev/kdrift/ui"
+)
+
+func init() {
+	commands["demo"] = command{summary: "kdrift on its embedded default: a local control plane, a demo repository and a staged incident", run: runDemo}
+}
+
+// demoFlags are `kdrift demo`'s flags.
+type demoFlags struct {
+	dir     string
+	keep    bool
+	noUI    bool
+	logFile string
+}
+
+func runDemo(ctx context.Context, env *cliEnv, args []string) int {
+	var f demoFlags
+	fs := flag.NewFlagSet("kdrift demo", flag.ContinueOnError)
+	fs.StringVar(&f.dir, "dir", "", "folder for the demo repository and kubeconfig (default: a new temporary folder)")
+	fs.BoolVar(&f.keep, "keep", false, "keep the demo folder on exit (the cluster always stops)")
+	fs.BoolVar(&f.noUI, "no-ui", false, "set everything up, print where it is, and wait for ctrl-c instead of opening the UI")
+	fs.StringVar(&f.logFile, "log-file", "", "write the UI's log to this file")
+	if ok, code := parseFlags(fs, args, env); !ok {
+		return code
+	}
+	d, err := startDemo(ctx, f, env.stderr)
+	if err != nil {
+		if d != nil {
+			d.stop(env.stderr)
+		}
+		return env.errorf("demo: %v", err)
+	}
+	defer d.stop(env.stderr)
+
+	fmt.Fprintf(env.stdout, `
+kdrift demo is up.
+  repository:  %s   (try: git -C %s log --format='%%h %%an: %%s%%n%%b')
+  remote:      %s
+  cluster:     export KUBECONFIG=%s
+  apps:        %s (FROZEN: INC-1001), %s (a fight), %s (HPA-owned replicas)
+`, d.repo.Clone, d.repo.Clone, d.repo.Remote, d.kubeconfig, demo.AppStaging, demo.AppDev, demo.AppProd)
+
+	if f.noUI {
+		fmt.Fprintln(env.stdout, "The engine runs headless until ctrl-c; use the kdrift CLI with --repo and --kubeconfig above.")
+		if err := d.engine.Run(ctx); err != nil && ctx.Err() == nil {
+			return env.errorf("engine: %v", err)
+		}
+		return exitOK
+	}
+	// The newcomer's own actions are recorded under the clone's identity.
+	opts := actions.RepoOptions{Repo: d.repo.Clone}
+	if err := runEngineUI(ctx, d.engine, opts, ui.Options{LogFile: f.logFile}); err != nil {
+		return env.errorf("%v", err)
+	}
+	return exitOK
+}
+
+// runningDemo is everything startDemo made, for stop to undo.
+type runningDemo struct {
+	dir        string
+	keep       bool
+	cp         *controlplane.ControlPlane
+	kubeconfig string
+	repo       *demo.Repo
+	engine     *engine.Engine
+	cancel     context.CancelFunc
+}
+
+func startDemo(ctx context.Context, f demoFlags, log io.Writer) (*runningDemo, error) {
+	start := time.Now()
+	step := func(format string, a ...any) {
+		fmt.Fprintf(log, "demo [%5.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
+	}
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	d := &runningDemo{dir: f.dir, keep: f.keep}
+	if d.dir == "" {
+		if d.dir, err = os.MkdirTemp("", "kdrift-demo-"); err != nil {
+			return nil, err
+		}
+	} else if err := os.MkdirAll(d.dir, 0o755); err != nil {
+		return nil, err
+	}
+	if d.dir, err = filepath.Abs(d.dir); err != nil {
+		return d, err
+	}
+	step("local control plane: building or reusing the cached binary (a cold build takes several minutes)")
+	bin, err := controlplane.Binary(ctx, controlplane.BuildOptions{SourceDir: filepath.Join(root, controlplane.ModuleDir)})
+	if err != nil {
+		return d, err
+	}
+	d.kubeconfig = filepath.Join(d.dir, "kubeconfig")
+	step("local control plane: starting kube-apiserver, etcd and kube-controller-manager")
+	if d.cp, err = controlplane.Start(ctx, controlplane.Options{Binary: bin, ControllerManager: true, Kubeconfig: d.kubeconfig}); err != nil {
+		return d, err
+	}
+	step("Git: creating the demo repository and its remote")
+	if d.repo, err = demo.CreateRepo(ctx, d.dir); err != nil {
+		return d, err
+	}
+	if d.engine, err = engine.New(engine.Options{Repo: d.repo.Clone, Kubeconfig: d.kubeconfig}); err != nil {
+		return d, err
+	}
+	for _, name := range demo.Apps {
+		step("sync %s", name)
+		res, err := d.engine.Sync(ctx, name, engine.SyncOptions{})
+		if err != nil {
+			return d, fmt.Errorf("sync %s: %w", name, err)
+		}
+		if res.Err != "" || res.Failed() > 0 {
+			return d, fmt.Errorf("sync %s: %s %v", name, res.Err, res.Objects)
+		}
+	}
+	step("staging: an earlier on-call freezes it during INC-1001")
+	frozeAt := time.Now().Add(-40 * time.Minute)
+	oncall, err := actions.Open(ctx, actions.RepoOptions{Repo: d.repo.Clone, Author: demo.OnCallAuthor, Now: func() time.Time { return frozeAt }})
+	if err != nil {
+		return d, err
+	}
+	if _, err := oncall.Freeze(ctx, actions.FreezeRequest{Selection: actions.Selection{Apps: []string{demo.AppStaging}}, Reason: demo.FreezeReason, For: 4 * time.Hour}); err != nil {
+		return d, fmt.Errorf("freeze staging: %w", err)
+	}
+	cs, err := kubernetes.NewForConfig(d.cp.Config)
+	if err != nil {
+		return d, err
+	}
+	step("staging: render-worker scaled to %d with kubectl scale", demo.StagingReplicas)
+	if err := demo.StageStaging(ctx, cs); err != nil {
+		return d, err
+	}
+	step("prod: an HPA takes the render-worker's replicas; a ConfigMap key is added by hand")
+	if err := demo.StageProd(ctx, cs); err != nil {
+		return d, err
+	}
+	var bg context.Context
+	bg, d.cancel = context.WithCancel(ctx)
+	errs := make(chan error, 1)
+	step("dev: a cloud controller starts rewriting %s on the TTS Service", demo.FightAnnotation)
+	go demo.RunCloudController(bg, cs, 3*time.Second, errs)
+	step("ready")
+	return d, nil
+}
+
+// stop ends the simulated controller and the control plane and removes the
+// demo folder unless asked to keep it.
+func (d *runningDemo) stop(log io.Writer) {
+	if d.cancel != nil {
+		d.cancel()
+	}
+	if d.cp != nil {
+		if err := d.cp.Stop(); err != nil {
+			fmt.Fprintf(log, "demo: %v\n", err)
+		}
+	}
+	if d.keep {
+		fmt.Fprintf(log, "demo: kept %s (the cluster is stopped)\n", d.dir)
+		return
+	}
+	if d.dir != "" {
+		if err := os.RemoveAll(d.dir); err != nil {
+			fmt.Fprintf(log, "demo: remove %s: %v\n", d.dir, err)
+		}
+	}
+}

@@ -1,0 +1,200 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/keymap"
+)
+
+// common is what every view shares: styles, keys, the apps store, the
+// clock and the logger. The root owns it; views read it while rendering.
+type common struct {
+	be       Backend
+	ctx      context.Context
+	styles   *Styles
+	keys     keymap.KeyMap
+	log      *slog.Logger
+	now      func() time.Time
+	loc      *time.Location
+	readonly bool
+	// width and height are the terminal size, for views asked to act
+	// before they were first drawn.
+	width, height int
+
+	// apps is the latest status of every app, by name; version grows on
+	// every change so views can tell when their caches are stale.
+	apps    map[string]status.AppStatus
+	version int
+}
+
+func (c *common) app(name string) (status.AppStatus, bool) {
+	a, ok := c.apps[name]
+	return a, ok
+}
+
+// outcome is what a view did with a key: whether it used it, a command to
+// run, a view to open on top of it, a dialog to show, or a status text.
+type outcome struct {
+	handled bool
+	cmd     tea.Cmd
+	// work is a call to the Backend: the root counts it as running work
+	// (spinner) until its result message arrives.
+	work   tea.Cmd
+	push   view
+	dialog *dialog
+	status string
+	err    bool
+}
+
+func handled(cmd tea.Cmd) outcome { return outcome{handled: true, cmd: cmd} }
+
+// view is one screen of the UI. The root hands it keys first (with the
+// action they map to), then handles what it did not.
+type view interface {
+	// kind says which keys mean what in the view.
+	kind() viewKind
+	// title names the view in the top bar, e.g. "apps", "diff Deployment/prod/x".
+	title() string
+	// handleKey reacts to a key press already mapped to an action.
+	handleKey(msg tea.KeyPressMsg, a Action) outcome
+	// update receives every non-key message (results, engine events);
+	// the command it returns is Backend work.
+	update(msg tea.Msg) tea.Cmd
+	// render draws the view in w×h cells.
+	render(w, h int) string
+	// shortHelp and fullHelp are the footer and `?` help of the view.
+	shortHelp() []key.Binding
+	fullHelp() [][]key.Binding
+	// selectedApps are the apps the app-level actions (sync, freeze,
+	// unfreeze) apply to; empty when none is selected.
+	selectedApps() []string
+	// capturing is true while the view takes raw text (a filter prompt).
+	capturing() bool
+}
+
+// relabel is a copy of a shared binding with the help text of one view.
+func relabel(b key.Binding, desc string) key.Binding {
+	b.SetHelp(b.Help().Key, desc)
+	return b
+}
+
+// pad fits s (which may hold ANSI styles) into exactly w cells: cut with
+// an ellipsis when longer, padded with spaces when shorter.
+func pad(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	sw := ansi.StringWidth(s)
+	if sw > w {
+		return ansi.Truncate(s, w, "…")
+	}
+	return s + strings.Repeat(" ", w-sw)
+}
+
+// cut shortens s to at most w cells, adding no padding.
+func cut(s string, w int) string {
+	if ansi.StringWidth(s) > w {
+		return ansi.Truncate(s, w, "…")
+	}
+	return s
+}
+
+// age renders a duration the way on-call people read it: 45s, 12m, 3h12m,
+// 2d4h.
+func age(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 24*time.Hour:
+		h := int(d.Hours())
+		m := int(d.Minutes()) - h*60
+		if m == 0 {
+			return fmt.Sprintf("%dh", h)
+		}
+		return fmt.Sprintf("%dh%dm", h, m)
+	}
+	days := int(d.Hours()) / 24
+	h := int(d.Hours()) - days*24
+	if h == 0 {
+		return fmt.Sprintf("%dd", days)
+	}
+	return fmt.Sprintf("%dd%dh", days, h)
+}
+
+// shortHash is the first 7 characters of a commit hash.
+func shortHash(h string) string {
+	if len(h) > 7 {
+		return h[:7]
+	}
+	return h
+}
+
+// personName is the name part of "Name <email>".
+func personName(s string) string {
+	if i := strings.Index(s, " <"); i > 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// clamp keeps i within [0, n-1] (0 when n is 0).
+func clamp(i, n int) int {
+	if i >= n {
+		i = n - 1
+	}
+	if i < 0 {
+		i = 0
+	}
+	return i
+}
+
+// scrollTo returns the top row that keeps cursor visible in a window of h
+// rows.
+func scrollTo(top, cursor, h int) int {
+	if h <= 0 {
+		return cursor
+	}
+	if cursor < top {
+		return cursor
+	}
+	if cursor >= top+h {
+		return cursor - h + 1
+	}
+	return top
+}
+
+// moveCursor applies a movement action to a cursor over n rows with a page
+// of h rows; ok is false when a is not a movement.
+func moveCursor(a Action, cur, n, h int) (int, bool) {
+	switch a {
+	case ActUp:
+		cur--
+	case ActDown:
+		cur++
+	case ActTop:
+		cur = 0
+	case ActBottom:
+		cur = n - 1
+	case ActPageUp:
+		cur -= max(h-1, 1)
+	case ActPageDown:
+		cur += max(h-1, 1)
+	default:
+		return cur, false
+	}
+	return clamp(cur, n), true
+}

@@ -1,0 +1,448 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// diffWidths splits a screen width into the columns of the diff: the Git
+// and live cells of the side-by-side layout, the text of the unified one,
+// and the owner column. A line is "▶" + cell + " │ " + cell + " │ " + owner
+// (side by side) or "▶" + text + " │ " + owner (unified).
+func diffWidths(w int) (cellW, uniW, annW int) {
+	annW = min(max(w*3/10, 10), 44)
+	cellW = max((w-7-annW)/2, 4)
+	uniW = max(w-4-annW, 4)
+	return cellW, uniW, annW
+}
+
+// unifiedBelow is the width under which the diff starts unified.
+const unifiedBelow = 100
+
+// diffLine is one screen line of a laid-out diff, its text already cut and
+// padded to the width: rendering only styles the visible lines.
+type diffLine struct {
+	kind        rowKind
+	left, right string
+	ann         string
+	class       status.OwnerClass
+	noise       bool // ignored or defaulted
+	path        string
+}
+
+// diffLayout is a diff laid out for one width and mode.
+type diffLayout struct {
+	width         int
+	unified, hide bool
+	lines         []diffLine
+	// changes are the line indices where each change starts.
+	changes []int
+	hidden  int
+}
+
+// layoutDiff lays out the aligned rows for a width: computed once per
+// object, width and mode, never per frame.
+func layoutDiff(d status.ObjectDetail, rows []diffRow, w int, unified, hide bool, c *common) diffLayout {
+	now := c.now()
+	fields := make(map[string]*status.FieldChange, len(d.Resource.Fields))
+	for i := range d.Resource.Fields {
+		fields[d.Resource.Fields[i].Path] = &d.Resource.Fields[i]
+	}
+	lay := diffLayout{width: w, unified: unified, hide: hide, lines: make([]diffLine, 0, len(rows))}
+	cellW, uniW, annW := diffWidths(w)
+	prevChange, changePath := false, ""
+	for _, r := range rows {
+		var an annotation
+		noise := false
+		if r.kind != rowSame {
+			an = annotate(d, fields, r, now)
+			noise = an.ignored || an.class == status.OwnerDefaulted && r.kind == rowRight
+			if hide && noise {
+				lay.hidden++
+				continue
+			}
+		}
+		ann := ""
+		if r.kind != rowSame {
+			ann = an.text
+			if an.class != "" {
+				ann += " · " + string(an.class)
+			}
+			if an.ignored {
+				ann = "ignored · " + ann
+			}
+		}
+		// A change is a run of changed rows under one field: a parent and
+		// the keys below it form one change, a sibling starts the next.
+		isChange := r.kind != rowSame
+		if isChange && (!prevChange || !(an.path == changePath || strings.HasPrefix(an.path, changePath+"/"))) {
+			lay.changes = append(lay.changes, len(lay.lines))
+			changePath = an.path
+		}
+		prevChange = isChange
+		dl := diffLine{kind: r.kind, class: an.class, noise: noise, path: an.path}
+		if !unified {
+			if r.left >= 0 {
+				dl.left = d.Desired[r.left].Text
+			}
+			if r.right >= 0 {
+				dl.right = d.Live[r.right].Text
+			}
+			dl.left, dl.right, dl.ann = pad(dl.left, cellW), pad(dl.right, cellW), pad(ann, annW)
+			lay.lines = append(lay.lines, dl)
+			continue
+		}
+		switch r.kind {
+		case rowSame:
+			dl.left = pad("  "+d.Desired[r.left].Text, uniW)
+			lay.lines = append(lay.lines, dl)
+		default:
+			if r.left >= 0 {
+				l := dl
+				l.kind = rowLeft
+				l.left = pad("- "+d.Desired[r.left].Text, uniW)
+				if r.right < 0 {
+					l.ann = pad(ann, annW)
+				}
+				lay.lines = append(lay.lines, l)
+			}
+			if r.right >= 0 {
+				l := dl
+				l.kind = rowRight
+				l.left = pad("+ "+d.Live[r.right].Text, uniW)
+				l.ann = pad(ann, annW)
+				lay.lines = append(lay.lines, l)
+			}
+		}
+	}
+	return lay
+}
+
+// diffView is one object, Git against live.
+type diffView struct {
+	c       *common
+	app     string
+	res     status.ResourceStatus
+	detail  *status.ObjectDetail
+	err     error
+	rows    []diffRow
+	lay     diffLayout
+	top     int
+	change  int // index into lay.changes of the current change
+	unified *bool
+	hide    bool
+	height  int
+	lastW   int
+}
+
+func newDiffView(c *common, appName string, r status.ResourceStatus) *diffView {
+	return &diffView{c: c, app: appName, res: r}
+}
+
+func (v *diffView) kind() viewKind         { return kindDiff }
+func (v *diffView) title() string          { return "diff " + v.res.Ref.String() }
+func (v *diffView) capturing() bool        { return false }
+func (v *diffView) selectedApps() []string { return []string{v.app} }
+
+// load fetches the object; the command copies what it needs now.
+func (v *diffView) load() tea.Cmd {
+	return loadDetail(v.c, v.app, v.res.Ref)
+}
+
+func loadDetail(c *common, appName string, ref status.ObjectRef) tea.Cmd {
+	be, ctx := c.be, c.ctx
+	return func() tea.Msg {
+		d, err := be.Detail(ctx, appName, ref)
+		return DetailLoadedMsg{App: appName, Ref: ref, Detail: d, Err: err}
+	}
+}
+
+func (v *diffView) setDetail(d status.ObjectDetail) {
+	v.detail = &d
+	v.res = d.Resource
+	v.rows = alignLines(d.Desired, d.Live)
+	v.lay = diffLayout{}
+	v.ensureLayout(v.w())
+}
+
+// update lays the object out as soon as it arrives or the terminal is
+// resized, so that drawing a frame never has to.
+func (v *diffView) update(msg tea.Msg) tea.Cmd {
+	switch m := msg.(type) {
+	case DetailLoadedMsg:
+		if m.App == v.app && m.Ref == v.res.Ref {
+			v.err = m.Err
+			if m.Err == nil {
+				v.setDetail(m.Detail)
+			}
+		}
+	case tea.WindowSizeMsg:
+		v.lastW = m.Width
+		v.ensureLayout(m.Width)
+	}
+	return nil
+}
+
+func (v *diffView) isUnified(w int) bool {
+	if v.unified != nil {
+		return *v.unified
+	}
+	return w < unifiedBelow
+}
+
+// ensureLayout rebuilds the layout only when the width or mode changed.
+func (v *diffView) ensureLayout(w int) {
+	if v.detail == nil {
+		return
+	}
+	u := v.isUnified(w)
+	if v.lay.lines != nil && v.lay.width == w && v.lay.unified == u && v.lay.hide == v.hide {
+		return
+	}
+	v.lay = layoutDiff(*v.detail, v.rows, w, u, v.hide, v.c)
+	v.change = clamp(v.change, len(v.lay.changes))
+	v.top = clamp(v.top, len(v.lay.lines))
+}
+
+func (v *diffView) jump(dir int) outcome {
+	n := len(v.lay.changes)
+	if n == 0 {
+		return outcome{handled: true, status: "no changes in this object"}
+	}
+	// The next change is the first one starting below the current top.
+	i := v.change + dir
+	if i < 0 || i >= n {
+		return outcome{handled: true, status: "no more changes"}
+	}
+	v.change = i
+	v.top = max(v.lay.changes[i]-v.height/3, 0)
+	return outcome{handled: true, status: fmt.Sprintf("change %d of %d", i+1, n)}
+}
+
+func (v *diffView) currentPath() string {
+	if len(v.lay.changes) == 0 {
+		return ""
+	}
+	return v.lay.lines[v.lay.changes[v.change]].path
+}
+
+// w is the width the view was last drawn at, else the terminal's.
+func (v *diffView) w() int {
+	switch {
+	case v.lastW > 0:
+		return v.lastW
+	case v.c.width > 0:
+		return v.c.width
+	}
+	return 80
+}
+
+func (v *diffView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
+	v.ensureLayout(v.w())
+	if v.height == 0 {
+		v.height = max(v.c.height-6, 1)
+	}
+	if v.detail != nil {
+		if t, ok := moveCursor(a, v.top, max(len(v.lay.lines)-v.height+1, 1), v.height); ok {
+			v.top = t
+			return handled(nil)
+		}
+	}
+	switch a {
+	case ActNextChange:
+		return v.jump(1)
+	case ActPrevChange:
+		return v.jump(-1)
+	case ActUnified:
+		u := !v.isUnified(v.w())
+		v.unified = &u
+		v.top = 0
+		if u {
+			return outcome{handled: true, status: "unified layout"}
+		}
+		return outcome{handled: true, status: "side-by-side layout"}
+	case ActHideNoise:
+		v.hide = !v.hide
+		v.top = 0
+		if v.hide {
+			return outcome{handled: true, status: "ignored and defaulted fields hidden"}
+		}
+		return outcome{handled: true, status: "ignored and defaulted fields shown"}
+	case ActOwners:
+		ov := newOwnersView(v.c, v.app, v.res)
+		if v.detail != nil {
+			ov.setDetail(*v.detail)
+			return outcome{handled: true, push: ov}
+		}
+		return outcome{handled: true, push: ov, work: ov.load()}
+	case ActIgnore:
+		p := v.currentPath()
+		if p == "" {
+			return outcome{handled: true, status: "no field selected: jump to a change with n first", err: true}
+		}
+		return ignoreDialog(v.c, v.app, v.res.Ref, p)
+	case ActRefresh:
+		return outcome{work: v.load()}
+	}
+	return outcome{}
+}
+
+// ignoreDialog asks for the reason of a new ignore rule on one field.
+func ignoreDialog(c *common, appName string, ref status.ObjectRef, path string) outcome {
+	rule := app.IgnoreRule{Group: ref.Group, Kind: ref.Kind, Name: ref.Name, Namespace: ref.Namespace, JSONPointers: []string{path}}
+	body := []string{
+		fmt.Sprintf("App %s will stop applying %s on %s.", appName, path, ref),
+		"kdrift hands the field over to its live owner; the rule is a Git commit.",
+	}
+	d := newDialog("Ignore "+path+"?", body, "enter: commit the ignore rule · esc: cancel", func(vals []string) (outcome, string) {
+		return outcome{work: doIgnore(c, appName, rule, vals[0]), status: "committing ignore rule for " + path + "…"}, ""
+	}).withField("reason", "why Git should not own this field", true)
+	return outcome{handled: true, dialog: d}
+}
+
+func doIgnore(c *common, appName string, rule app.IgnoreRule, reason string) tea.Cmd {
+	be, ctx := c.be, c.ctx
+	path := rule.JSONPointers[0]
+	return func() tea.Msg {
+		res, err := be.Ignore(ctx, appName, rule, reason)
+		return IgnoreCommittedMsg{App: appName, Path: path, Result: res, Err: err}
+	}
+}
+
+func (v *diffView) shortHelp() []key.Binding {
+	k := v.c.keys
+	return []key.Binding{k.NextChange, k.PrevChange, k.Unified, k.HideNoise, k.Owners, k.Ignore, k.Back}
+}
+
+func (v *diffView) fullHelp() [][]key.Binding { return v.c.keys.FullHelp() }
+
+func (v *diffView) render(w, h int) string {
+	s := v.c.styles
+	switch {
+	case v.err != nil:
+		return s.Bad.Render(cut(v.err.Error(), w)) + "\n" + s.Muted.Render("ctrl+r retries · esc goes back")
+	case v.detail == nil:
+		return s.Muted.Render("loading " + v.res.Ref.String() + "…")
+	}
+	v.lastW = w
+	v.ensureLayout(w)
+	v.height = max(h-3, 1)
+	var b strings.Builder
+	mode := "side-by-side"
+	if v.lay.unified {
+		mode = "unified"
+	}
+	head := fmt.Sprintf("%s  %s  %d changes", v.res.Ref, resourceText(v.res.Status), len(v.lay.changes))
+	if v.lay.hidden > 0 {
+		head += fmt.Sprintf(" (%d ignored/defaulted lines hidden)", v.lay.hidden)
+	}
+	b.WriteString(s.Title.Render(cut(head+"  ["+mode+"]", w)))
+	b.WriteByte('\n')
+	cellW, uniW, _ := diffWidths(w)
+	if v.lay.unified {
+		b.WriteString(s.Header.Render(cut(" "+pad("- Git (desired)  + live", uniW)+" │ OWNER", w)))
+	} else {
+		b.WriteString(s.Header.Render(cut(" "+pad("GIT (desired)", cellW)+" │ "+pad("LIVE", cellW)+" │ OWNER", w)))
+	}
+	b.WriteByte('\n')
+	end := min(v.top+v.height, len(v.lay.lines))
+	cur := -1
+	if len(v.lay.changes) > 0 {
+		cur = v.lay.changes[v.change]
+	}
+	for i := v.top; i < end; i++ {
+		l := &v.lay.lines[i]
+		mark := " "
+		if i == cur {
+			mark = "▶"
+		}
+		ann := ""
+		if l.ann != "" {
+			ann = classStyle(s, l.class).Render(l.ann)
+		}
+		if v.lay.unified {
+			txt := l.left
+			switch {
+			case l.noise && l.kind != rowSame:
+				txt = s.Muted.Render(txt)
+			case l.kind == rowLeft:
+				txt = s.Del.Render(txt)
+			case l.kind == rowRight:
+				txt = s.Add.Render(txt)
+			}
+			b.WriteString(mark + txt + " │ " + ann)
+		} else {
+			left, right := l.left, l.right
+			switch {
+			case l.kind == rowSame:
+			case l.noise:
+				left, right = s.Muted.Render(left), s.Muted.Render(right)
+			default:
+				if l.kind != rowRight {
+					left = s.Del.Render(left)
+				}
+				if l.kind != rowLeft {
+					right = s.Add.Render(right)
+				}
+			}
+			sep := " │ "
+			if l.kind != rowSame {
+				sep = " ≠ "
+			}
+			b.WriteString(mark + left + sep + right + " │ " + ann)
+		}
+		b.WriteByte('\n')
+	}
+	for i := end - v.top; i < v.height; i++ {
+		b.WriteByte('\n')
+	}
+	b.WriteString(v.footer(w))
+	return b.String()
+}
+
+// footer names the current change and all of its owners.
+func (v *diffView) footer(w int) string {
+	s := v.c.styles
+	if len(v.lay.changes) == 0 {
+		return s.Good.Render("✓ Git and live agree on every shown field")
+	}
+	p := v.currentPath()
+	t := fmt.Sprintf("change %d/%d %s", v.change+1, len(v.lay.changes), p)
+	fields := map[string]*status.FieldChange{}
+	for i := range v.res.Fields {
+		fields[v.res.Fields[i].Path] = &v.res.Fields[i]
+	}
+	f := fieldFor(fields, p)
+	if f == nil {
+		// A parent line (annotations:) stands for the fields below it.
+		for i := range v.res.Fields {
+			if strings.HasPrefix(v.res.Fields[i].Path, p+"/") {
+				f = &v.res.Fields[i]
+				break
+			}
+		}
+	}
+	if f != nil {
+		var names []string
+		for _, o := range f.Owners {
+			names = append(names, ownerText(o, v.c.now())+" ("+string(o.Class)+")")
+		}
+		if len(names) == 0 {
+			names = []string{"nobody (defaulted)"}
+		}
+		t += " · owners: " + strings.Join(names, ", ")
+		if f.Extra {
+			t += " · added live, not in Git"
+		}
+		if f.Ignored {
+			t += " · ignored"
+		}
+	}
+	return s.Muted.Render(cut(t, w))
+}

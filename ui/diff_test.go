@@ -1,0 +1,232 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"kdrift.dev/kdrift/engine/status"
+)
+
+func lines(spec ...string) []status.Line {
+	out := make([]status.Line, len(spec))
+	for i, s := range spec {
+		path, text, _ := strings.Cut(s, "=")
+		out[i] = status.Line{Path: path, Text: text}
+	}
+	return out
+}
+
+func TestAlignLines(t *testing.T) {
+	tests := []struct {
+		name    string
+		desired []status.Line
+		live    []status.Line
+		want    string
+	}{
+		{"equal", lines("/a=a: 1", "/b=b: 2"), lines("/a=a: 1", "/b=b: 2"), "= ="},
+		{"changed value", lines("/a=a: 1", "/b=b: 2"), lines("/a=a: 1", "/b=b: 3"), "= ~"},
+		{"extra live key", lines("/a=a: 1", "/c=c: 3"), lines("/a=a: 1", "/b=b: 2", "/c=c: 3"), "= > ="},
+		{"missing live key", lines("/a=a: 1", "/b=b: 2", "/c=c: 3"), lines("/a=a: 1", "/c=c: 3"), "= < ="},
+		{"structural lines by text", lines("/l=l:", "=- x", "=- y"), lines("/l=l:", "=- x", "=- z", "=- y"), "= = > ="},
+		{"no partner either side", lines("/a=a: 1", "/b=b: 1"), lines("/a=a: 1", "/c=c: 1"), "= ~"},
+		{"empty git", nil, lines("/a=a: 1"), ">"},
+		{"empty live", lines("/a=a: 1"), nil, "<"},
+	}
+	sym := map[rowKind]string{rowSame: "=", rowChanged: "~", rowLeft: "<", rowRight: ">"}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows := alignLines(tt.desired, tt.live)
+			var got []string
+			for _, r := range rows {
+				got = append(got, sym[r.kind])
+			}
+			if strings.Join(got, " ") != tt.want {
+				t.Errorf("rows = %s, want %s", strings.Join(got, " "), tt.want)
+			}
+		})
+	}
+}
+
+func TestAlignLinesKeepsEveryLineOnce(t *testing.T) {
+	d := bigDetail(5000)
+	rows := alignLines(d.Desired, d.Live)
+	l, r := 0, 0
+	for _, row := range rows {
+		if row.left >= 0 {
+			if row.left != l {
+				t.Fatalf("Git line %d out of order (want %d)", row.left, l)
+			}
+			l++
+		}
+		if row.right >= 0 {
+			if row.right != r {
+				t.Fatalf("live line %d out of order (want %d)", row.right, r)
+			}
+			r++
+		}
+	}
+	if l != len(d.Desired) || r != len(d.Live) {
+		t.Fatalf("kept %d/%d Git and %d/%d live lines", l, len(d.Desired), r, len(d.Live))
+	}
+}
+
+func openDiff(t *testing.T, width int) *harness {
+	t.Helper()
+	h := newHarness(t, newFake(), testConfig())
+	h.send(windowSize(width, 30))
+	h.keys("j", "enter", "j", "enter")
+	return h
+}
+
+func TestDiffLayoutFollowsWidth(t *testing.T) {
+	h := openDiff(t, 140)
+	h.wantScreen("[side-by-side]", "GIT (desired)", "  replicas: 6", "  replicas: 12", "kubectl Update/scale · person")
+	h.keys("u")
+	h.wantScreen("[unified]", "- Git (desired)  + live", "-   replicas: 6", "+   replicas: 12")
+	h.keys("u")
+	h.wantScreen("[side-by-side]")
+
+	narrow := openDiff(t, 90)
+	narrow.wantScreen("[unified]")
+	narrow.keys("u")
+	narrow.wantScreen("[side-by-side]")
+}
+
+func TestDiffAnnotatesOwners(t *testing.T) {
+	h := openDiff(t, 160)
+	h.wantScreen("kubectl-edit Update 1h · person", "apiserver default · defaulted", "kubectl Update/scale · person")
+	h.wantScreen("change 1/3 /metadata/annotations · owners: kubectl-edit Update 1h (person) · added live, not in Git")
+}
+
+func TestDiffJumpsBetweenChanges(t *testing.T) {
+	h := openDiff(t, 140)
+	dv := h.m.top().(*diffView)
+	h.keys("n")
+	if dv.currentPath() != "/spec/progressDeadlineSeconds" {
+		t.Errorf("after n: %s", dv.currentPath())
+	}
+	h.keys("n")
+	if dv.currentPath() != "/spec/replicas" {
+		t.Errorf("after n n: %s", dv.currentPath())
+	}
+	h.keys("n")
+	h.wantScreen("no more changes")
+	h.keys("N", "N")
+	if dv.currentPath() != "/metadata/annotations" {
+		t.Errorf("after N N: %s", dv.currentPath())
+	}
+	for _, l := range strings.Split(h.screen(), "\n") {
+		if strings.Contains(l, "▶") && !strings.Contains(l, "annotations:") {
+			t.Errorf("the marked line is not the annotations change: %q", l)
+		}
+	}
+}
+
+func TestDiffHidesIgnoredAndDefaulted(t *testing.T) {
+	h := openDiff(t, 140)
+	h.keys("x")
+	h.wantScreen("2 changes (1 ignored/defaulted lines hidden)", "ignored and defaulted fields hidden")
+	if strings.Contains(h.screen(), "progressDeadlineSeconds") {
+		t.Error("defaulted field still shown")
+	}
+	h.keys("x")
+	h.wantScreen("3 changes", "progressDeadlineSeconds")
+}
+
+func TestDiffMarksIgnoredFields(t *testing.T) {
+	be := newFake()
+	d := be.details[deployRef]
+	d.Resource.Fields[0].Ignored = true
+	be.details[deployRef] = d
+	h := newHarness(t, be, testConfig())
+	h.send(windowSize(160, 30))
+	h.keys("j", "enter", "j", "enter")
+	h.wantScreen("ignored · kubectl Update/scale · person")
+	h.keys("x")
+	if strings.Contains(h.screen(), "replicas: 12") {
+		t.Error("ignored field still shown with x")
+	}
+}
+
+func TestDiffScrollsBigObject(t *testing.T) {
+	be := newFake()
+	be.details[deployRef] = bigDetail(5000)
+	h := newHarness(t, be, testConfig())
+	h.keys("j", "enter", "j", "enter", "G")
+	dv := h.m.top().(*diffView)
+	h.wantScreen(fmt.Sprintf("key%05d", 4999))
+	h.keys("g")
+	h.wantScreen("key00000")
+	for i := 0; i < 5; i++ {
+		h.keys("n")
+	}
+	if dv.change != 5 {
+		t.Errorf("change = %d after 5×n", dv.change)
+	}
+	h.wantScreen("▶", fmt.Sprintf("change 6/%d", len(dv.lay.changes)))
+	h.keys("pgdown")
+	if dv.top == 0 {
+		t.Error("pgdown did not scroll")
+	}
+}
+
+func TestDiffLoadError(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.keys("j", "enter", "enter") // the ConfigMap has no detail in the fake
+	h.wantScreen("ConfigMap/prod/render-old: not found in app render-prod", "ctrl+r retries")
+	if strings.Count(h.screen(), "ConfigMap/prod/render-old: not found") != 2 {
+		t.Errorf("the error should read once in the view and once in the status line, naming the object once each")
+	}
+}
+
+func TestOwnershipView(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.keys("j", "enter", "j", "o")
+	h.wantScreen("3 managers", "1 fields Git sets but another manager owns (⚑)",
+		"kdrift Apply 2h", "kubectl-edit Update 1h", "· defaulted", "⚑   replicas: 12",
+		"/spec/replicas: kubectl Update/scale (person) · Git sets it too: `i` adds an ignore rule")
+	ov := h.m.top().(*ownersView)
+	if ov.lines[ov.cursor].path != "/spec/replicas" {
+		t.Errorf("cursor starts on %s, want the first flagged field", ov.lines[ov.cursor].path)
+	}
+	h.keys("g", "n")
+	if ov.lines[ov.cursor].path != "/spec/replicas" {
+		t.Errorf("n moved to %s", ov.lines[ov.cursor].path)
+	}
+	h.keys("n")
+	h.wantScreen("no more flagged fields")
+	h.keys("k")
+	h.wantScreen("/spec/progressDeadlineSeconds: nobody: defaulted by the apiserver")
+}
+
+func TestDiffLayoutIsBuiltInUpdateNotInView(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.keys("j", "enter", "j", "enter")
+	dv := h.m.top().(*diffView)
+	if dv.lay.lines == nil || dv.lay.width != 140 {
+		t.Fatalf("no layout after the object arrived (width %d)", dv.lay.width)
+	}
+	h.send(windowSize(100, 30))
+	if dv.lay.width != 100 || dv.lay.unified {
+		t.Fatalf("resize: layout width %d unified %v", dv.lay.width, dv.lay.unified)
+	}
+	h.send(windowSize(90, 30))
+	if !dv.lay.unified {
+		t.Fatal("under 100 columns the layout should turn unified")
+	}
+}
+
+func TestDiffOfAMissingObject(t *testing.T) {
+	be := newFake()
+	d := be.details[deployRef]
+	d.Live = nil
+	d.Resource.Status = status.ResourceMissing
+	be.details[deployRef] = d
+	h := newHarness(t, be, testConfig())
+	h.keys("j", "enter", "j", "enter")
+	h.wantScreen("+ Missing", "4 changes", "  replicas: 6", "not live")
+	if strings.Contains(h.screen(), "· defaulted") {
+		t.Error("a field that is not live is not defaulted")
+	}
+}

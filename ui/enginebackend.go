@@ -1,0 +1,218 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"kdrift.dev/kdrift/engine/actions"
+	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/engine"
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// historyLimit bounds how many commits the history view lists.
+const historyLimit = 200
+
+// EngineBackend is the Backend of the real product: the reconcile engine
+// for status, diffs and syncs, and the Git actions for every commit.
+type EngineBackend struct {
+	eng    *engine.Engine
+	events <-chan status.Event
+	cancel func()
+
+	openActions func(context.Context) (*actions.Repo, error)
+	mu          sync.Mutex
+	repo        *actions.Repo
+}
+
+// NewEngineBackend subscribes to eng's events and opens the Git actions
+// repository on first use with opts (a repository that cannot be opened
+// fails only the action that needed it, with the reason). Close ends the
+// subscription.
+func NewEngineBackend(eng *engine.Engine, opts actions.RepoOptions) *EngineBackend {
+	ch, cancel := eng.Subscribe()
+	return &EngineBackend{
+		eng:    eng,
+		events: ch,
+		cancel: cancel,
+		openActions: func(ctx context.Context) (*actions.Repo, error) {
+			return actions.Open(ctx, opts)
+		},
+	}
+}
+
+// Close ends the event subscription.
+func (b *EngineBackend) Close() { b.cancel() }
+
+// Events is the engine's event stream.
+func (b *EngineBackend) Events() <-chan status.Event { return b.events }
+
+// Apps is the engine's latest status of every app.
+func (b *EngineBackend) Apps() []status.AppStatus { return b.eng.Apps() }
+
+// Refresh asks the engine to re-read Git and re-compare every app.
+func (b *EngineBackend) Refresh() { b.eng.Refresh() }
+
+// Detail is one object of an app, Git side and live side.
+func (b *EngineBackend) Detail(ctx context.Context, appName string, ref status.ObjectRef) (status.ObjectDetail, error) {
+	return b.eng.Detail(ctx, appName, ref)
+}
+
+// PlanSync asks the apiserver (dry-run) what a sync would do.
+func (b *EngineBackend) PlanSync(ctx context.Context, appName string) (SyncPlan, error) {
+	res, err := b.eng.Sync(ctx, appName, engine.SyncOptions{DryRun: true, AllowFrozen: true, Prune: b.prunes(appName)})
+	if err != nil {
+		return SyncPlan{}, err
+	}
+	if res.Err != "" {
+		return SyncPlan{}, errors.New(res.Err)
+	}
+	plan := SyncPlan{App: appName}
+	for _, r := range res.Plan {
+		step := PlanStep{Ref: r.Ref}
+		switch r.Status {
+		case status.ResourceMissing:
+			step.Action = "create"
+		case status.ResourceExtraneous:
+			if !b.prunes(appName) {
+				continue
+			}
+			step.Action = "prune"
+		case status.ResourceRequiresReplace:
+			step.Action = "replace"
+		case status.ResourceOutOfSync:
+			step.Action = "apply"
+			for _, f := range r.Fields {
+				if f.IsDrift() {
+					step.Fields = append(step.Fields, f.Path)
+				}
+			}
+		default:
+			continue
+		}
+		plan.Steps = append(plan.Steps, step)
+	}
+	return plan, nil
+}
+
+// prunes reports whether the app's syncPolicy deletes objects that left Git.
+func (b *EngineBackend) prunes(appName string) bool {
+	a, ok := b.eng.App(appName)
+	return ok && a.Prune
+}
+
+// Sync applies Git to the app now; the UI has already asked twice when the
+// app is frozen.
+func (b *EngineBackend) Sync(ctx context.Context, appName string) error {
+	res, err := b.eng.Sync(ctx, appName, engine.SyncOptions{AllowFrozen: true, Prune: b.prunes(appName)})
+	if err != nil {
+		return err
+	}
+	if res.Err != "" {
+		return errors.New(res.Err)
+	}
+	if n := res.Failed(); n > 0 {
+		var msgs []string
+		for _, o := range res.Objects {
+			if o.Error != "" {
+				msgs = append(msgs, o.Error)
+			}
+		}
+		return fmt.Errorf("%d object(s) failed: %s", n, strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+func (b *EngineBackend) actionsRepo(ctx context.Context) (*actions.Repo, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.repo != nil {
+		return b.repo, nil
+	}
+	r, err := b.openActions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b.repo = r
+	return r, nil
+}
+
+// commit runs one Git action and has the engine read the new head at once.
+func (b *EngineBackend) commit(ctx context.Context, do func(*actions.Repo) (actions.Result, error)) (CommitResult, error) {
+	r, err := b.actionsRepo(ctx)
+	if err != nil {
+		return CommitResult{}, err
+	}
+	res, err := do(r)
+	if err != nil {
+		return CommitResult{}, err
+	}
+	b.eng.Refresh()
+	out := CommitResult{Hash: res.Commit, Subject: res.Subject, Pushed: res.Pushed || res.Upstream == ""}
+	if res.PushError != "" {
+		out.Pushed = false
+		out.Warning = "committed locally; push failed: " + res.PushError + "; `kdrift push` (or the next action) retries"
+	}
+	return out, nil
+}
+
+// Freeze commits spec.freeze on the apps.
+func (b *EngineBackend) Freeze(ctx context.Context, apps []string, reason string, d time.Duration) (CommitResult, error) {
+	return b.commit(ctx, func(r *actions.Repo) (actions.Result, error) {
+		return r.Freeze(ctx, actions.FreezeRequest{Selection: actions.Selection{Apps: apps}, Reason: reason, For: d})
+	})
+}
+
+// Unfreeze commits the removal of spec.freeze from the apps.
+func (b *EngineBackend) Unfreeze(ctx context.Context, apps []string, reason string) (CommitResult, error) {
+	return b.commit(ctx, func(r *actions.Repo) (actions.Result, error) {
+		return r.Unfreeze(ctx, actions.UnfreezeRequest{Selection: actions.Selection{Apps: apps}, Reason: reason})
+	})
+}
+
+// Ignore commits an ignoreDifferences rule on the app.
+func (b *EngineBackend) Ignore(ctx context.Context, appName string, rule app.IgnoreRule, reason string) (CommitResult, error) {
+	return b.commit(ctx, func(r *actions.Repo) (actions.Result, error) {
+		return r.Ignore(ctx, actions.IgnoreRequest{App: appName, Rule: rule, Reason: reason})
+	})
+}
+
+// Revert commits the undoing of a commit.
+func (b *EngineBackend) Revert(ctx context.Context, hash, reason string) (CommitResult, error) {
+	return b.commit(ctx, func(r *actions.Repo) (actions.Result, error) {
+		return r.Revert(ctx, actions.RevertRequest{Commit: hash, Reason: reason})
+	})
+}
+
+// History lists the commits that touched the app, newest first.
+func (b *EngineBackend) History(ctx context.Context, appName string) ([]status.Commit, error) {
+	r, err := b.actionsRepo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return actions.History(ctx, r, appName, historyLimit)
+}
+
+// RevertPreview is the diff the revert would commit, file by file.
+func (b *EngineBackend) RevertPreview(ctx context.Context, hash string) (string, error) {
+	r, err := b.actionsRepo(ctx)
+	if err != nil {
+		return "", err
+	}
+	diffs, err := r.RevertPreview(ctx, actions.RevertRequest{Commit: hash})
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	if err := actions.WriteRevertPreview(&buf, diffs); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+var _ Backend = (*EngineBackend)(nil)

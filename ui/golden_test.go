@@ -1,0 +1,114 @@
+package ui
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+)
+
+// Golden snapshots run the real Bubble Tea program at 120×30 with colours
+// off. They wait for visible text in the program's output only where the
+// Backend answers asynchronously (the apps, an object); keys and Quit are
+// then handled in the order sent, so the final model is deterministic.
+// The final screen (ANSI stripped) is compared with testdata/<test>.golden;
+// `go test ./ui -run Golden -update` rewrites them.
+
+func startProgram(t *testing.T, be *fakeBackend) *teatest.TestModel {
+	t.Helper()
+	m := NewModel(t.Context(), be, testConfig())
+	return teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 30),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.NoTTY)))
+}
+
+func waitText(t *testing.T, tm *teatest.TestModel, text string) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		return bytes.Contains(b, []byte(text))
+	}, teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+}
+
+func finish(t *testing.T, tm *teatest.TestModel) *Model {
+	t.Helper()
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	m := tm.FinalModel(t, teatest.WithFinalTimeout(30*time.Second)).(*Model)
+	golden.RequireEqual(t, ansi.Strip(m.render()))
+	return m
+}
+
+func keyPress(tm *teatest.TestModel, keys ...string) {
+	for _, k := range keys {
+		tm.Send(press(k))
+	}
+}
+
+func TestGoldenAppsView(t *testing.T) {
+	tm := startProgram(t, newFake())
+	waitText(t, tm, "web-staging")
+	keyPress(tm, "j")
+	m := finish(t, tm)
+	if m.State() != "ready" || m.Breadcrumb() != "apps" {
+		t.Errorf("state %s, views %s", m.State(), m.Breadcrumb())
+	}
+}
+
+func TestGoldenDiffView(t *testing.T) {
+	tm := startProgram(t, newFake())
+	waitText(t, tm, "web-staging")
+	keyPress(tm, "j", "enter")
+	waitText(t, tm, "Deployment (1)")
+	keyPress(tm, "j", "enter")
+	waitText(t, tm, "kubectl Update/scale")
+	keyPress(tm, "n", "n")
+	m := finish(t, tm)
+	if m.Breadcrumb() != "apps › app render-prod › diff Deployment/prod/render" {
+		t.Errorf("views %s", m.Breadcrumb())
+	}
+}
+
+func TestGoldenOwnershipView(t *testing.T) {
+	tm := startProgram(t, newFake())
+	waitText(t, tm, "web-staging")
+	keyPress(tm, "j", "enter")
+	waitText(t, tm, "Deployment (1)")
+	keyPress(tm, "j", "o")
+	waitText(t, tm, "Git sets it too")
+	finish(t, tm)
+}
+
+func TestGoldenFreezeDialog(t *testing.T) {
+	be := newFake()
+	tm := startProgram(t, be)
+	waitText(t, tm, "web-staging")
+	keyPress(tm, "G", "space", "k", "space", "f")
+	tm.Type("INC-77 payments")
+	keyPress(tm, "tab")
+	tm.Type("2h")
+	m := finish(t, tm)
+	if m.dialog == nil {
+		t.Fatal("the dialog closed")
+	}
+	if len(be.Calls()) != 0 {
+		t.Errorf("calls before enter: %v", be.Calls())
+	}
+}
+
+func TestGoldenReadonlyAndBanner(t *testing.T) {
+	cfg := testConfig()
+	cfg.Readonly = true
+	be := newFake()
+	m := NewModel(t.Context(), be, cfg)
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 30),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.NoTTY)))
+	waitText(t, tm, "web-staging")
+	tm.Send(ReachabilityMsg{Event: reach(false)})
+	keyPress(tm, "s")
+	finish(t, tm)
+}

@@ -1,0 +1,179 @@
+package ui
+
+import (
+	"sort"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// historyView lists the commits that touched an app, newest first.
+type historyView struct {
+	c       *common
+	app     string
+	commits []status.Commit
+	loaded  bool
+	err     error
+	cursor  int
+	top     int
+	height  int
+}
+
+func newHistoryView(c *common, appName string) *historyView {
+	return &historyView{c: c, app: appName}
+}
+
+func (v *historyView) kind() viewKind         { return kindHistory }
+func (v *historyView) title() string          { return "history " + v.app }
+func (v *historyView) capturing() bool        { return false }
+func (v *historyView) selectedApps() []string { return nil }
+
+func (v *historyView) load() tea.Cmd {
+	be, ctx, name := v.c.be, v.c.ctx, v.app
+	return func() tea.Msg {
+		cs, err := be.History(ctx, name)
+		return HistoryLoadedMsg{App: name, Commits: cs, Err: err}
+	}
+}
+
+func (v *historyView) update(msg tea.Msg) tea.Cmd {
+	switch m := msg.(type) {
+	case HistoryLoadedMsg:
+		if m.App != v.app {
+			return nil
+		}
+		v.err, v.loaded = m.Err, true
+		if m.Err == nil {
+			cs := append([]status.Commit(nil), m.Commits...)
+			sort.SliceStable(cs, func(i, j int) bool { return cs[i].Time.After(cs[j].Time) })
+			v.commits = cs
+			v.cursor = clamp(v.cursor, len(cs))
+		}
+	case RevertCommittedMsg:
+		if m.Err == nil {
+			return v.load()
+		}
+	}
+	return nil
+}
+
+func (v *historyView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
+	if c, ok := moveCursor(a, v.cursor, len(v.commits), v.height); ok {
+		v.cursor = c
+		return handled(nil)
+	}
+	switch a {
+	case ActRevert:
+		if v.cursor >= len(v.commits) {
+			return outcome{handled: true, status: "no commit selected", err: true}
+		}
+		cm := v.commits[v.cursor]
+		be, ctx := v.c.be, v.c.ctx
+		return outcome{handled: true, status: "computing what reverting " + shortHash(cm.Hash) + " changes…", work: func() tea.Msg {
+			p, err := be.RevertPreview(ctx, cm.Hash)
+			return RevertPreviewMsg{Hash: cm.Hash, Preview: p, Err: err}
+		}}
+	case ActEnter:
+		if v.cursor >= len(v.commits) {
+			return handled(nil)
+		}
+		c := v.commits[v.cursor]
+		body := []string{"Author: " + c.Author + " <" + c.Email + ">", "Date:   " + c.Time.In(v.c.loc).Format("2006-01-02 15:04:05 MST"), ""}
+		body = append(body, strings.Split(strings.TrimRight(c.Body, "\n"), "\n")...)
+		d := newDialog(shortHash(c.Hash)+" "+c.Subject, body, "↑/↓ scroll · enter/esc: close", func([]string) (outcome, string) { return outcome{}, "" })
+		return outcome{handled: true, dialog: d}
+	case ActRefresh:
+		return outcome{work: v.load()}
+	}
+	return outcome{}
+}
+
+// revertDialog shows what reverting the commit changes and asks a reason.
+func revertDialog(c *common, m RevertPreviewMsg, subject string) *dialog {
+	body := strings.Split(strings.TrimRight(m.Preview, "\n"), "\n")
+	be, ctx, hash := c.be, c.ctx, m.Hash
+	return newDialog("Revert "+shortHash(hash)+" "+subject+"?", body, "enter: commit the revert · ↑/↓ scroll · esc: cancel", func(vals []string) (outcome, string) {
+		reason := vals[0]
+		return outcome{status: "committing revert of " + shortHash(hash) + "…", work: func() tea.Msg {
+			res, err := be.Revert(ctx, hash, reason)
+			return RevertCommittedMsg{Hash: hash, Result: res, Err: err}
+		}}, ""
+	}).withField("reason", "why this commit is undone", true)
+}
+
+func (v *historyView) subject(hash string) string {
+	for _, c := range v.commits {
+		if c.Hash == hash {
+			return c.Subject
+		}
+	}
+	return ""
+}
+
+func (v *historyView) shortHelp() []key.Binding {
+	k := v.c.keys
+	return []key.Binding{k.Up, k.Down, relabel(k.Enter, "show commit"), k.Revert, k.Refresh, k.Back, k.Help}
+}
+
+func (v *historyView) fullHelp() [][]key.Binding { return v.c.keys.FullHelp() }
+
+func (v *historyView) render(w, h int) string {
+	s := v.c.styles
+	switch {
+	case v.err != nil:
+		return s.Bad.Render(cut(v.err.Error(), w)) + "\n" + s.Muted.Render("ctrl+r retries · esc goes back")
+	case !v.loaded:
+		return s.Muted.Render("loading the history of " + v.app + "…")
+	}
+	var b strings.Builder
+	b.WriteString(s.Title.Render(cut("history of "+v.app+" (newest first; ◆ marks kdrift actions)", w)))
+	b.WriteByte('\n')
+	if len(v.commits) == 0 {
+		b.WriteString(s.Muted.Render("no commits touched this app"))
+		return b.String()
+	}
+	v.height = max(h-4, 1)
+	v.top = scrollTo(v.top, v.cursor, v.height)
+	end := min(v.top+v.height, len(v.commits))
+	for i := v.top; i < end; i++ {
+		c := v.commits[i]
+		act := "          "
+		if c.Action != "" {
+			act = pad("◆ "+c.Action, 10)
+		}
+		line := shortHash(c.Hash) + "  " + c.Time.In(v.c.loc).Format("2006-01-02 15:04") + "  " + pad(c.Author, 16) + "  " + act + " " + c.Subject
+		switch {
+		case i == v.cursor:
+			b.WriteString(s.Selected.Render(pad(line, w)))
+		case c.Action != "":
+			b.WriteString(s.Info.Render(cut(line, w)))
+		default:
+			b.WriteString(cut(line, w))
+		}
+		b.WriteByte('\n')
+	}
+	for i := end - v.top; i < v.height; i++ {
+		b.WriteByte('\n')
+	}
+	if v.cursor < len(v.commits) {
+		c := v.commits[v.cursor]
+		t := c.Author + " <" + c.Email + ">"
+		if c.Reason != "" {
+			t += " · reason: " + c.Reason
+		}
+		if len(c.Apps) > 0 {
+			t += " · apps: " + strings.Join(c.Apps, ", ")
+		}
+		b.WriteString(s.Muted.Render(cut(t, w)))
+		b.WriteByte('\n')
+		body := strings.TrimSpace(c.Body)
+		if i := strings.IndexByte(body, '\n'); i >= 0 {
+			body = body[:i]
+		}
+		b.WriteString(s.Muted.Render(cut(body, w)))
+	}
+	return b.String()
+}

@@ -1,0 +1,124 @@
+package ui
+
+import (
+	"charm.land/lipgloss/v2"
+
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// Every status is shown as a symbol plus its name, so it reads without
+// colour (NO_COLOR) and in a tmux capture.
+
+func syncText(s status.Sync) string {
+	switch s {
+	case status.SyncSynced:
+		return "✓ Synced"
+	case status.SyncOutOfSync:
+		return "≠ OutOfSync"
+	case status.SyncError:
+		return "✗ Error"
+	}
+	return "? " + orUnknown(string(s))
+}
+
+func syncStyle(st *Styles, s status.Sync) lipgloss.Style {
+	switch s {
+	case status.SyncSynced:
+		return st.Good
+	case status.SyncOutOfSync:
+		return st.Warn
+	case status.SyncError:
+		return st.Bad
+	}
+	return st.Muted
+}
+
+func healthText(h status.Health) string {
+	switch h {
+	case status.HealthHealthy:
+		return "♥ Healthy"
+	case status.HealthProgressing:
+		return "◐ Progressing"
+	case status.HealthDegraded:
+		return "✗ Degraded"
+	case status.HealthMissing:
+		return "∅ Missing"
+	}
+	return "? " + orUnknown(string(h))
+}
+
+func healthStyle(st *Styles, h status.Health) lipgloss.Style {
+	switch h {
+	case status.HealthHealthy:
+		return st.Good
+	case status.HealthProgressing:
+		return st.Info
+	case status.HealthDegraded, status.HealthMissing:
+		return st.Bad
+	}
+	return st.Muted
+}
+
+func resourceText(r status.Resource) string {
+	switch r {
+	case status.ResourceSynced:
+		return "✓ Synced"
+	case status.ResourceOutOfSync:
+		return "≠ OutOfSync"
+	case status.ResourceMissing:
+		return "+ Missing"
+	case status.ResourceExtraneous:
+		return "- Extraneous"
+	case status.ResourceIgnored:
+		return "~ Ignored"
+	case status.ResourceError:
+		return "✗ Error"
+	case status.ResourceRequiresReplace:
+		return "⟳ RequiresReplace"
+	}
+	return "? " + orUnknown(string(r))
+}
+
+func resourceStyle(st *Styles, r status.Resource) lipgloss.Style {
+	switch r {
+	case status.ResourceSynced:
+		return st.Good
+	case status.ResourceIgnored:
+		return st.Muted
+	case status.ResourceOutOfSync, status.ResourceMissing, status.ResourceExtraneous:
+		return st.Warn
+	}
+	return st.Bad
+}
+
+func classStyle(st *Styles, c status.OwnerClass) lipgloss.Style {
+	switch c {
+	case status.OwnerPerson:
+		return st.Warn
+	case status.OwnerController:
+		return st.Info
+	case status.OwnerKdrift:
+		return st.Good
+	}
+	return st.Muted
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "Unknown"
+	}
+	return s
+}
+
+// syncRank orders apps by urgency: Error, OutOfSync, Unknown, Synced.
+func syncRank(s status.Sync) int {
+	switch s {
+	case status.SyncError:
+		return 0
+	case status.SyncOutOfSync:
+		return 1
+	case status.SyncSynced:
+		return 3
+	}
+	return 2
+}

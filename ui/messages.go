@@ -1,0 +1,122 @@
+package ui
+
+import (
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// AppsLoadedMsg carries a full snapshot of the apps (start-up, ctrl-r).
+type AppsLoadedMsg struct{ Apps []status.AppStatus }
+
+// AppStatusChangedMsg is the engine's AppStatusChanged event.
+type AppStatusChangedMsg struct{ Event status.AppStatusChanged }
+
+// DriftDetectedMsg is the engine's DriftDetected event.
+type DriftDetectedMsg struct{ Event status.DriftDetected }
+
+// HealedMsg is the engine's Healed event.
+type HealedMsg struct{ Event status.Healed }
+
+// PrunedMsg is the engine's Pruned event.
+type PrunedMsg struct{ Event status.Pruned }
+
+// FightMsg is the engine's Fight event: another manager keeps rewriting a
+// field and kdrift stopped healing it.
+type FightMsg struct{ Event status.Fight }
+
+// ErrorEventMsg is the engine's ErrorEvent.
+type ErrorEventMsg struct{ Event status.ErrorEvent }
+
+// ReachabilityMsg is the engine's Reachability event: the cluster or Git
+// went away or came back.
+type ReachabilityMsg struct{ Event status.Reachability }
+
+// UnknownEventMsg is an engine event of a type this UI does not know.
+type UnknownEventMsg struct{ Event status.Event }
+
+// EventsClosedMsg says the engine's event channel closed.
+type EventsClosedMsg struct{}
+
+// DetailLoadedMsg is the result of Backend.Detail.
+type DetailLoadedMsg struct {
+	App    string
+	Ref    status.ObjectRef
+	Detail status.ObjectDetail
+	Err    error
+}
+
+// SyncPlannedMsg is the result of Backend.PlanSync.
+type SyncPlannedMsg struct {
+	App  string
+	Plan SyncPlan
+	Err  error
+}
+
+// SyncFinishedMsg is the result of Backend.Sync.
+type SyncFinishedMsg struct {
+	App string
+	Err error
+}
+
+// FreezeCommittedMsg is the result of Backend.Freeze.
+type FreezeCommittedMsg struct {
+	Apps   []string
+	Result CommitResult
+	Err    error
+}
+
+// UnfreezeCommittedMsg is the result of Backend.Unfreeze.
+type UnfreezeCommittedMsg struct {
+	Apps   []string
+	Result CommitResult
+	Err    error
+}
+
+// IgnoreCommittedMsg is the result of Backend.Ignore.
+type IgnoreCommittedMsg struct {
+	App    string
+	Path   string
+	Result CommitResult
+	Err    error
+}
+
+// HistoryLoadedMsg is the result of Backend.History.
+type HistoryLoadedMsg struct {
+	App     string
+	Commits []status.Commit
+	Err     error
+}
+
+// RevertPreviewMsg is the result of Backend.RevertPreview.
+type RevertPreviewMsg struct {
+	Hash    string
+	Preview string
+	Err     error
+}
+
+// RevertCommittedMsg is the result of Backend.Revert.
+type RevertCommittedMsg struct {
+	Hash   string
+	Result CommitResult
+	Err    error
+}
+
+// eventMsg turns an engine event into its message.
+func eventMsg(ev status.Event) any {
+	switch e := ev.(type) {
+	case status.AppStatusChanged:
+		return AppStatusChangedMsg{e}
+	case status.DriftDetected:
+		return DriftDetectedMsg{e}
+	case status.Healed:
+		return HealedMsg{e}
+	case status.Pruned:
+		return PrunedMsg{e}
+	case status.Fight:
+		return FightMsg{e}
+	case status.ErrorEvent:
+		return ErrorEventMsg{e}
+	case status.Reachability:
+		return ReachabilityMsg{e}
+	}
+	return UnknownEventMsg{ev}
+}

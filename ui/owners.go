@@ -1,0 +1,223 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// blameLine is one live line with its precomputed blame gutter.
+type blameLine struct {
+	gutter  string
+	manager int // index into the manager colours; -1 for defaulted/none
+	flagged bool
+	text    string
+	path    string
+}
+
+// ownersView is the live object as YAML with a blame gutter: who wrote
+// each field, how and when.
+type ownersView struct {
+	c        *common
+	app      string
+	res      status.ResourceStatus
+	detail   *status.ObjectDetail
+	err      error
+	lines    []blameLine
+	flagged  []int
+	managers []string
+	width    int
+	cursor   int
+	top      int
+	height   int
+}
+
+func newOwnersView(c *common, appName string, r status.ResourceStatus) *ownersView {
+	return &ownersView{c: c, app: appName, res: r}
+}
+
+func (v *ownersView) kind() viewKind         { return kindOwners }
+func (v *ownersView) title() string          { return "owners " + v.res.Ref.String() }
+func (v *ownersView) capturing() bool        { return false }
+func (v *ownersView) selectedApps() []string { return []string{v.app} }
+func (v *ownersView) load() tea.Cmd          { return loadDetail(v.c, v.app, v.res.Ref) }
+
+// gutterW is the width of the blame gutter.
+const gutterW = 30
+
+// isKdrift reports whether an owner is kdrift itself.
+func isKdrift(o status.Owner) bool {
+	return o.Class == status.OwnerKdrift || o.Manager == "kdrift"
+}
+
+func (v *ownersView) setDetail(d status.ObjectDetail) {
+	v.detail = &d
+	v.res = d.Resource
+	gitSets := make(map[string]bool, len(d.Desired))
+	for _, l := range d.Desired {
+		if l.Path != "" {
+			gitSets[l.Path] = true
+		}
+	}
+	now := v.c.now()
+	idx := map[string]int{}
+	v.managers = nil
+	v.lines = make([]blameLine, len(d.Live))
+	v.flagged = nil
+	for i, l := range d.Live {
+		bl := blameLine{text: l.Text, path: l.Path, manager: -1}
+		switch {
+		case l.Path == "":
+		case len(l.Owners) == 0:
+			bl.gutter = "· defaulted"
+		default:
+			o, _ := mainOwner(l.Owners)
+			bl.gutter = ownerText(o, now)
+			if len(l.Owners) > 1 {
+				bl.gutter += fmt.Sprintf(" +%d", len(l.Owners)-1)
+			}
+			m, ok := idx[o.Manager]
+			if !ok {
+				m = len(v.managers)
+				idx[o.Manager] = m
+				v.managers = append(v.managers, o.Manager)
+			}
+			bl.manager = m
+			if gitSets[l.Path] {
+				for _, ow := range l.Owners {
+					if !isKdrift(ow) {
+						bl.flagged = true
+					}
+				}
+			}
+		}
+		if bl.flagged {
+			v.flagged = append(v.flagged, i)
+		}
+		bl.gutter = pad(bl.gutter, gutterW)
+		v.lines[i] = bl
+	}
+	v.cursor = 0
+	if len(v.flagged) > 0 {
+		v.cursor = v.flagged[0]
+	}
+}
+
+func (v *ownersView) update(msg tea.Msg) tea.Cmd {
+	if m, ok := msg.(DetailLoadedMsg); ok && m.App == v.app && m.Ref == v.res.Ref {
+		v.err = m.Err
+		if m.Err == nil {
+			v.setDetail(m.Detail)
+		}
+	}
+	return nil
+}
+
+func (v *ownersView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
+	if c, ok := moveCursor(a, v.cursor, len(v.lines), v.height); ok {
+		v.cursor = c
+		return handled(nil)
+	}
+	switch a {
+	case ActNextChange, ActPrevChange:
+		for k := range v.flagged {
+			i := v.flagged[k]
+			if a == ActPrevChange {
+				i = v.flagged[len(v.flagged)-1-k]
+			}
+			if (a == ActNextChange && i > v.cursor) || (a == ActPrevChange && i < v.cursor) {
+				v.cursor = i
+				return handled(nil)
+			}
+		}
+		return outcome{handled: true, status: "no more flagged fields"}
+	case ActIgnore:
+		if v.cursor >= len(v.lines) || v.lines[v.cursor].path == "" {
+			return outcome{handled: true, status: "this line is not a field: move to a field line first", err: true}
+		}
+		return ignoreDialog(v.c, v.app, v.res.Ref, v.lines[v.cursor].path)
+	case ActDiff:
+		dv := newDiffView(v.c, v.app, v.res)
+		if v.detail != nil {
+			dv.setDetail(*v.detail)
+			return outcome{handled: true, push: dv}
+		}
+		return outcome{handled: true, push: dv, work: dv.load()}
+	case ActRefresh:
+		return outcome{work: v.load()}
+	}
+	return outcome{}
+}
+
+func (v *ownersView) shortHelp() []key.Binding {
+	k := v.c.keys
+	n, p := relabel(k.NextChange, "next flagged"), relabel(k.PrevChange, "prev flagged")
+	return []key.Binding{n, p, k.Ignore, k.Diff, k.Back, k.Help}
+}
+
+func (v *ownersView) fullHelp() [][]key.Binding { return v.c.keys.FullHelp() }
+
+func (v *ownersView) render(w, h int) string {
+	s := v.c.styles
+	switch {
+	case v.err != nil:
+		return s.Bad.Render(cut(v.err.Error(), w)) + "\n" + s.Muted.Render("ctrl+r retries · esc goes back")
+	case v.detail == nil:
+		return s.Muted.Render("loading " + v.res.Ref.String() + "…")
+	}
+	var b strings.Builder
+	head := fmt.Sprintf("%s  ownership  %d managers  %d fields Git sets but another manager owns (⚑)", v.res.Ref, len(v.managers), len(v.flagged))
+	b.WriteString(s.Title.Render(cut(head, w)))
+	b.WriteByte('\n')
+	v.height = max(h-2, 1)
+	v.top = scrollTo(v.top, v.cursor, v.height)
+	end := min(v.top+v.height, len(v.lines))
+	textW := max(w-gutterW-4, 10)
+	for i := v.top; i < end; i++ {
+		l := &v.lines[i]
+		g := s.Muted.Render(l.gutter)
+		if l.manager >= 0 && len(s.Managers) > 0 {
+			g = s.Managers[l.manager%len(s.Managers)].Render(l.gutter)
+		}
+		flag := "  "
+		if l.flagged {
+			flag = s.Flag.Render("⚑ ")
+		}
+		if i == v.cursor {
+			b.WriteString(s.Selected.Render(pad(l.gutter+" │"+flagText(l.flagged)+l.text, w)))
+		} else {
+			b.WriteString(cut(g+" │"+flag+cut(l.text, textW), w))
+		}
+		b.WriteByte('\n')
+	}
+	for i := end - v.top; i < v.height; i++ {
+		b.WriteByte('\n')
+	}
+	if v.cursor < len(v.lines) && v.lines[v.cursor].path != "" {
+		l := v.lines[v.cursor]
+		var names []string
+		for _, o := range v.detail.Live[v.cursor].Owners {
+			names = append(names, ownerText(o, v.c.now())+" ("+string(o.Class)+")")
+		}
+		if len(names) == 0 {
+			names = []string{"nobody: defaulted by the apiserver"}
+		}
+		t := l.path + ": " + strings.Join(names, ", ")
+		if l.flagged {
+			t += " · Git sets it too: `i` adds an ignore rule"
+		}
+		b.WriteString(s.Muted.Render(cut(t, w)))
+	}
+	return b.String()
+}
+
+func flagText(f bool) string {
+	if f {
+		return "⚑ "
+	}
+	return "  "
+}

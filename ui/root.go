@@ -1,0 +1,539 @@
+package ui
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/spinner"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/keymap"
+)
+
+// rootState is where the whole UI is: waiting for the first snapshot,
+// stopped by an engine-wide error, or showing views.
+type rootState int
+
+// rootState values.
+const (
+	stateLoading rootState = iota
+	stateError
+	stateReady
+)
+
+// Config is what a Model is built from; Run fills it from Options and the
+// config file, tests fill it by hand.
+type Config struct {
+	Keys     keymap.KeyMap
+	Readonly bool
+	// Context is the initial `:ctx` filter of the apps view ("" = all).
+	Context string
+	// NoColor drops colours from every style (NO_COLOR).
+	NoColor bool
+	Theme   Theme
+	Log     *slog.Logger
+	// Now and Location make time deterministic in tests; defaults
+	// time.Now and time.Local.
+	Now      func() time.Time
+	Location *time.Location
+}
+
+// banner is a standing warning: the cluster or Git is unreachable.
+type banner struct {
+	text  string
+	since time.Time
+}
+
+// Model is the root of the UI: it owns the view stack, the dialog, the
+// status line, the banners and the event subscription, and hands keys to
+// the focused view first.
+type Model struct {
+	c        *common
+	cfg      Config
+	state    rootState
+	fatal    string
+	stack    []view
+	dialog   *dialog
+	cmdline  textinput.Model
+	cmdOpen  bool
+	status   string
+	statusEr bool
+	busy     int
+	spinner  spinner.Model
+	banners  map[string]banner
+	showHelp bool
+	help     help.Model
+	width    int
+	height   int
+	events   <-chan status.Event
+}
+
+// NewModel builds the root model over a Backend. ctx bounds every Backend
+// call the UI makes.
+func NewModel(ctx context.Context, be Backend, cfg Config) *Model {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.Local
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Theme.Managers == nil {
+		cfg.Theme = DefaultTheme()
+	}
+	c := &common{
+		be: be, ctx: ctx, keys: cfg.Keys, log: cfg.Log, now: cfg.Now, loc: cfg.Location,
+		readonly: cfg.Readonly, apps: map[string]status.AppStatus{},
+		styles: NewStyles(cfg.Theme, true, cfg.NoColor),
+	}
+	in := textinput.New()
+	in.Prompt = ":"
+	st := textinput.DefaultStyles(true)
+	st.Cursor.Blink = false
+	in.SetStyles(st)
+	m := &Model{
+		c: c, cfg: cfg, cmdline: in, banners: map[string]banner{},
+		spinner: spinner.New(spinner.WithSpinner(spinner.Dot)),
+		help:    help.New(), events: be.Events(),
+	}
+	if cfg.NoColor {
+		m.help.Styles = help.Styles{}
+	}
+	m.stack = []view{newAppsView(c, cfg.Context)}
+	return m
+}
+
+// Init asks the terminal's background colour, loads the apps and starts
+// listening to the engine.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(tea.RequestBackgroundColor, m.run(m.loadApps()), m.waitEvent())
+}
+
+// waitEvent waits for one engine event; the root re-arms it after each.
+func (m *Model) waitEvent() tea.Cmd {
+	ch, ctx := m.events, m.c.ctx
+	if ch == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				return EventsClosedMsg{}
+			}
+			return eventMsg(ev)
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+func (m *Model) loadApps() tea.Cmd {
+	be := m.c.be
+	return func() tea.Msg { return AppsLoadedMsg{Apps: be.Apps()} }
+}
+
+// run counts cmd as running Backend work and starts the spinner.
+func (m *Model) run(cmd tea.Cmd) tea.Cmd {
+	if cmd == nil {
+		return nil
+	}
+	m.busy++
+	if m.busy == 1 {
+		return tea.Batch(cmd, m.spinner.Tick)
+	}
+	return cmd
+}
+
+func (m *Model) done() {
+	if m.busy > 0 {
+		m.busy--
+	}
+}
+
+func (m *Model) top() view { return m.stack[len(m.stack)-1] }
+
+func (m *Model) setStatus(s string, isErr bool) {
+	m.status, m.statusEr = s, isErr
+	if isErr {
+		m.c.log.Warn(s)
+	} else if s != "" {
+		m.c.log.Info(s)
+	}
+}
+
+// State reports whether the UI is loading, stopped by an error, or ready:
+// "loading", "error" or "ready".
+func (m *Model) State() string {
+	return [...]string{"loading", "error", "ready"}[m.state]
+}
+
+// Status is the status line's text.
+func (m *Model) Status() string { return m.status }
+
+// Breadcrumb is the titles of the open views, root first, joined by " › ".
+func (m *Model) Breadcrumb() string {
+	t := make([]string, len(m.stack))
+	for i, v := range m.stack {
+		t[i] = v.title()
+	}
+	return strings.Join(t, " › ")
+}
+
+// Update handles one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.c.width, m.c.height = msg.Width, msg.Height
+		for _, v := range m.stack {
+			v.update(msg)
+		}
+		return m, nil
+	case tea.BackgroundColorMsg:
+		m.c.styles = NewStyles(m.cfg.Theme, msg.IsDark(), m.cfg.NoColor)
+		if !m.cfg.NoColor {
+			m.help.Styles = help.DefaultStyles(msg.IsDark())
+		}
+		return m, nil
+	case tea.KeyPressMsg:
+		return m, m.handleKey(msg)
+	case tea.PasteMsg:
+		return m, m.paste(msg)
+	case spinner.TickMsg:
+		if m.busy == 0 {
+			return m, nil
+		}
+		var cmd tea.Cmd
+		m.spinner, cmd = m.spinner.Update(msg)
+		return m, cmd
+	}
+	var cmds []tea.Cmd
+	if isEvent(msg) {
+		cmds = append(cmds, m.onEvent(msg))
+		if _, closed := msg.(EventsClosedMsg); !closed {
+			cmds = append(cmds, m.waitEvent())
+		}
+	} else {
+		cmds = append(cmds, m.onResult(msg))
+	}
+	for _, v := range m.stack {
+		cmds = append(cmds, m.run(v.update(msg)))
+	}
+	return m, tea.Batch(cmds...)
+}
+
+func isEvent(msg tea.Msg) bool {
+	switch msg.(type) {
+	case AppStatusChangedMsg, DriftDetectedMsg, HealedMsg, PrunedMsg, FightMsg,
+		ErrorEventMsg, ReachabilityMsg, UnknownEventMsg, EventsClosedMsg:
+		return true
+	}
+	return false
+}
+
+// changed records a store change and tells the views.
+func (m *Model) changed() {
+	m.c.version++
+	for _, v := range m.stack {
+		v.update(appsChangedMsg{})
+	}
+}
+
+// onEvent applies an engine event to the store, banners and status line.
+func (m *Model) onEvent(msg tea.Msg) tea.Cmd {
+	switch e := msg.(type) {
+	case AppStatusChangedMsg:
+		m.c.apps[e.Event.Status.Name] = e.Event.Status
+		if m.state != stateReady {
+			m.state = stateReady
+		}
+		m.changed()
+	case DriftDetectedMsg:
+		a, ok := m.c.apps[e.Event.App]
+		if !ok {
+			return nil
+		}
+		res := append([]status.ResourceStatus(nil), a.Resources...)
+		found := false
+		for i := range res {
+			if res[i].Ref == e.Event.Resource.Ref {
+				res[i], found = e.Event.Resource, true
+			}
+		}
+		if !found {
+			res = append(res, e.Event.Resource)
+		}
+		a.Resources = res
+		m.c.apps[a.Name] = a
+		m.changed()
+		m.setStatus("drift: "+e.Event.Resource.Ref.String()+" in "+e.Event.App, false)
+	case HealedMsg:
+		m.setStatus("healed "+e.Event.Ref.String()+" in "+e.Event.App+": "+strings.Join(e.Event.Fields, ", "), false)
+	case PrunedMsg:
+		m.setStatus("pruned "+e.Event.Ref.String()+" from "+e.Event.App, false)
+	case FightMsg:
+		m.setStatus("fight: "+e.Event.Manager+" keeps rewriting "+e.Event.Field+" on "+e.Event.Ref.String()+
+			"; kdrift stopped healing it (add an ignore rule with i, or change that writer)", true)
+	case ErrorEventMsg:
+		ev := e.Event
+		who := ev.App
+		if ev.Ref != nil {
+			who = ev.Ref.String()
+		}
+		if who == "" {
+			who = "engine"
+			if m.state != stateReady {
+				m.state, m.fatal = stateError, ev.Message
+			}
+		}
+		m.setStatus(who+": "+ev.Message, true)
+	case ReachabilityMsg:
+		ev := e.Event
+		k := string(ev.Target) + "/" + ev.Context
+		if ev.Up {
+			delete(m.banners, k)
+			m.setStatus(string(ev.Target)+" reachable again", false)
+			return nil
+		}
+		if _, ok := m.banners[k]; ok {
+			return nil
+		}
+		what := "Git"
+		if ev.Target == status.TargetCluster {
+			what = "cluster"
+			if ev.Context != "" {
+				what += " " + ev.Context
+			}
+		}
+		m.banners[k] = banner{since: ev.Time, text: what + " unreachable since " + ev.Time.In(m.c.loc).Format("15:04") + ": " + ev.Message}
+	case UnknownEventMsg:
+		m.c.log.Info("ignored engine event of unknown type", "type", e.Event.Type())
+	case EventsClosedMsg:
+		m.setStatus("the engine stopped: no more updates (q quits)", true)
+	}
+	return nil
+}
+
+// onResult turns a Backend result into the status line and follow-ups.
+func (m *Model) onResult(msg tea.Msg) tea.Cmd {
+	switch r := msg.(type) {
+	case AppsLoadedMsg:
+		m.done()
+		// A snapshot may be older than events already applied: keep the
+		// newer comparison of each app.
+		apps := make(map[string]status.AppStatus, len(r.Apps))
+		for _, a := range r.Apps {
+			if old, ok := m.c.apps[a.Name]; ok && old.ComparedAt.After(a.ComparedAt) {
+				a = old
+			}
+			apps[a.Name] = a
+		}
+		m.c.apps = apps
+		if len(r.Apps) > 0 || m.state == stateLoading {
+			m.state = stateReady
+		}
+		m.changed()
+	case DetailLoadedMsg:
+		m.done()
+		if r.Err != nil {
+			m.setStatus(named(r.Ref.String(), r.Err), true)
+		}
+	case HistoryLoadedMsg:
+		m.done()
+		if r.Err != nil {
+			m.setStatus("history of "+r.App+": "+r.Err.Error(), true)
+		}
+	case SyncPlannedMsg:
+		m.done()
+		if r.Err != nil {
+			m.setStatus("sync "+r.App+": planning failed: "+r.Err.Error(), true)
+			return nil
+		}
+		m.dialog = m.syncDialog(r.Plan)
+	case SyncFinishedMsg:
+		m.done()
+		if r.Err != nil {
+			m.setStatus("sync "+r.App+" failed: "+r.Err.Error(), true)
+		} else {
+			m.setStatus("synced "+r.App, false)
+		}
+	case FreezeCommittedMsg:
+		m.done()
+		m.commitStatus("freeze "+strings.Join(r.Apps, ", "), r.Result, r.Err)
+		if r.Err == nil {
+			if av, ok := m.stack[0].(*appsView); ok {
+				av.marked = map[string]bool{}
+			}
+		}
+	case UnfreezeCommittedMsg:
+		m.done()
+		m.commitStatus("unfreeze "+strings.Join(r.Apps, ", "), r.Result, r.Err)
+	case IgnoreCommittedMsg:
+		m.done()
+		m.commitStatus("ignore "+r.Path+" in "+r.App, r.Result, r.Err)
+	case RevertPreviewMsg:
+		m.done()
+		if r.Err != nil {
+			m.setStatus("revert "+shortHash(r.Hash)+": "+r.Err.Error(), true)
+			return nil
+		}
+		subject := ""
+		if hv, ok := m.top().(*historyView); ok {
+			subject = hv.subject(r.Hash)
+		}
+		m.dialog = revertDialog(m.c, r, subject)
+		m.setStatus("", false)
+	case RevertCommittedMsg:
+		m.done()
+		m.commitStatus("revert "+shortHash(r.Hash), r.Result, r.Err)
+	}
+	return nil
+}
+
+// named is err's text starting with who, unless it already does (the
+// engine's errors name their object first).
+func named(who string, err error) string {
+	if strings.HasPrefix(err.Error(), who) {
+		return err.Error()
+	}
+	return who + ": " + err.Error()
+}
+
+func (m *Model) commitStatus(what string, res CommitResult, err error) {
+	if err != nil {
+		m.setStatus(what+" failed: "+err.Error(), true)
+		return
+	}
+	t := what + ": committed " + shortHash(res.Hash)
+	if res.Pushed {
+		t += " and pushed"
+	} else {
+		t += " (not pushed yet"
+		if res.Warning != "" {
+			t += ": " + res.Warning
+		}
+		t += ")"
+	}
+	m.setStatus(t, !res.Pushed)
+}
+
+// View renders the whole screen.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	return v
+}
+
+func (m *Model) size() (int, int) {
+	w, h := m.width, m.height
+	if w <= 0 {
+		w = 80
+	}
+	if h <= 0 {
+		h = 24
+	}
+	return w, h
+}
+
+func (m *Model) render() string {
+	s := m.c.styles
+	w, h := m.size()
+	var b strings.Builder
+	top := "kdrift │ " + m.Breadcrumb()
+	if m.c.readonly {
+		top += " │ READ-ONLY"
+	}
+	b.WriteString(s.Title.Render(cut(top, w)))
+	b.WriteByte('\n')
+	for _, k := range sortedKeys(m.banners) {
+		b.WriteString(s.Banner.Render(pad("⚠ "+m.banners[k].text, w)))
+		b.WriteByte('\n')
+	}
+	bodyH := max(h-3-len(m.banners), 3)
+	var body string
+	switch {
+	case m.showHelp:
+		m.help.SetWidth(w)
+		body = s.Title.Render("keys (any key closes)") + "\n\n" + m.help.FullHelpView(m.top().fullHelp())
+	case m.state == stateLoading:
+		body = s.Muted.Render(m.spinner.View() + " loading apps…")
+	case m.state == stateError:
+		body = s.Bad.Render(cut("kdrift cannot start: "+m.fatal, w)) + "\n" + s.Muted.Render("ctrl+r retries · q quits")
+	default:
+		body = m.top().render(w, bodyH)
+	}
+	body = fitHeight(body, bodyH)
+	if m.dialog != nil {
+		// The dialog floats over the view, which stays visible around it.
+		dlg := fitLines(m.dialog.render(s, min(w, 100), bodyH), w, bodyH)
+		x := max((w-lipgloss.Width(dlg))/2, 0)
+		y := max((bodyH-lipgloss.Height(dlg))/2, 0)
+		body = lipgloss.NewCompositor(lipgloss.NewLayer(body), lipgloss.NewLayer(dlg).X(x).Y(y).Z(1)).Render()
+	}
+	b.WriteString(fitLines(body, w, bodyH))
+	b.WriteByte('\n')
+	st := ""
+	if m.busy > 0 {
+		st = m.spinner.View() + " "
+	}
+	switch {
+	case m.cmdOpen:
+		m.cmdline.SetStyles(s.Input)
+		b.WriteString(m.cmdline.View())
+	case m.statusEr:
+		b.WriteString(cut(st+s.StatusErr.Render("! "+m.status), w))
+	default:
+		b.WriteString(cut(st+s.StatusInfo.Render(m.status), w))
+	}
+	b.WriteByte('\n')
+	m.help.SetWidth(w)
+	b.WriteString(cut(m.help.ShortHelpView(m.top().shortHelp()), w))
+	return b.String()
+}
+
+// fitLines cuts s to at most h lines of at most w cells.
+func fitLines(s string, w, h int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for i, l := range lines {
+		lines[i] = cut(l, w)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// fitHeight pads or cuts s to exactly h lines.
+func fitHeight(s string, h int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func sortedKeys(m map[string]banner) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
