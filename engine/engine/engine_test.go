@@ -160,6 +160,19 @@ func TestScaleDetectedHealedFrozen(t *testing.T) {
 	if replicas() != 12 || a.OutOfSyncSince == nil {
 		t.Fatalf("frozen app healed (replicas %d) or has no OutOfSyncSince", replicas())
 	}
+	det, err := e.Detail(ctx, "render", r.Ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owned := false
+	for _, l := range det.Live {
+		if l.Path == "/spec/replicas" && len(l.Owners) == 1 && l.Owners[0].Manager == "kubectl" {
+			owned = true
+		}
+	}
+	if !owned || len(det.Desired) == 0 || det.Resource.Ref != r.Ref {
+		t.Fatalf("Detail: want desired lines and a live /spec/replicas line owned by kubectl: %+v", det)
+	}
 
 	// Unfrozen: self-heal puts 6 back.
 	repo.Commit("unfreeze", map[string]string{".kdrift/apps.yaml": appYAML("render", "deploy/render", ns, true, false, "")})
