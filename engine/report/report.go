@@ -184,7 +184,8 @@ func StatusJSON(w io.Writer, apps []status.AppStatus) error {
 // event's own fields (see status/events.go) plus "type". Every line has
 // "time" (RFC 3339, nanoseconds), "type" (AppStatusChanged,
 // DriftDetected, Healed, Pruned, Fight, Error) and "app" (empty for
-// engine-wide errors). Keys are sorted, so lines are stable.
+// engine-wide errors). Keys are sorted at every level, so lines are
+// stable.
 func EventLine(ev status.Event) ([]byte, error) {
 	raw, err := json.Marshal(ev)
 	if err != nil {

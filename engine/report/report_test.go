@@ -1,0 +1,65 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"kdrift.dev/kdrift/engine/status"
+)
+
+func TestEventLine(t *testing.T) {
+	at := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
+	ref := status.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "prod", Name: "render"}
+	line, err := EventLine(status.Fight{Base: status.Base{App: "render-prod", Time: at}, Ref: ref, Field: "/spec/replicas", Manager: "kubectl", Rewrites: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"app":"render-prod","field":"/spec/replicas","manager":"kubectl","ref":{"group":"apps","kind":"Deployment","name":"render","namespace":"prod","version":"v1"},"rewrites":3,"time":"2026-12-02T15:00:00Z","type":"Fight"}`
+	if string(line) != want {
+		t.Fatalf("EventLine =\n%s\nwant\n%s", line, want)
+	}
+	if bytes.Contains(line, []byte("\n")) {
+		t.Fatal("one line per event")
+	}
+}
+
+func TestDiffAndStatus(t *testing.T) {
+	since := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
+	a := status.AppStatus{Name: "render-prod", Sync: status.SyncOutOfSync, Health: status.HealthHealthy, SelfHeal: status.SelfHealOn, OutOfSyncSince: &since,
+		Resources: []status.ResourceStatus{
+			{Ref: status.ObjectRef{Kind: "ConfigMap", Namespace: "prod", Name: "ok"}, Status: status.ResourceSynced},
+			{Ref: status.ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "prod", Name: "render"}, Status: status.ResourceOutOfSync, Fields: []status.FieldChange{
+				{Path: "/spec/replicas", Desired: 6, Live: 12, Class: status.OwnerPerson, Owners: []status.Owner{{Manager: "kubectl", Operation: "Update", Subresource: "scale", Class: status.OwnerPerson}}},
+				{Path: "/metadata/labels/x", Ignored: true},
+			}},
+		}}
+	var b bytes.Buffer
+	if err := Diff(&b, a); err != nil {
+		t.Fatal(err)
+	}
+	want := "Deployment/prod/render  OutOfSync\n  /spec/replicas\n    desired: 6\n    live:    12\n    owner:   kubectl (Update/scale, person)\n"
+	if b.String() != want {
+		t.Fatalf("Diff =\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	if err := Status(&b, []status.AppStatus{a}, since.Add(90*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "render-prod  OutOfSync  Healthy  on         1        1m30s") {
+		t.Fatalf("Status =\n%s", b.String())
+	}
+	b.Reset()
+	if err := StatusJSON(&b, []status.AppStatus{a}); err != nil {
+		t.Fatal(err)
+	}
+	var doc StatusDoc
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Apps) != 1 || doc.Apps[0].DriftedObjects != 1 || len(doc.Apps[0].Drifted) != 1 || doc.Apps[0].Drifted[0].Ref.Name != "render" {
+		t.Fatalf("StatusJSON = %s", b.String())
+	}
+}
