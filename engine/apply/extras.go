@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/status"
 )
 
@@ -25,12 +26,20 @@ type Extra struct {
 }
 
 // ExtrasOf picks the extra, person-owned, not ignored fields of a
-// comparison result.
-func ExtrasOf(r status.ResourceStatus) []Extra {
+// comparison result. The guard value is read from the live object the
+// comparison saw, not from the result: a Secret's values are masked there,
+// and a patch testing for the mask would never apply.
+func ExtrasOf(r status.ResourceStatus, live *unstructured.Unstructured) []Extra {
 	var out []Extra
 	for _, f := range r.Fields {
 		if f.Extra && !f.Ignored && f.Class == status.OwnerPerson {
-			out = append(out, Extra{Path: f.Path, Live: f.Live})
+			v := f.Live
+			if live != nil {
+				if lv, ok := diff.ValueAt(live.Object, f.Path); ok {
+					v = lv
+				}
+			}
+			out = append(out, Extra{Path: f.Path, Live: v})
 		}
 	}
 	return out

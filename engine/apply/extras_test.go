@@ -47,9 +47,22 @@ func TestExtrasOf(t *testing.T) {
 		{Path: "/data/c", Extra: true, Class: status.OwnerPerson, Ignored: true},
 		{Path: "/data/d", Class: status.OwnerPerson},
 	}}
-	got := apply.ExtrasOf(r)
+	got := apply.ExtrasOf(r, nil)
 	if len(got) != 1 || got[0].Path != "/data/a" || got[0].Live != "1" {
 		t.Fatalf("ExtrasOf = %+v", got)
+	}
+}
+
+// TestExtrasOfMaskedSecret: a Secret's values are masked in the result, so
+// the patch's guard must take the real value from the live object.
+func TestExtrasOfMaskedSecret(t *testing.T) {
+	live := obj(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","namespace":"default"},"data":{"token":"c2VjcmV0"}}`)
+	r := status.ResourceStatus{Fields: []status.FieldChange{
+		{Path: "/data/token", Extra: true, Class: status.OwnerPerson, Live: "*** (masked)", Masked: true},
+	}}
+	got := apply.ExtrasOf(r, live)
+	if len(got) != 1 || got[0].Live != "c2VjcmV0" {
+		t.Fatalf("ExtrasOf = %+v, want the live (unmasked) value as the guard", got)
 	}
 }
 

@@ -161,7 +161,7 @@ func (p *pass) healObject(ctx context.Context, it healItem) error {
 		return err
 	}
 	var extras []apply.Extra
-	for _, x := range apply.ExtrasOf(it.res) {
+	for _, x := range apply.ExtrasOf(it.res, it.live) {
 		if !contains(it.fighting, x.Path) {
 			extras = append(extras, x)
 		}
