@@ -140,6 +140,11 @@ type Engine struct {
 	kick     func(names ...string)
 
 	passes, dryRuns, applies atomic.Int64
+
+	// reachDown says, per "target/context", whether it was last seen
+	// unreachable (see reach).
+	reachMu   sync.Mutex
+	reachDown map[string]bool
 }
 
 // New opens the repository and prepares the engine; it does not contact

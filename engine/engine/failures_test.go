@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -30,8 +31,38 @@ func TestFailingAppsDoNotStopOthers(t *testing.T) {
 		"deploy/broken/kustomization.yaml": "resources:\n- does-not-exist.yaml\n",
 	})
 	e := newEngine(t, repo, func(o *engine.Options) { o.Kubeconfig = kubeconfigWithDeadContext(t) })
+	events, stop := e.SubscribeAll()
+	defer stop()
 	if err := e.Reconcile(ctx); err != nil {
 		t.Fatal(err)
+	}
+	// The UI's "cluster unreachable since" banner comes from this event:
+	// exactly one, for the dead context only.
+	// Delivery to a subscriber may lag the pass: wait for the first one,
+	// then take whatever else is queued.
+	var reach []status.Reachability
+	wait := time.After(10 * time.Second)
+	for done := false; !done; {
+		var ev status.Event
+		if len(reach) == 0 {
+			select {
+			case ev = <-events:
+			case <-wait:
+				done = true
+			}
+		} else {
+			select {
+			case ev = <-events:
+			case <-time.After(200 * time.Millisecond):
+				done = true
+			}
+		}
+		if r, ok := ev.(status.Reachability); ok {
+			reach = append(reach, r)
+		}
+	}
+	if len(reach) != 1 || reach[0].Target != status.TargetCluster || reach[0].Up || reach[0].Context != "dead" || reach[0].Message == "" {
+		t.Fatalf("want one Reachability{cluster dead, down, with the error}, got %+v", reach)
 	}
 	good := appStatus(t, e, "good")
 	if good.Sync != status.SyncSynced {

@@ -26,7 +26,9 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 		return p.fail(status.SyncUnknown, err.Error())
 	}
 	p.cl = cl
-	if err := cl.check(ctx); err != nil {
+	err = cl.check(ctx)
+	p.e.reach(status.TargetCluster, cl.name, err)
+	if err != nil {
 		return p.fail(status.SyncUnknown, err.Error())
 	}
 	ns := p.app.Spec.Destination.Namespace

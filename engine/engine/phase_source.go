@@ -78,7 +78,9 @@ func (p *pass) phaseSource() bool {
 		e.fights.ResetApp(p.name)
 		p.st.rulesKey = key
 	}
-	if err := e.repo.LastFetchError(); err != nil {
+	fetchErr := e.repo.LastFetchError()
+	e.reach(status.TargetGit, "", fetchErr)
+	if err := fetchErr; err != nil {
 		// Keep working from the last fetched revision, but say so.
 		p.status.Error = fmt.Sprintf("comparing the last fetched revision %s: %v", p.rev.Short(), err)
 	}
