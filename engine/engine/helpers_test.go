@@ -19,7 +19,14 @@ import (
 	"kdrift.dev/kdrift/engine/status"
 )
 
-func TestMain(m *testing.M) { enginetest.Main(m, enginetest.Options{}) }
+func TestMain(m *testing.M) {
+	enginetest.Main(m, enginetest.Options{AfterTests: func() {
+		// The benchmarks' fleet repository is shared by all of them.
+		if fleet.dir != "" {
+			_ = os.RemoveAll(fleet.dir)
+		}
+	}})
+}
 
 // appYAML declares an App.
 func appYAML(name, path, ns string, selfHeal, prune bool, extra string) string {

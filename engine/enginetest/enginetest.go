@@ -32,6 +32,10 @@ type Options struct {
 	// get ReplicaSets and status). It costs memory and CPU; ask only when a
 	// test needs what it does.
 	ControllerManager bool
+	// AfterTests, when set, runs after the package's tests and before the
+	// control plane stops: for what a package shares across tests and
+	// benchmarks (a fixture repository) and must remove.
+	AfterTests func()
 }
 
 var (
@@ -64,7 +68,11 @@ func run(m *testing.M, opts Options) int {
 			fmt.Fprintf(os.Stderr, "enginetest: %v\n", err)
 		}
 	}()
-	return m.Run()
+	code := m.Run()
+	if opts.AfterTests != nil {
+		opts.AfterTests()
+	}
+	return code
 }
 
 // Start builds (or finds in the cache) and starts a control plane. Most
