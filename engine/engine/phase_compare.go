@@ -126,7 +126,20 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 	}
 	p.e.dryRuns.Add(1)
 	dry, dryErr := p.cl.cs.DryRunApply(ctx, d)
-	res := diff.Compare(diff.Input{Desired: d, DryRun: dry, DryRunErr: dryErr, Live: lv, Ignore: p.app.Spec.IgnoreDifferences, Options: p.e.opts.Diff})
+	in := diff.Input{Desired: d, DryRun: dry, DryRunErr: dryErr, Live: lv, Ignore: p.app.Spec.IgnoreDifferences, Options: p.e.opts.Diff}
+	res := diff.Compare(in)
+	if diff.NeedsDefaults(res) {
+		// An object first made imperatively (kubectl create, Helm) leaves
+		// its creator owning every field the apiserver defaulted; those are
+		// not a person's hand-added drift. A dry-run create gives the
+		// defaults to tell them apart. When it fails (Git pins an already
+		// allocated nodePort, say) the first comparison stands.
+		p.e.dryRuns.Add(1)
+		if defaulted, err := p.cl.cs.DryRunCreate(ctx, d); err == nil {
+			in.Defaulted = defaulted
+			res = diff.Compare(in)
+		}
+	}
 	if res.Ref.Kind == "" {
 		res.Ref = ref
 	}
