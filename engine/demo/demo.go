@@ -42,6 +42,20 @@ const (
 	CloudController = "cloud-controller"
 )
 
+// VoiceModelSubject is the demo's ordinary change to staging, the one the
+// tour reverts.
+const VoiceModelSubject = "staging: try the neural-v5 voice model on the TTS gateway"
+
+// VoiceModelPatch is appended to staging's kustomization by that change.
+const VoiceModelPatch = `  - target:
+      kind: Deployment
+      name: tts-gateway
+    patch: |
+      - op: replace
+        path: /spec/template/spec/containers/0/env/0/value
+        value: neural-v5
+`
+
 // App names of the demo.
 const (
 	AppDev     = "digital-human-dev"
@@ -115,21 +129,21 @@ func CreateRepo(ctx context.Context, dir string) (*Repo, error) {
 		"Add the digital-human service with dev, staging and prod overlays"); err != nil {
 		return nil, err
 	}
-	// A second, ordinary change gives the history view something to revert.
-	tts := filepath.Join(r.Clone, "deploy/gitops/base/tts-gateway.yaml")
-	data, err := os.ReadFile(tts)
+	// A second, ordinary change gives staging's history something to
+	// revert: a patch in its own overlay.
+	overlay := filepath.Join(r.Clone, "deploy/gitops/overlays/staging/kustomization.yaml")
+	data, err := os.ReadFile(overlay)
 	if err != nil {
 		return nil, err
 	}
-	data = []byte(strings.Replace(string(data), "value: neural-v4", "value: neural-v5", 1))
-	if err := os.WriteFile(tts, data, 0o644); err != nil {
+	data = append(data, []byte(VoiceModelPatch)...)
+	if err := os.WriteFile(overlay, data, 0o644); err != nil {
 		return nil, err
 	}
 	if err := git(ctx, r.Clone, nil, "add", "-A"); err != nil {
 		return nil, err
 	}
-	if err := commitAs(ctx, r.Clone, PlatformAuthor, time.Now().Add(-5*time.Hour),
-		"tts-gateway: switch to the neural-v5 voice model"); err != nil {
+	if err := commitAs(ctx, r.Clone, PlatformAuthor, time.Now().Add(-5*time.Hour), VoiceModelSubject); err != nil {
 		return nil, err
 	}
 	if err := git(ctx, r.Clone, nil, "push", "-q", "-u", "origin", "main"); err != nil {
