@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -228,7 +229,7 @@ func (e *Engine) Reconcile(ctx context.Context, names ...string) error {
 	} else {
 		for _, n := range names {
 			if !e.known(n) {
-				return fmt.Errorf("app %q is not declared in %s/ at %s; known apps: %v", n, app.Dir, e.headShort(), e.appNames())
+				return e.unknownApp(n)
 			}
 		}
 	}
@@ -262,6 +263,16 @@ func (e *Engine) headShort() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.head.Short()
+}
+
+// unknownApp is the error for a name no App file at the head declares: it
+// lists the apps that are, or says how to declare one when there are none.
+func (e *Engine) unknownApp(name string) error {
+	names := e.appNames()
+	if len(names) == 0 {
+		return fmt.Errorf("app %q is not declared: no App file in %s/ at %s; add .kdrift/%s.yaml (kind App, see README \"The App\") and commit it", name, app.Dir, e.headShort(), name)
+	}
+	return fmt.Errorf("app %q is not declared in %s/ at %s; known apps: %s", name, app.Dir, e.headShort(), strings.Join(names, ", "))
 }
 
 // appNames lists the apps the engine looks after at the current head.

@@ -122,3 +122,25 @@ func TestUnreachableGitRemote(t *testing.T) {
 		t.Fatalf("want the ConfigMap Missing:\n%s", describe(a))
 	}
 }
+
+// TestUnknownAppNamesTheKnownOnes: asking for an app no App file declares
+// lists the declared ones, or says how to declare one when there are none.
+func TestUnknownAppNamesTheKnownOnes(t *testing.T) {
+	ctx := context.Background()
+	empty := gittest.Init(t)
+	empty.Commit("no apps yet", map[string]string{"README.md": "nothing\n"})
+	err := newEngine(t, empty, nil).Reconcile(ctx, "web")
+	if err == nil || !strings.Contains(err.Error(), `no App file in .kdrift/`) || !strings.Contains(err.Error(), ".kdrift/web.yaml") {
+		t.Fatalf("want a hint to add .kdrift/web.yaml, got %v", err)
+	}
+	repo := gittest.Init(t)
+	repo.Commit("apps", map[string]string{
+		".kdrift/b.yaml": appYAML("b", "deploy", "default", false, false, ""),
+		".kdrift/a.yaml": appYAML("a", "deploy", "default", false, false, ""),
+		"deploy/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+	})
+	_, err = newEngine(t, repo, nil).Sync(ctx, "web", engine.SyncOptions{DryRun: true})
+	if err == nil || !strings.HasSuffix(err.Error(), "known apps: a, b") {
+		t.Fatalf("want the known apps listed, got %v", err)
+	}
+}

@@ -84,7 +84,7 @@ func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncR
 		return SyncResult{App: name}, err
 	}
 	if !e.known(name) {
-		return SyncResult{App: name}, fmt.Errorf("app %q is not declared in .kdrift/ at %s; known apps: %v", name, e.headShort(), e.appNames())
+		return SyncResult{App: name}, e.unknownApp(name)
 	}
 	e.mu.Lock()
 	a, valid := e.apps.Find(name)
