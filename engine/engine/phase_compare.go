@@ -80,6 +80,7 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 			if seen[refKey(ref)] {
 				continue
 			}
+			o = o.DeepCopy() // listTracked's objects are shared, read-only
 			p.extra = append(p.extra, o)
 			p.live[refKey(ref)] = o
 			results = append(results, status.ResourceStatus{Ref: ref, Status: status.ResourceExtraneous, Health: diff.Health(o)})
@@ -109,7 +110,9 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 	if err := p.cl.watch(ctx, d.GroupVersionKind(), d.GetNamespace()); err != nil && !isNoMatch(err) {
 		return status.ResourceStatus{Ref: ref, Status: status.ResourceError, Health: status.HealthUnknown, Message: fmt.Sprintf("%s watch failed: %v", ref, err)}, nil
 	}
-	lv, err := p.cl.get(ctx, ref)
+	// lv may be the informer cache's own object: the pass only reads it
+	// (heal copies before changing), and the comparison gets a copy.
+	lv, err := p.cl.peek(ctx, ref)
 	if err != nil {
 		return status.ResourceStatus{Ref: ref, Status: status.ResourceError, Health: status.HealthUnknown, Message: err.Error()}, nil
 	}
@@ -126,7 +129,7 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 	}
 	p.e.dryRuns.Add(1)
 	dry, dryErr := p.cl.cs.DryRunApply(ctx, d)
-	in := diff.Input{Desired: d, DryRun: dry, DryRunErr: dryErr, Live: lv, Ignore: p.app.Spec.IgnoreDifferences, Options: p.e.opts.Diff}
+	in := diff.Input{Desired: d, DryRun: dry, DryRunErr: dryErr, Live: lv.DeepCopy(), Ignore: p.app.Spec.IgnoreDifferences, Options: p.e.opts.Diff}
 	res := diff.Compare(in)
 	if diff.NeedsDefaults(res) {
 		// An object first made imperatively (kubectl create, Helm) leaves

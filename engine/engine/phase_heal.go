@@ -137,6 +137,9 @@ func (p *pass) healItems() []healItem {
 // healObject hands over what kdrift stops applying, applies the object
 // without ignored and fighting fields, and removes person-owned extras.
 func (p *pass) healObject(ctx context.Context, it healItem) error {
+	if it.live != nil {
+		it.live = it.live.DeepCopy() // the pass's live objects may be an informer cache's
+	}
 	rules := p.app.Spec.IgnoreDifferences
 	if len(it.fighting) > 0 {
 		rules = append(append([]app.IgnoreRule(nil), rules...), app.IgnoreRule{

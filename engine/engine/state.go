@@ -111,6 +111,15 @@ func (c *cluster) get(ctx context.Context, ref status.ObjectRef) (*unstructured.
 	return c.getListed(ctx, ref)
 }
 
+// peek reads one live object like get, but an object from an informer
+// cache is shared with it: read it, copy before changing it.
+func (c *cluster) peek(ctx context.Context, ref status.ObjectRef) (*unstructured.Unstructured, error) {
+	if c.watcher != nil {
+		return c.watcher.Peek(ctx, ref)
+	}
+	return c.getListed(ctx, ref)
+}
+
 // watch makes sure informers cover a kind (in ns) and its tracked objects.
 func (c *cluster) watch(ctx context.Context, gvk schema.GroupVersionKind, ns string) error {
 	if c.watcher == nil {
@@ -122,7 +131,8 @@ func (c *cluster) watch(ctx context.Context, gvk schema.GroupVersionKind, ns str
 	return c.watcher.WatchTracked(ctx, gvk)
 }
 
-// listTracked lists the live objects of a kind tracked as app's.
+// listTracked lists the live objects of a kind tracked as app's. They may
+// be shared with a cache: read them, copy before changing one.
 func (c *cluster) listTracked(ctx context.Context, gvk schema.GroupVersionKind, appName string) ([]*unstructured.Unstructured, error) {
 	if c.watcher != nil {
 		if err := c.watcher.WatchTracked(ctx, gvk); err != nil {
@@ -137,7 +147,7 @@ func (c *cluster) listTracked(ctx context.Context, gvk schema.GroupVersionKind, 
 	var out []*unstructured.Unstructured
 	for _, o := range e.items {
 		if apply.IsTracked(o, appName) {
-			out = append(out, o.DeepCopy())
+			out = append(out, o)
 		}
 	}
 	return out, nil

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -110,8 +112,12 @@ type ClientSet struct {
 
 	watch     dynamic.Interface // no overall timeout: watches are long
 	mapper    *restmapper.DeferredDiscoveryRESTMapper
-	mapMu     sync.Mutex // guards lastReset
+	mapMu     sync.Mutex // guards lastReset and mappings
 	lastReset time.Time
+	// mappings memoizes the mapper's answers until its next reset: the
+	// deferred mapper's own lookup allocates, and a pass asks once per
+	// object several times over.
+	mappings map[schema.GroupVersionKind]*meta.RESTMapping
 }
 
 func newClientSet(kubeconfig, contextName string, opts Options) (*ClientSet, error) {

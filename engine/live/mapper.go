@@ -21,9 +21,16 @@ const resetEvery = time.Second
 // the kind (a CRD installed after the mapper was built), the cached
 // discovery is reset (at most once a second) and the lookup retried once.
 func (s *ClientSet) Mapping(ctx context.Context, gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	s.mapMu.Lock()
+	m, ok := s.mappings[gvk]
+	s.mapMu.Unlock()
+	if ok {
+		return m, nil
+	}
 	gk := gvk.GroupKind()
 	m, err := s.mapper.RESTMappingWithContext(ctx, gk, gvk.Version)
 	if err == nil {
+		s.remember(gvk, m)
 		return m, nil
 	}
 	if !meta.IsNoMatchError(err) {
@@ -36,9 +43,13 @@ func (s *ClientSet) Mapping(ctx context.Context, gvk schema.GroupVersionKind) (*
 	if time.Since(s.lastReset) >= resetEvery {
 		s.mapper.ResetWithContext(ctx)
 		s.lastReset = time.Now()
+		s.mappings = nil
 	}
 	s.mapMu.Unlock()
 	m, err = s.mapper.RESTMappingWithContext(ctx, gk, gvk.Version)
+	if err == nil {
+		s.remember(gvk, m)
+	}
 	if err != nil {
 		if meta.IsNoMatchError(err) {
 			return nil, fmt.Errorf("kind %s is not served by context %q (server %s): install its CustomResourceDefinition or fix apiVersion: %w", gvkString(gvk), s.Context, s.Server, err)
@@ -46,6 +57,16 @@ func (s *ClientSet) Mapping(ctx context.Context, gvk schema.GroupVersionKind) (*
 		return nil, s.clusterError("discovery", err)
 	}
 	return m, nil
+}
+
+// remember memoizes a mapping the mapper gave.
+func (s *ClientSet) remember(gvk schema.GroupVersionKind, m *meta.RESTMapping) {
+	s.mapMu.Lock()
+	defer s.mapMu.Unlock()
+	if s.mappings == nil {
+		s.mappings = map[schema.GroupVersionKind]*meta.RESTMapping{}
+	}
+	s.mappings[gvk] = m
 }
 
 // Resource returns the dynamic client for an object, scoped to its

@@ -152,7 +152,11 @@ func (w *Watcher) start(key watchKey, gvk schema.GroupVersionKind) *watched {
 	if key.tracked {
 		tweak = func(o *metav1.ListOptions) { o.LabelSelector = TrackedSelector }
 	}
-	gi := dynamicinformer.NewFilteredDynamicInformer(w.set.watch, key.gvr, key.namespace, 0, cache.Indexers{}, tweak)
+	indexers := cache.Indexers{}
+	if key.tracked {
+		indexers[appIndex] = indexByApp
+	}
+	gi := dynamicinformer.NewFilteredDynamicInformer(w.set.watch, key.gvr, key.namespace, 0, indexers, tweak)
 	wd := &watched{gvk: gvk, informer: gi.Informer(), cancel: cancel, synced: make(chan struct{})}
 	if err := wd.informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 		wd.mu.Lock()
@@ -231,11 +235,29 @@ func (w *Watcher) Stop(ctx context.Context, gvk schema.GroupVersionKind, namespa
 // Get implements Getter: from a synced informer cache that covers the
 // object when there is one, from the apiserver otherwise. A tracked-only
 // cache answers only when it holds the object (an untracked object of the
-// same name may exist).
+// same name may exist). The object is the caller's to change.
 func (w *Watcher) Get(ctx context.Context, ref status.ObjectRef) (*unstructured.Unstructured, error) {
+	u, shared, err := w.lookup(ctx, ref)
+	if shared {
+		u = u.DeepCopy()
+	}
+	return u, err
+}
+
+// Peek is Get without the copy: an object from the cache is shared with
+// it, to read only. A pass that compares many unchanged objects would
+// otherwise copy each of them every time.
+func (w *Watcher) Peek(ctx context.Context, ref status.ObjectRef) (*unstructured.Unstructured, error) {
+	u, _, err := w.lookup(ctx, ref)
+	return u, err
+}
+
+// lookup finds ref as Get describes; shared says the object is the
+// cache's own.
+func (w *Watcher) lookup(ctx context.Context, ref status.ObjectRef) (*unstructured.Unstructured, bool, error) {
 	m, err := w.set.Mapping(ctx, GVK(ref))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ref, err)
+		return nil, false, fmt.Errorf("%s: %w", ref, err)
 	}
 	ns := ref.Namespace
 	if m.Scope.Name() != meta.RESTScopeNameNamespace {
@@ -258,18 +280,20 @@ func (w *Watcher) Get(ctx context.Context, ref status.ObjectRef) (*unstructured.
 		}
 		if exists {
 			if u := objectOf(item); u != nil {
-				return u.DeepCopy(), nil
+				return u, true, nil
 			}
 		}
 		if i < 2 {
-			return nil, nil // a full cache that lacks it: not there
+			return nil, false, nil // a full cache that lacks it: not there
 		}
 	}
-	return w.set.Get(ctx, ref)
+	u, err := w.set.Get(ctx, ref)
+	return u, false, err
 }
 
-// ListTracked returns copies of the tracked objects of a kind from the
-// cache WatchTracked filled, optionally only those of one app (by the
+// ListTracked returns the tracked objects of a kind, shared with the
+// cache WatchTracked filled (read them; copy before changing one),
+// optionally only those of one app (by the
 // kdrift.dev/app annotation; "" = all).
 func (w *Watcher) ListTracked(ctx context.Context, gvk schema.GroupVersionKind, appName string) ([]*unstructured.Unstructured, error) {
 	if err := w.WatchTracked(ctx, gvk); err != nil {
@@ -285,15 +309,38 @@ func (w *Watcher) ListTracked(ctx context.Context, gvk schema.GroupVersionKind, 
 	if wd == nil {
 		return nil, fmt.Errorf("tracked %s on context %q: informer stopped", m.Resource, w.set.Context)
 	}
-	var out []*unstructured.Unstructured
-	for _, item := range wd.informer.GetStore().List() {
-		u := objectOf(item)
-		if u == nil || (appName != "" && u.GetAnnotations()[AppAnnotation] != appName) {
-			continue
+	// One app's objects come from the app index, so a pass over many apps
+	// does not scan every tracked object once per app.
+	items := wd.informer.GetStore().List()
+	if appName != "" {
+		if items, err = wd.informer.GetIndexer().ByIndex(appIndex, appName); err != nil {
+			return nil, err
 		}
-		out = append(out, u.DeepCopy())
+	}
+	out := make([]*unstructured.Unstructured, 0, len(items))
+	for _, item := range items {
+		if u := objectOf(item); u != nil {
+			out = append(out, u)
+		}
 	}
 	return out, nil
+}
+
+// appIndex names the tracked informers' index by owning app.
+const appIndex = "kdrift-app"
+
+// indexByApp indexes a tracked object by its AppAnnotation.
+func indexByApp(obj any) ([]string, error) {
+	u := objectOf(obj)
+	if u == nil {
+		return nil, nil
+	}
+	// Read the one annotation without copying the whole map.
+	app, found, _ := unstructured.NestedString(u.Object, "metadata", "annotations", AppAnnotation)
+	if !found || app == "" {
+		return nil, nil
+	}
+	return []string{app}, nil
 }
 
 func objectOf(obj any) *unstructured.Unstructured {
