@@ -162,8 +162,9 @@ type annotation struct {
 func annotate(d status.ObjectDetail, fields map[string]*status.FieldChange, r diffRow, now time.Time) annotation {
 	var path string
 	var owners []status.Owner
+	parent := false
 	if r.right >= 0 {
-		path, owners = d.Live[r.right].Path, d.Live[r.right].Owners
+		path, owners, parent = d.Live[r.right].Path, d.Live[r.right].Owners, d.Live[r.right].Parent
 	} else if r.left >= 0 {
 		path = d.Desired[r.left].Path
 	}
@@ -186,6 +187,8 @@ func annotate(d status.ObjectDetail, fields map[string]*status.FieldChange, r di
 	case r.right < 0:
 		// Git sets it and nobody has it live: no owner to name.
 		an.text = "not live"
+	case parent:
+		// A map or list opener: its fields below carry their owners.
 	default:
 		an.class = status.OwnerDefaulted
 		an.text = "apiserver default"

@@ -198,6 +198,10 @@ func TestOwnershipView(t *testing.T) {
 	h.wantScreen("no more flagged fields")
 	h.keys("k")
 	h.wantScreen("/spec/progressDeadlineSeconds: nobody: defaulted by the apiserver")
+	// "metadata:" and "spec:" open maps: no owner of their own, not defaulted.
+	if n := strings.Count(h.screen(), "· defaulted"); n != 1 {
+		t.Errorf("%d lines marked defaulted, want only progressDeadlineSeconds's:\n%s", n, h.screen())
+	}
 }
 
 func TestDiffLayoutIsBuiltInUpdateNotInView(t *testing.T) {

@@ -72,6 +72,10 @@ func (v *ownersView) setDetail(d status.ObjectDetail) {
 		bl := blameLine{text: l.Text, path: l.Path, manager: -1}
 		switch {
 		case l.Path == "":
+		case len(l.Owners) == 0 && (l.Parent || l.Path == "/apiVersion" || l.Path == "/kind"):
+			// A map or list opener that no manager lists itself (its
+			// fields below carry their own owners), or the object's type,
+			// which managedFields never lists: not defaulted.
 		case len(l.Owners) == 0:
 			bl.gutter = "· defaulted"
 		default:

@@ -74,7 +74,7 @@ type emitter struct {
 }
 
 func (e *emitter) add(indent int, text, ptr string, leaf bool) {
-	l := status.Line{Text: strings.Repeat(" ", indent) + text, Path: ptr}
+	l := status.Line{Text: strings.Repeat(" ", indent) + text, Path: ptr, Parent: !leaf}
 	if e.own != nil {
 		if leaf {
 			l.Owners = e.own.Of(ptr)

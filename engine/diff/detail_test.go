@@ -81,6 +81,11 @@ spec:
 	check("/spec/selector/matchLabels/app", "app: render", "kdrift") // atomic selector
 	check("/data/on", `"on": "yes"`, "")
 	check("/data/script", "script: |", "")
+	for ptr, parent := range map[string]bool{"/spec": true, "/spec/template/spec/containers": true, "/spec/replicas": false, "/data/script": false} {
+		if byPath[ptr].Parent != parent {
+			t.Errorf("line %s: Parent = %v, want %v", ptr, byPath[ptr].Parent, parent)
+		}
+	}
 	if !strings.Contains(text(d.Live), "  script: |\n    line one\n    line two\n") {
 		t.Errorf("block scalar:\n%s", text(d.Live))
 	}

@@ -10,6 +10,10 @@ type Line struct {
 	Text   string  `json:"text"`
 	Path   string  `json:"path,omitempty"`
 	Owners []Owner `json:"owners,omitempty"`
+	// Parent marks a line that opens a map or a list ("spec:", "-"): its
+	// fields are on the lines below, and having no owner of its own does
+	// not make it defaulted.
+	Parent bool `json:"parent,omitempty"`
 }
 
 // ObjectDetail is one object as Git wants it and as it is live, line by
