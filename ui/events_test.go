@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -141,4 +142,43 @@ func TestNoAppsMessage(t *testing.T) {
 
 func reach(up bool) status.Reachability {
 	return status.Reachability{Base: status.Base{Time: *at(15, 42)}, Target: status.TargetCluster, Context: "prod", Up: up, Message: "dial tcp 10.0.0.1:6443: connect: connection refused"}
+}
+
+// TestOpenObjectFollowsTheCluster: a diff or ownership view reloads its
+// object when the engine reports it drifted or healed, keeping the place;
+// events about other objects leave it alone.
+func TestOpenObjectFollowsTheCluster(t *testing.T) {
+	be := newFake()
+	h := newHarness(t, be, testConfig())
+	h.keys("j", "enter", "j", "o")
+	ov := h.m.top().(*ownersView)
+	h.keys("k")
+	place := ov.cursor
+	healed := deployDetail()
+	for i, l := range healed.Live {
+		if l.Path == "/spec/replicas" {
+			healed.Live[i].Text, healed.Live[i].Owners = "  replicas: 6", healed.Desired[0].Owners
+		}
+	}
+	be.details[deployRef] = healed
+	h.send(eventMsg(status.Healed{Base: status.Base{App: "api-prod"}, Ref: deployRef}))
+	if strings.Contains(h.screen(), "replicas: 6") {
+		t.Fatal("an event for another app reloaded the view")
+	}
+	h.send(eventMsg(status.Healed{Base: status.Base{App: "render-prod"}, Ref: cmRef}))
+	if strings.Contains(h.screen(), "replicas: 6") {
+		t.Fatal("an event for another object reloaded the view")
+	}
+	h.send(eventMsg(status.Healed{Base: status.Base{App: "render-prod"}, Ref: deployRef, Fields: []string{"/spec/replicas"}}))
+	h.wantScreen("replicas: 6")
+	if ov.cursor != place {
+		t.Errorf("reload moved the cursor from %d to %d", place, ov.cursor)
+	}
+	h.keys("esc", "enter")
+	if _, ok := h.m.top().(*diffView); !ok {
+		t.Fatalf("top view is %T, want the diff", h.m.top())
+	}
+	be.details[deployRef] = deployDetail()
+	h.send(eventMsg(status.DriftDetected{Base: status.Base{App: "render-prod"}, Resource: deployStatus()}))
+	h.wantScreen("replicas: 12")
 }

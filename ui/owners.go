@@ -55,6 +55,7 @@ func isKdrift(o status.Owner) bool {
 }
 
 func (v *ownersView) setDetail(d status.ObjectDetail) {
+	first := v.detail == nil
 	v.detail = &d
 	v.res = d.Resource
 	gitSets := make(map[string]bool, len(d.Desired))
@@ -104,6 +105,11 @@ func (v *ownersView) setDetail(d status.ObjectDetail) {
 		}
 		bl.gutter = pad(bl.gutter, gutterW)
 		v.lines[i] = bl
+	}
+	if !first {
+		// A reload (the object changed live) keeps the reader's place.
+		v.cursor = clamp(v.cursor, len(v.lines))
+		return
 	}
 	v.cursor = 0
 	if len(v.flagged) > 0 {

@@ -249,6 +249,30 @@ func (m *Model) changed() {
 	}
 }
 
+// objectView is a view of one live object (diff, ownership).
+type objectView interface {
+	object() (app string, ref status.ObjectRef)
+	load() tea.Cmd
+}
+
+func (v *diffView) object() (string, status.ObjectRef)   { return v.app, v.res.Ref }
+func (v *ownersView) object() (string, status.ObjectRef) { return v.app, v.res.Ref }
+
+// reloadObject reloads the open diff or ownership view when the object it
+// shows (ref nil: any of app's objects) may have changed, so what is on
+// screen follows the cluster without ctrl-r.
+func (m *Model) reloadObject(app string, ref *status.ObjectRef) tea.Cmd {
+	ov, ok := m.top().(objectView)
+	if !ok {
+		return nil
+	}
+	a, r := ov.object()
+	if a != app || (ref != nil && *ref != r) {
+		return nil
+	}
+	return m.run(ov.load())
+}
+
 // onEvent applies an engine event to the store, banners and status line.
 func (m *Model) onEvent(msg tea.Msg) tea.Cmd {
 	switch e := msg.(type) {
@@ -277,10 +301,13 @@ func (m *Model) onEvent(msg tea.Msg) tea.Cmd {
 		m.c.apps[a.Name] = a
 		m.changed()
 		m.setStatus("drift: "+e.Event.Resource.Ref.String()+" in "+e.Event.App, false)
+		return m.reloadObject(e.Event.App, &e.Event.Resource.Ref)
 	case HealedMsg:
 		m.setStatus("healed "+e.Event.Ref.String()+" in "+e.Event.App+": "+strings.Join(e.Event.Fields, ", "), false)
+		return m.reloadObject(e.Event.App, &e.Event.Ref)
 	case PrunedMsg:
 		m.setStatus("pruned "+e.Event.Ref.String()+" from "+e.Event.App, false)
+		return m.reloadObject(e.Event.App, &e.Event.Ref)
 	case FightMsg:
 		m.setStatus("fight: "+e.Event.Manager+" keeps rewriting "+e.Event.Field+" on "+e.Event.Ref.String()+
 			"; kdrift stopped healing it (add an ignore rule with i, or change that writer)", true)
@@ -367,6 +394,7 @@ func (m *Model) onResult(msg tea.Msg) tea.Cmd {
 		} else {
 			m.setStatus("synced "+r.App, false)
 		}
+		return m.reloadObject(r.App, nil)
 	case FreezeCommittedMsg:
 		m.done()
 		m.commitStatus("freeze "+strings.Join(r.Apps, ", "), r.Result, r.Err)
