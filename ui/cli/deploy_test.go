@@ -290,8 +290,8 @@ func TestDeployLeastPrivilege(t *testing.T) {
 }
 
 // checkContainer checks what the engine needs from the container: the
-// controller subcommand, the Git token from a Secret under the name
-// engine/source reads, the clone cache and HOME on writable volumes, and a
+// controller subcommand, the Git token and user from a Secret under the
+// names engine/source reads, the clone cache and HOME on writable volumes, and a
 // locked-down security context.
 func checkContainer(t *testing.T, ctr corev1.Container, vols []corev1.Volume) {
 	t.Helper()
@@ -302,8 +302,10 @@ func checkContainer(t *testing.T, ctr corev1.Container, vols []corev1.Volume) {
 	for _, e := range ctr.Env {
 		env[e.Name] = e
 	}
-	if tok := env[source.EnvToken]; tok.ValueFrom == nil || tok.ValueFrom.SecretKeyRef == nil {
-		t.Fatalf("container env lacks %s from a Secret", source.EnvToken)
+	for _, name := range []string{source.EnvToken, source.EnvUsername} {
+		if e := env[name]; e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
+			t.Fatalf("container env lacks %s from a Secret", name)
+		}
 	}
 	emptyDirs := map[string]bool{}
 	for _, v := range vols {
