@@ -28,6 +28,16 @@ import (
 // FieldManager is the manager name kdrift applies with.
 const FieldManager = "kdrift"
 
+// InClusterContext is the context name of the in-cluster configuration:
+// the ServiceAccount of the Pod kdrift runs in, used when no kubeconfig
+// file names any context (no --kubeconfig, no $KUBECONFIG, no
+// ~/.kube/config).
+const InClusterContext = "in-cluster"
+
+// inClusterConfig reads a Pod's ServiceAccount token, CA and apiserver
+// address; a variable so tests can stand in for a Pod's mounted files.
+var inClusterConfig = rest.InClusterConfig
+
 // Options tune how clients reach an apiserver.
 type Options struct {
 	// DialTimeout bounds opening a TCP connection to the apiserver, so an
@@ -131,6 +141,14 @@ func newClientSet(kubeconfig, contextName string, opts Options) (*ClientSet, err
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: cannot load it: %w", describeKubeconfig(kubeconfig), err)
 	}
+	if kubeconfig == "" && len(raw.Contexts) == 0 && (contextName == "" || contextName == InClusterContext) {
+		// No kubeconfig at all: in a Pod, use its ServiceAccount.
+		cfg, err := inClusterConfig()
+		if err == nil {
+			return buildClientSet(InClusterContext, cfg.Host, cfg, opts)
+		}
+		return nil, fmt.Errorf("no kubeconfig %s names a context, and no in-cluster ServiceAccount either (%v); pass --kubeconfig", describeKubeconfig(kubeconfig), err)
+	}
 	name := contextName
 	if name == "" {
 		name = raw.CurrentContext
@@ -147,6 +165,11 @@ func newClientSet(kubeconfig, contextName string, opts Options) (*ClientSet, err
 	if err != nil {
 		return nil, fmt.Errorf("context %q (%s): invalid client configuration: %w", name, server, err)
 	}
+	return buildClientSet(name, server, cfg, opts)
+}
+
+// buildClientSet makes the clients of one context from its REST config.
+func buildClientSet(name, server string, cfg *rest.Config, opts Options) (*ClientSet, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
 	cfg.UserAgent = "kdrift"

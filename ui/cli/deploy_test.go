@@ -1,0 +1,663 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authnv1 "k8s.io/api/authentication/v1"
+	authzv1 "k8s.io/api/authorization/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/kustomize/api/krusty"
+	kustomizetypes "sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"kdrift.dev/kdrift/engine/enginetest"
+	"kdrift.dev/kdrift/engine/source"
+)
+
+// deployApp is the App the ServiceAccount's kdrift syncs: a Namespace that
+// does not exist yet, and a Deployment, a ConfigMap and a Service in it.
+const deployApp = `apiVersion: kdrift.dev/v1alpha1
+kind: App
+metadata:
+  name: shop
+spec:
+  path: deploy
+  destination:
+    namespace: deploy-shop
+  syncPolicy:
+    selfHeal: true
+    prune: true
+`
+
+var deployAppFiles = map[string]string{
+	".kdrift/shop.yaml":     deployApp,
+	"deploy/namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: deploy-shop\n",
+	"deploy/web.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: registry.example/web:1.0
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  selector: {app: web}
+  ports:
+  - port: 80
+    targetPort: 8080
+`,
+	"deploy/config.yaml": webConfig + "---\n" + webFlags,
+}
+
+const (
+	webConfig = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\ndata:\n  greeting: hello\n"
+	webFlags  = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-flags\ndata:\n  beta: \"off\"\n"
+)
+
+// TestDeployLeastPrivilege: deploy/ renders with kustomize; its Namespace,
+// ServiceAccount and RBAC apply to the control plane and its Deployment
+// passes server-side validation (and the restricted Pod Security profile);
+// the real kdrift binary, run as the Deployment runs it but with a
+// kubeconfig holding only the ServiceAccount's token, creates an App's
+// Namespace and objects, heals a person's drift and prunes what left Git,
+// with no forbidden error; and the ServiceAccount cannot do what it does
+// not need (read Secrets, grant RBAC, use update, delete Namespaces). The
+// components render, and single-namespace really narrows writing to one
+// namespace.
+func TestDeployLeastPrivilege(t *testing.T) {
+	ctx := context.Background()
+	root, err := enginetest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := buildKdrift(t, root)
+	objs := kustomizeBuild(t, filepath.Join(root, "deploy"), false)
+	admin := newAdminApplier(t)
+	cs := enginetest.Clientset(t)
+
+	var sa, dep *unstructured.Unstructured
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "ServiceAccount":
+			sa = o
+		case "Deployment":
+			dep = o
+			continue // validated below, never run: no nodes, no image
+		case "Namespace", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+		default:
+			t.Fatalf("deploy/ renders a %s (%s) the test does not know how to check", o.GetKind(), o.GetName())
+		}
+		admin.apply(t, o)
+	}
+	if sa == nil || dep == nil {
+		t.Fatalf("deploy/ must render a ServiceAccount and a Deployment; got %d objects", len(objs))
+	}
+
+	// The Deployment: valid for the apiserver, fine for the restricted Pod
+	// Security profile its namespace enforces, runs `kdrift controller` as
+	// the ServiceAccount, with the Git token env the engine reads and the
+	// clone cache on an emptyDir.
+	var d appsv1.Deployment
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(dep.Object, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Spec.Template.Spec.ServiceAccountName != sa.GetName() || d.Namespace != sa.GetNamespace() {
+		t.Fatalf("Deployment %s/%s runs as ServiceAccount %q; want %s/%s", d.Namespace, d.Name, d.Spec.Template.Spec.ServiceAccountName, sa.GetNamespace(), sa.GetName())
+	}
+	ctr := d.Spec.Template.Spec.Containers[0]
+	checkContainer(t, ctr, d.Spec.Template.Spec.Volumes)
+	if warnings := admin.dryRunCreate(t, dep); len(warnings) > 0 {
+		t.Fatalf("the Deployment draws warnings (Pod Security restricted?): %q", warnings)
+	}
+	// The check above means something: the same Deployment without its
+	// security context draws the restricted profile's warning.
+	loose := dep.DeepCopy()
+	unstructured.RemoveNestedField(loose.Object, "spec", "template", "spec", "securityContext")
+	cs0, _, _ := unstructured.NestedSlice(loose.Object, "spec", "template", "spec", "containers")
+	delete(cs0[0].(map[string]any), "securityContext")
+	if err := unstructured.SetNestedSlice(loose.Object, cs0, "spec", "template", "spec", "containers"); err != nil {
+		t.Fatal(err)
+	}
+	if warnings := admin.dryRunCreate(t, loose); !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, "restricted") }) {
+		t.Fatalf("without its securityContext the Deployment should violate the restricted profile; warnings: %q", warnings)
+	}
+
+	// A kubeconfig with the ServiceAccount's token and nothing else.
+	kubeconfig, saConfig := serviceAccountKubeconfig(t, sa.GetNamespace(), sa.GetName())
+	saCS, err := kubernetes.NewForConfig(saConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	who, err := saCS.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "system:serviceaccount:" + sa.GetNamespace() + ":" + sa.GetName(); who.Status.UserInfo.Username != want {
+		t.Fatalf("the kubeconfig authenticates as %q, want %q", who.Status.UserInfo.Username, want)
+	}
+
+	// Run 1: creates the Namespace and the objects, then heals a person's
+	// scale.
+	repo := gitRepo(t, deployAppFiles)
+	args := controllerArgs(t, ctr.Args, "file://"+repo, kubeconfig)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_CACHE_HOME=" + t.TempDir()}
+	c := startController(t, bin, args, env)
+	eventually(t, c, "the App's Namespace, Deployment, Service and ConfigMaps created by kdrift", 60*time.Second, func() bool {
+		ns, err1 := cs.CoreV1().Namespaces().Get(ctx, "deploy-shop", metav1.GetOptions{})
+		_, err2 := cs.AppsV1().Deployments("deploy-shop").Get(ctx, "web", metav1.GetOptions{})
+		_, err3 := cs.CoreV1().Services("deploy-shop").Get(ctx, "web", metav1.GetOptions{})
+		_, err4 := cs.CoreV1().ConfigMaps("deploy-shop").Get(ctx, "web-config", metav1.GetOptions{})
+		_, err5 := cs.CoreV1().ConfigMaps("deploy-shop").Get(ctx, "web-flags", metav1.GetOptions{})
+		return err1 == nil && err2 == nil && err3 == nil && err4 == nil && err5 == nil && ns.Labels["app.kubernetes.io/managed-by"] == "kdrift"
+	})
+	scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "deploy-shop"}, Spec: autoscalingv1.ScaleSpec{Replicas: 7}}
+	if _, err := cs.AppsV1().Deployments("deploy-shop").UpdateScale(ctx, "web", scale, metav1.UpdateOptions{FieldManager: "kubectl"}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, c, "kdrift to detect the scale to 7 and heal it back to 2", 60*time.Second, func() bool {
+		live, err := cs.AppsV1().Deployments("deploy-shop").Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && *live.Spec.Replicas == 2 &&
+			c.hasEvent("DriftDetected", "Deployment", "web") && c.hasEvent("Healed", "Deployment", "web")
+	})
+	c.stop(t)
+
+	// Run 2: a ConfigMap left Git while kdrift was stopped (a restarted
+	// Pod); kdrift prunes it. (It finds tracked objects of the kinds the
+	// App renders: web-config keeps ConfigMap among them.)
+	if err := os.WriteFile(filepath.Join(repo, "deploy/config.yaml"), []byte(webConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, repo, "-c", "user.name=Test", "-c", "user.email=test@example.com", "commit", "-qam", "drop web-flags")
+	c2 := startController(t, bin, args, env)
+	eventually(t, c2, "kdrift to prune the ConfigMap that left Git", 60*time.Second, func() bool {
+		cm, err := cs.CoreV1().ConfigMaps("deploy-shop").Get(ctx, "web-flags", metav1.GetOptions{})
+		// Prune deletes in the foreground; with no garbage collector in
+		// this control plane the object keeps its finalizer, deleted.
+		gone := apierrors.IsNotFound(err) || (err == nil && cm.DeletionTimestamp != nil)
+		return gone && c2.hasEvent("Pruned", "ConfigMap", "web-flags")
+	})
+	c2.stop(t)
+	for _, run := range []*controller{c, c2} {
+		run.noErrors(t)
+	}
+
+	// Least privilege: what the ServiceAccount must not be able to do.
+	if _, err := saCS.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("listing Secrets in kube-system as the ServiceAccount: err = %v, want forbidden", err)
+	}
+	if _, err := saCS.CoreV1().Secrets(sa.GetNamespace()).Get(ctx, "kdrift-git", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("reading a Secret in its own namespace as the ServiceAccount: err = %v, want forbidden", err)
+	}
+	for _, a := range []access{
+		{verb: "list", resource: "secrets"},
+		{verb: "get", resource: "secrets", ns: "deploy-shop"},
+		{verb: "create", group: "rbac.authorization.k8s.io", resource: "clusterrolebindings"},
+		{verb: "bind", group: "rbac.authorization.k8s.io", resource: "clusterroles"},
+		{verb: "escalate", group: "rbac.authorization.k8s.io", resource: "clusterroles"},
+		{verb: "update", group: "apps", resource: "deployments", ns: "deploy-shop"},
+		{verb: "delete", resource: "namespaces"},
+		{verb: "create", resource: "pods", sub: "exec", ns: "deploy-shop"},
+		{verb: "list", resource: "pods"},
+		{verb: "patch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
+		{verb: "patch", resource: "nodes"},
+	} {
+		if canI(t, saCS, a) {
+			t.Errorf("the ServiceAccount may %s; it must not", a)
+		}
+	}
+	for _, a := range []access{
+		{verb: "watch", resource: "configmaps"},
+		{verb: "patch", group: "apps", resource: "deployments", ns: "deploy-shop"},
+		{verb: "delete", resource: "configmaps", ns: "deploy-shop"},
+		{verb: "create", resource: "namespaces"},
+	} {
+		if !canI(t, saCS, a) {
+			t.Errorf("the ServiceAccount may not %s; kdrift needs it", a)
+		}
+	}
+
+	// The components: crds grants CRDs; single-namespace replaces the
+	// cluster-wide write binding with one in the namespace "apps".
+	variant := kustomizeBuild(t, kustomization(t, filepath.Join(root, "deploy"), "components/crds", "components/single-namespace"), true)
+	if err := cs.RbacV1().ClusterRoleBindings().Delete(ctx, "kdrift-apply", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range variant {
+		if o.GetKind() == "ClusterRoleBinding" && o.GetName() == "kdrift-apply" {
+			t.Fatalf("components/single-namespace leaves the cluster-wide kdrift-apply binding in place")
+		}
+		if o.GetKind() != "Deployment" {
+			admin.apply(t, o)
+		}
+	}
+	for _, a := range []struct {
+		access
+		want bool
+	}{
+		{access{verb: "patch", group: "apps", resource: "deployments", ns: "apps"}, true},
+		{access{verb: "delete", resource: "configmaps", ns: "apps"}, true},
+		{access{verb: "patch", group: "apps", resource: "deployments", ns: "deploy-shop"}, false},
+		{access{verb: "create", resource: "namespaces"}, false},
+		{access{verb: "list", group: "apps", resource: "deployments"}, true},
+		{access{verb: "patch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"}, true},
+		{access{verb: "delete", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"}, false},
+	} {
+		eventually(t, nil, "RBAC of the components: "+a.String(), 10*time.Second, func() bool { return canI(t, saCS, a.access) == a.want })
+	}
+}
+
+// checkContainer checks what the engine needs from the container: the
+// controller subcommand, the Git token and user from a Secret under the
+// names engine/source reads, the clone cache and HOME on writable volumes, and a
+// locked-down security context.
+func checkContainer(t *testing.T, ctr corev1.Container, vols []corev1.Volume) {
+	t.Helper()
+	if len(ctr.Args) == 0 || ctr.Args[0] != "controller" || !slices.Contains(ctr.Args, "--repo") {
+		t.Fatalf("container args %q: want `controller --repo URL ...`", ctr.Args)
+	}
+	env := map[string]corev1.EnvVar{}
+	for _, e := range ctr.Env {
+		env[e.Name] = e
+	}
+	for _, name := range []string{source.EnvToken, source.EnvUsername} {
+		if e := env[name]; e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
+			t.Fatalf("container env lacks %s from a Secret", name)
+		}
+	}
+	emptyDirs := map[string]bool{}
+	for _, v := range vols {
+		emptyDirs[v.Name] = v.EmptyDir != nil
+	}
+	for _, name := range []string{"XDG_CACHE_HOME", "HOME"} {
+		dir := env[name].Value
+		if !slices.ContainsFunc(ctr.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == dir && emptyDirs[m.Name] }) {
+			t.Fatalf("%s=%q is not an emptyDir mount; the root file system is read-only", name, dir)
+		}
+	}
+	sc := ctr.SecurityContext
+	if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") ||
+		sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+		t.Fatalf("container securityContext %+v: want a read-only root, no privilege escalation, ALL capabilities dropped", sc)
+	}
+	if ctr.Resources.Requests.Memory().IsZero() || ctr.Resources.Limits.Memory().IsZero() {
+		t.Fatalf("container resources %+v: want memory requests and limits", ctr.Resources)
+	}
+}
+
+// buildKdrift builds the real kdrift binary.
+func buildKdrift(t *testing.T, root string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "kdrift")
+	cmd := exec.Command("go", "build", "-o", bin, "kdrift.dev/kdrift")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build kdrift: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// kustomizeBuild renders a kustomization folder as kubectl apply -k does
+// (anyRoot lets it reach folders outside its own, for a test-made
+// kustomization that uses deploy/).
+func kustomizeBuild(t *testing.T, dir string, anyRoot bool) []*unstructured.Unstructured {
+	t.Helper()
+	opts := krusty.MakeDefaultOptions()
+	if anyRoot {
+		opts.LoadRestrictions = kustomizetypes.LoadRestrictionsNone
+	}
+	rm, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	raw, err := rm.AsYaml()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(string(raw)), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			return out
+		} else if err != nil {
+			t.Fatalf("kustomize build %s: %v", dir, err)
+		}
+		if len(u.Object) > 0 {
+			out = append(out, u)
+		}
+	}
+}
+
+// kustomization writes a kustomization in a temporary folder that uses
+// base with the given components (paths relative to base), and returns its
+// folder.
+func kustomization(t *testing.T, base string, components ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	rel, err := filepath.Rel(dir, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- " + rel + "\ncomponents:\n"
+	for _, c := range components {
+		body += "- " + filepath.Join(rel, c) + "\n"
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// adminApplier applies objects as the control plane's admin.
+type adminApplier struct {
+	dyn    dynamic.Interface
+	mapper *restmapper.DeferredDiscoveryRESTMapper
+	warn   *warnings
+}
+
+type warnings struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.list = append(w.list, text)
+}
+
+func (w *warnings) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.list
+	w.list = nil
+	return out
+}
+
+func newAdminApplier(t *testing.T) *adminApplier {
+	t.Helper()
+	cfg := enginetest.Config()
+	w := &warnings{}
+	cfg.WarningHandler = w
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &adminApplier{dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), warn: w}
+}
+
+func (a *adminApplier) resource(t *testing.T, o *unstructured.Unstructured) dynamic.ResourceInterface {
+	t.Helper()
+	gvk := o.GroupVersionKind()
+	m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		t.Fatalf("%s %s: %v", gvk.Kind, o.GetName(), err)
+	}
+	if o.GetNamespace() != "" {
+		return a.dyn.Resource(m.Resource).Namespace(o.GetNamespace())
+	}
+	return a.dyn.Resource(m.Resource)
+}
+
+func (a *adminApplier) apply(t *testing.T, o *unstructured.Unstructured) {
+	t.Helper()
+	if _, err := a.resource(t, o).Apply(context.Background(), o.GetName(), o, metav1.ApplyOptions{FieldManager: "kubectl", Force: true}); err != nil {
+		t.Fatalf("apply %s %s: %v", o.GetKind(), o.GetName(), err)
+	}
+}
+
+// dryRunCreate validates o server-side without storing it and returns the
+// apiserver's warnings.
+func (a *adminApplier) dryRunCreate(t *testing.T, o *unstructured.Unstructured) []string {
+	t.Helper()
+	a.warn.take()
+	if _, err := a.resource(t, o).Create(context.Background(), o, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Fatalf("dry-run create %s %s: %v", o.GetKind(), o.GetName(), err)
+	}
+	return a.warn.take()
+}
+
+// serviceAccountKubeconfig writes a kubeconfig for the control plane whose
+// only credential is a token the TokenRequest API issued for the
+// ServiceAccount, and returns its path and client configuration.
+func serviceAccountKubeconfig(t *testing.T, ns, name string) (string, *rest.Config) {
+	t.Helper()
+	tr, err := enginetest.Clientset(t).CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), name, &authnv1.TokenRequest{
+		Spec: authnv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600))},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("token for ServiceAccount %s/%s: %v", ns, name, err)
+	}
+	kc, err := clientcmd.LoadFromFile(enginetest.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc.AuthInfos = map[string]*clientcmdapi.AuthInfo{name: {Token: tr.Status.Token}}
+	for _, c := range kc.Contexts {
+		c.AuthInfo = name
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.BearerToken != tr.Status.Token || cfg.CertFile != "" || cfg.CertData != nil || cfg.Username != "" {
+		t.Fatalf("the ServiceAccount's kubeconfig carries other credentials")
+	}
+	return path, cfg
+}
+
+// controllerArgs is the Deployment's container args with the repository
+// replaced and the kubeconfig added.
+func controllerArgs(t *testing.T, args []string, repo, kubeconfig string) []string {
+	t.Helper()
+	out := slices.Clone(args)
+	i := slices.Index(out, "--repo")
+	if i < 0 || i+1 >= len(out) {
+		t.Fatalf("container args %q name no --repo value", args)
+	}
+	out[i+1] = repo
+	return append(out, "--kubeconfig", kubeconfig)
+}
+
+// controller is a running kdrift controller process.
+type controller struct {
+	cmd         *exec.Cmd
+	out, errOut syncBuffer
+	done        chan error
+}
+
+func startController(t *testing.T, bin string, args, env []string) *controller {
+	t.Helper()
+	c := &controller{cmd: exec.Command(bin, args...), done: make(chan error, 1)}
+	c.cmd.Env = env
+	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.errOut
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { c.done <- c.cmd.Wait() }()
+	t.Cleanup(func() {
+		if c.cmd.ProcessState == nil {
+			_ = c.cmd.Process.Kill()
+			<-c.done
+		}
+	})
+	return c
+}
+
+// stop sends SIGTERM and wants exit 0.
+func (c *controller) stop(t *testing.T) {
+	t.Helper()
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-c.done:
+		if err != nil {
+			t.Fatalf("kdrift controller on SIGTERM: %v\nstderr: %s", err, c.errOut.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("kdrift controller did not stop within 30s of SIGTERM\n%s", c.errOut.String())
+	}
+}
+
+// events parses the JSON lines written so far.
+func (c *controller) events(t *testing.T) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(c.out.String()))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("not a JSON line: %q: %v", sc.Text(), err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// hasEvent says whether an event of type typ names an object of kind and
+// name (in "ref", or in "resource.ref" for DriftDetected).
+func (c *controller) hasEvent(typ, kind, name string) bool {
+	sc := bufio.NewScanner(strings.NewReader(c.out.String()))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var ev struct {
+			Type     string `json:"type"`
+			Ref      objRef `json:"ref"`
+			Resource struct {
+				Ref objRef `json:"ref"`
+			} `json:"resource"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Type != typ {
+			continue
+		}
+		if r := ev.Ref; r.Kind == kind && r.Name == name {
+			return true
+		}
+		if r := ev.Resource.Ref; r.Kind == kind && r.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+type objRef struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+// noErrors fails on any Error event, any mention of "forbidden" and any
+// standard error output.
+func (c *controller) noErrors(t *testing.T) {
+	t.Helper()
+	for _, ev := range c.events(t) {
+		if ev["type"] == "Error" {
+			t.Errorf("Error event: %v", ev)
+		}
+	}
+	if all := c.out.String() + c.errOut.String(); strings.Contains(strings.ToLower(all), "forbidden") {
+		t.Errorf("kdrift met a forbidden request:\n%s", all)
+	}
+	if s := c.errOut.String(); s != "" {
+		t.Errorf("kdrift wrote to stderr: %s", s)
+	}
+}
+
+// eventually polls cond until it holds or timeout passes; on timeout it
+// fails with what c (if any) wrote.
+func eventually(t *testing.T, c *controller, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			if c != nil {
+				t.Fatalf("timed out after %s waiting for %s\nstdout:\n%s\nstderr:\n%s", timeout, what, c.out.String(), c.errOut.String())
+			}
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// access is one request a SelfSubjectAccessReview asks about.
+type access struct{ verb, group, resource, sub, ns string }
+
+func (a access) String() string {
+	s := a.verb + " " + a.resource
+	if a.group != "" {
+		s += "." + a.group
+	}
+	if a.sub != "" {
+		s += "/" + a.sub
+	}
+	if a.ns != "" {
+		return s + " in " + a.ns
+	}
+	return s + " cluster-wide"
+}
+
+// canI asks the apiserver whether the client's user may do a.
+func canI(t *testing.T, cs kubernetes.Interface, a access) bool {
+	t.Helper()
+	r, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(context.Background(), &authzv1.SelfSubjectAccessReview{
+		Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authzv1.ResourceAttributes{
+			Verb: a.verb, Group: a.group, Resource: a.resource, Subresource: a.sub, Namespace: a.ns,
+		}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("access review %s: %v", a, err)
+	}
+	return r.Status.Allowed
+}
