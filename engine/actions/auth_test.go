@@ -10,10 +10,10 @@ import (
 func TestAuthFor(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 	a, err := authFor("https://git.example.com/team/deploy.git", env(map[string]string{"GIT_TOKEN": "t1", "KDRIFT_GIT_TOKEN": "t2"}))
-	if ba, ok := a.(*githttp.BasicAuth); err != nil || !ok || ba.Password != "t2" || ba.Username != "x-access-token" {
+	if ba, ok := a.(*githttp.BasicAuth); err != nil || !ok || ba.Password != "t2" || ba.Username != "git" {
 		t.Fatalf("https with token: %#v %v", a, err)
 	}
-	a, err = authFor("https://git.example.com/team/deploy.git", env(map[string]string{"GIT_TOKEN": "t1", "KDRIFT_GIT_USER": "oauth2"}))
+	a, err = authFor("https://git.example.com/team/deploy.git", env(map[string]string{"GIT_TOKEN": "t1", "KDRIFT_GIT_USERNAME": "oauth2"}))
 	if ba, ok := a.(*githttp.BasicAuth); err != nil || !ok || ba.Password != "t1" || ba.Username != "oauth2" {
 		t.Fatalf("https with GIT_TOKEN: %#v %v", a, err)
 	}

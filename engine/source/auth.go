@@ -23,26 +23,33 @@ const (
 	EnvSSHKeyPassword = "KDRIFT_SSH_KEY_PASSWORD"
 )
 
-// AuthFromEnv picks credentials for location from the environment: for
+// AuthFromEnv is AuthFrom with the process environment.
+func AuthFromEnv(location string) (transport.AuthMethod, error) {
+	return AuthFrom(location, os.Getenv)
+}
+
+// AuthFrom picks credentials for location from an environment: for
 // https a token (KDRIFT_GIT_TOKEN, else GIT_TOKEN) as basic auth; for ssh the
 // key file in KDRIFT_SSH_KEY, else the ssh agent, with host keys checked
 // against $SSH_KNOWN_HOSTS, else ~/.ssh/known_hosts. It returns nil when the
 // transport needs none (file://) or none is configured.
-func AuthFromEnv(location string) (transport.AuthMethod, error) {
+// Fetching (engine) and pushing (actions) both use it, so one set of
+// variables works for both.
+func AuthFrom(location string, getenv func(string) string) (transport.AuthMethod, error) {
 	ep, err := transport.NewEndpoint(location)
 	if err != nil {
 		return nil, fmt.Errorf("cannot parse %q as a Git URL: %w", location, err)
 	}
 	switch ep.Protocol {
 	case "http", "https":
-		tok := os.Getenv(EnvToken)
+		tok := getenv(EnvToken)
 		if tok == "" {
-			tok = os.Getenv(EnvTokenFallback)
+			tok = getenv(EnvTokenFallback)
 		}
 		if tok == "" {
 			return nil, nil
 		}
-		user := os.Getenv(EnvUsername)
+		user := getenv(EnvUsername)
 		if user == "" {
 			user = "git"
 		}
@@ -52,14 +59,14 @@ func AuthFromEnv(location string) (transport.AuthMethod, error) {
 		if user == "" {
 			user = "git"
 		}
-		if key := os.Getenv(EnvSSHKey); key != "" {
-			auth, err := ssh.NewPublicKeysFromFile(user, key, os.Getenv(EnvSSHKeyPassword))
+		if key := getenv(EnvSSHKey); key != "" {
+			auth, err := ssh.NewPublicKeysFromFile(user, key, getenv(EnvSSHKeyPassword))
 			if err != nil {
 				return nil, fmt.Errorf("ssh key %s (from %s): %w", key, EnvSSHKey, err)
 			}
 			return auth, nil
 		}
-		if os.Getenv("SSH_AUTH_SOCK") == "" {
+		if getenv("SSH_AUTH_SOCK") == "" {
 			return nil, fmt.Errorf("no ssh credentials: set %s to a private key file or start an ssh agent (SSH_AUTH_SOCK)", EnvSSHKey)
 		}
 		auth, err := ssh.NewSSHAgentAuth(user)
