@@ -9,6 +9,7 @@ import (
 	"os"
 
 	tea "charm.land/bubbletea/v2"
+	"k8s.io/klog/v2"
 
 	"kdrift.dev/kdrift/keymap"
 )
@@ -41,6 +42,7 @@ func Run(ctx context.Context, be Backend, opts Options) error {
 		return err
 	}
 	defer closeLog()
+	routeLibraryLogs(cfg.Log)
 	m := NewModel(ctx, be, cfg)
 	cfg.Log.Info("ui started", "readonly", cfg.Readonly, "context", cfg.Context)
 	popts := append([]tea.ProgramOption{tea.WithContext(ctx)}, opts.ProgramOptions...)
@@ -60,6 +62,14 @@ func Run(ctx context.Context, be Backend, opts Options) error {
 	}
 	cfg.Log.Info("ui stopped", "reason", "quit")
 	return nil
+}
+
+// routeLibraryLogs sends what client-go (klog: API warnings, watch errors
+// while a cluster is down) and kustomize (the log package: deprecation
+// warnings) would write to stderr, which is the screen, to l instead.
+func routeLibraryLogs(l *slog.Logger) {
+	slog.SetDefault(l)
+	klog.SetSlogLogger(l)
 }
 
 // buildConfig reads the config file and opens the log.

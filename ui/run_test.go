@@ -1,14 +1,18 @@
 package ui
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"log"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"k8s.io/klog/v2"
 )
 
 func runOpts(t *testing.T, in io.Reader) Options {
@@ -88,5 +92,20 @@ func TestRunRejectsBadConfig(t *testing.T) {
 	err := Run(t.Context(), newFake(), opts)
 	if err == nil || !strings.Contains(err.Error(), "keys.synk: unknown action") {
 		t.Fatalf("Run = %v", err)
+	}
+}
+
+// TestLibraryLogsGoToTheLogFile: client-go's klog and kustomize's log
+// package write to the UI's log, never to the screen.
+func TestLibraryLogsGoToTheLogFile(t *testing.T) {
+	var buf bytes.Buffer
+	routeLibraryLogs(slog.New(slog.NewTextHandler(&buf, nil)))
+	klog.Warning("watch of apps/v1 deployments failed: connection refused")
+	log.Print("Warning: 'commonLabels' is deprecated")
+	klog.Flush()
+	for _, want := range []string{"connection refused", "commonLabels"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, buf.String())
+		}
 	}
 }

@@ -64,6 +64,19 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 	for _, d := range p.desired {
 		desiredRefs = append(desiredRefs, live.RefOf(d))
 	}
+	if p.mayPrune() {
+		// A kind that left Git entirely (its last object removed) while no
+		// kdrift ran is known only from the cluster.
+		have := map[schema.GroupKind]bool{}
+		for gvk := range kinds {
+			have[gvk.GroupKind()] = true
+		}
+		for _, gvk := range p.cl.trackedKinds(ctx, p.name) {
+			if !have[gvk.GroupKind()] {
+				kinds[gvk] = true
+			}
+		}
+	}
 	p.extra = nil
 	for gvk := range kinds {
 		tracked, err := p.cl.listTracked(ctx, gvk, p.name)

@@ -139,3 +139,50 @@ func TestRequiresReplace(t *testing.T) {
 		t.Fatal("the selector changed: kdrift must never replace silently")
 	}
 }
+
+// TestPruneAKindThatLeftGitInAnotherProcess: the only Service of an app
+// leaves Git; a kdrift that never applied it (a CLI sync, the engine after
+// a restart) still finds and prunes it, and leaves another app's alone.
+func TestPruneAKindThatLeftGitInAnotherProcess(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "prune-kind")
+	svc := func(name string) string {
+		return "apiVersion: v1\nkind: Service\nmetadata:\n  name: " + name + "\nspec:\n  ports:\n  - port: 80\n"
+	}
+	repo := gittest.Init(t)
+	repo.Commit("apps", map[string]string{
+		".kdrift/web.yaml":     appYAML("web", "deploy/web", ns, false, false, ""),
+		".kdrift/other.yaml":   appYAML("other", "deploy/other", ns, false, false, ""),
+		"deploy/web/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n",
+		"deploy/web/svc.yaml":  svc("web"),
+		"deploy/other/svc.yml": svc("other"),
+	})
+	first := newEngine(t, repo, nil)
+	for _, a := range []string{"web", "other"} {
+		if _, err := first.Sync(ctx, a, engine.SyncOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repo.Git("rm", "-q", "deploy/web/svc.yaml")
+	repo.Git("commit", "-qm", "web: no Service any more")
+
+	second := newEngine(t, repo, nil)
+	plan, err := second.Sync(ctx, "web", engine.SyncOptions{Prune: true, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(describe(appStatus(t, second, "web")), "Service") {
+		t.Fatalf("the dry-run plan does not show the Service that left Git: %+v", plan.Objects)
+	}
+	if _, err := second.Sync(ctx, "web", engine.SyncOptions{Prune: true}); err != nil {
+		t.Fatal(err)
+	}
+	services := enginetest.Clientset(t).CoreV1().Services(ns)
+	eventually(t, "Service web pruned", func() bool {
+		s, err := services.Get(ctx, "web", metav1.GetOptions{})
+		return apierrors.IsNotFound(err) || err == nil && s.DeletionTimestamp != nil
+	})
+	if s, err := services.Get(ctx, "other", metav1.GetOptions{}); err != nil || s.DeletionTimestamp != nil {
+		t.Fatalf("another app's Service was touched: %v", err)
+	}
+}

@@ -78,6 +78,28 @@ type cluster struct {
 
 	checkMu   sync.Mutex
 	checkedAt time.Time
+
+	// tracked is, by app, the kinds of tracked objects found live by one
+	// scan of every kind (nil until a scan succeeds): what a prune must
+	// look at beyond the kinds Git renders now.
+	trackedMu sync.Mutex
+	tracked   map[string][]schema.GroupVersionKind
+}
+
+// trackedKinds returns the kinds of app's tracked objects found live,
+// scanning every kind once per process; a failed scan is retried by the
+// next caller, and what it found is used meanwhile.
+func (c *cluster) trackedKinds(ctx context.Context, app string) []schema.GroupVersionKind {
+	c.trackedMu.Lock()
+	defer c.trackedMu.Unlock()
+	if c.tracked != nil {
+		return c.tracked[app]
+	}
+	found, err := c.cs.TrackedKinds(ctx)
+	if err == nil {
+		c.tracked = found
+	}
+	return found[app]
 }
 
 // clusterFor returns the clients of a context, with informers when Run is
