@@ -201,20 +201,24 @@ func TestDeployLeastPrivilege(t *testing.T) {
 	})
 	c.stop(t)
 
-	// Run 2: a ConfigMap left Git while kdrift was stopped (a restarted
-	// Pod); kdrift prunes it. (It finds tracked objects of the kinds the
-	// App renders: web-config keeps ConfigMap among them.)
-	if err := os.WriteFile(filepath.Join(repo, "deploy/config.yaml"), []byte(webConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	git(t, repo, "-c", "user.name=Test", "-c", "user.email=test@example.com", "commit", "-qam", "drop web-flags")
+	// Run 2: the App's ConfigMaps left Git while kdrift was stopped (a
+	// restarted Pod), the whole kind with them; kdrift finds them with the
+	// ServiceAccount's permissions (kinds it may not list are passed over)
+	// and prunes them.
+	git(t, repo, "rm", "-q", "deploy/config.yaml")
+	git(t, repo, "-c", "user.name=Test", "-c", "user.email=test@example.com", "commit", "-qm", "drop the ConfigMaps")
 	c2 := startController(t, bin, args, env)
-	eventually(t, c2, "kdrift to prune the ConfigMap that left Git", 60*time.Second, func() bool {
-		cm, err := cs.CoreV1().ConfigMaps("deploy-shop").Get(ctx, "web-flags", metav1.GetOptions{})
-		// Prune deletes in the foreground; with no garbage collector in
-		// this control plane the object keeps its finalizer, deleted.
-		gone := apierrors.IsNotFound(err) || (err == nil && cm.DeletionTimestamp != nil)
-		return gone && c2.hasEvent("Pruned", "ConfigMap", "web-flags")
+	eventually(t, c2, "kdrift to prune the ConfigMaps that left Git", 60*time.Second, func() bool {
+		for _, name := range []string{"web-config", "web-flags"} {
+			cm, err := cs.CoreV1().ConfigMaps("deploy-shop").Get(ctx, name, metav1.GetOptions{})
+			// Prune deletes in the foreground; with no garbage collector in
+			// this control plane the object keeps its finalizer, deleted.
+			gone := apierrors.IsNotFound(err) || (err == nil && cm.DeletionTimestamp != nil)
+			if !gone || !c2.hasEvent("Pruned", "ConfigMap", name) {
+				return false
+			}
+		}
+		return true
 	})
 	c2.stop(t)
 	for _, run := range []*controller{c, c2} {
