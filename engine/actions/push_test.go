@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"kdrift.dev/kdrift/engine/source"
 )
 
 func freezeOne(t *testing.T, r *Repo, app, reason string) Result {
@@ -238,5 +240,64 @@ func TestOwnUnpushedCommitsAreNotPublished(t *testing.T) {
 	}
 	if gitRun(t, remote, "rev-parse", "main") != res.Commit {
 		t.Fatal("freeze not pushed after the person pushed their own")
+	}
+}
+
+// TestURLFreezeWhileRemoteDownCountsForTheEngine: for a URL repository the
+// engine reads the clone the actions commit into, so a freeze that could
+// not be pushed (the remote is down, mid-incident) already stops
+// self-heal; once pushed, the engine reads the same commit from the remote.
+func TestURLFreezeWhileRemoteDownCountsForTheEngine(t *testing.T) {
+	isolate(t)
+	remote := newRemote(t)
+	url := "file://" + remote
+	cache := t.TempDir()
+	ctx := context.Background()
+	src, err := source.Open(ctx, source.Options{Location: url, CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(ctx, RepoOptions{Repo: url, Author: testAuthor, Now: newClock().Now, CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	away := remote + ".away"
+	if err := os.Rename(remote, away); err != nil {
+		t.Fatal(err)
+	}
+	res := freezeOne(t, r, "render-prod", "INC-13 remote down")
+	if res.Pushed {
+		t.Fatalf("pushed to a missing remote: %+v", res)
+	}
+	if err := src.Fetch(ctx); err == nil {
+		t.Fatal("fetch from a missing remote succeeded")
+	}
+	head, err := src.Head(ctx)
+	if err != nil || head.Hash != res.Commit {
+		t.Fatalf("engine reads %s (%v), want the unpushed freeze %s", head.Hash, err, res.Commit)
+	}
+	snap, err := src.Snapshot(head.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, ok := snap.Apps().Find("render-prod")
+	if !ok || a.Spec.Freeze == nil || a.Spec.Freeze.Reason != "INC-13 remote down" {
+		t.Fatalf("engine's App render-prod: %+v", a.Spec.Freeze)
+	}
+
+	if err := os.Rename(away, remote); err != nil {
+		t.Fatal(err)
+	}
+	if pr, err := r.Push(ctx); err != nil || !pr.Pushed {
+		t.Fatalf("push: %+v %v", pr, err)
+	}
+	// Someone else pushes on top; the engine follows the remote again.
+	other := openRepo(t, cloneOf(t, remote), newClock())
+	theirs := freezeOne(t, other, "api-prod", "INC-13 api too")
+	if err := src.Fetch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if head, err := src.Head(ctx); err != nil || head.Hash != theirs.Commit {
+		t.Fatalf("engine reads %s (%v), want the remote's %s", head.Hash, err, theirs.Commit)
 	}
 }

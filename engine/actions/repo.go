@@ -2,8 +2,6 @@ package actions
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +13,8 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"kdrift.dev/kdrift/engine/source"
 )
 
 // RepoOptions says which repository and branch to act on, and as whom.
@@ -129,16 +129,12 @@ func isURL(s string) bool {
 }
 
 func openCache(ctx context.Context, opts RepoOptions) (*git.Repository, error) {
-	dir := opts.CacheDir
-	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return nil, fmt.Errorf("no cache folder for clones: %w", err)
-		}
-		dir = filepath.Join(base, "kdrift", "repos")
+	// The engine's own clone: what an action commits and cannot push yet
+	// is what the engine reads (source.Repo.Head).
+	dir, err := source.ClonePath(opts.CacheDir, opts.Repo)
+	if err != nil {
+		return nil, err
 	}
-	sum := sha256.Sum256([]byte(opts.Repo))
-	dir = filepath.Join(dir, hex.EncodeToString(sum[:8]))
 	if g, err := git.PlainOpen(dir); err == nil {
 		return g, nil
 	}

@@ -11,6 +11,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // DefaultInterval is how often Watch fetches when given no interval.
@@ -126,6 +127,9 @@ func (r *Repo) Head(ctx context.Context) (Revision, error) {
 	if err != nil {
 		return Revision{}, fmt.Errorf("repository %s: commit %s of branch %q: %w", r.location, ref.Hash(), r.branch, err)
 	}
+	if r.remote {
+		c = r.aheadLocally(h, c)
+	}
 	subject, _, _ := strings.Cut(c.Message, "\n")
 	return Revision{
 		Hash:    c.Hash.String(),
@@ -134,6 +138,26 @@ func (r *Repo) Head(ctx context.Context) (Revision, error) {
 		Time:    c.Author.When,
 		Subject: strings.TrimSpace(subject),
 	}, nil
+}
+
+// aheadLocally returns the cache clone's local branch instead of the
+// fetched one when it only adds commits to it: commits a Git action made
+// (a freeze during an incident) that could not be pushed yet, because the
+// remote is down. They count at once; the action pushes them later. A
+// local branch behind or beside the remote's is not read.
+func (r *Repo) aheadLocally(h *handle, fetched *object.Commit) *object.Commit {
+	local, err := h.repo.Reference(plumbing.NewBranchReferenceName(r.branch), true)
+	if err != nil || local.Hash() == fetched.Hash {
+		return fetched
+	}
+	lc, err := h.repo.CommitObject(local.Hash())
+	if err != nil {
+		return fetched
+	}
+	if ok, err := fetched.IsAncestor(lc); err != nil || !ok {
+		return fetched
+	}
+	return lc
 }
 
 // Snapshot is a read-only view of commit hash's tree (a full 40-character

@@ -101,6 +101,22 @@ func Open(ctx context.Context, opts Options) (*Repo, error) {
 	return r, err
 }
 
+// ClonePath is the folder of the cache clone of a remote repository:
+// under cacheDir (default os.UserCacheDir()/kdrift/repos), one per URL. The
+// engine reads it and the Git actions commit into it, so a commit an
+// action could not push yet is still what the engine reads.
+func ClonePath(cacheDir, location string) (string, error) {
+	if cacheDir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("repository %s: no cache folder: %w; set $XDG_CACHE_HOME or HOME", location, err)
+		}
+		cacheDir = filepath.Join(base, "kdrift", "repos")
+	}
+	sum := sha256.Sum256([]byte(location))
+	return filepath.Join(cacheDir, hex.EncodeToString(sum[:])[:20]), nil
+}
+
 // isRemote says whether loc is a URL (including file://) or scp-like
 // address rather than a local path.
 func isRemote(loc string) bool {
@@ -159,16 +175,10 @@ func (r *Repo) openRemote(ctx context.Context, opts Options) error {
 		}
 	}
 	r.auth = auth
-	cache := opts.CacheDir
-	if cache == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return fmt.Errorf("repository %s: no cache folder: %w; set $XDG_CACHE_HOME or HOME", r.location, err)
-		}
-		cache = filepath.Join(base, "kdrift", "repos")
+	if r.dir, err = ClonePath(opts.CacheDir, r.location); err != nil {
+		return err
 	}
-	sum := sha256.Sum256([]byte(r.location))
-	r.dir = filepath.Join(cache, hex.EncodeToString(sum[:])[:20])
+	cache := filepath.Dir(r.dir)
 
 	var fetchErr error
 	repo, err := git.PlainOpen(r.dir)
