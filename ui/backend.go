@@ -35,8 +35,8 @@ type Backend interface {
 	Unfreeze(ctx context.Context, apps []string, reason string) (CommitResult, error)
 	// Ignore commits an ignoreDifferences rule on the app.
 	Ignore(ctx context.Context, app string, rule app.IgnoreRule, reason string) (CommitResult, error)
-	// History lists the commits that touched the app's path or its App
-	// file, newest first.
+	// History lists the commits that touched the app's path, the bases
+	// its render reads or its App file, newest first.
 	History(ctx context.Context, app string) ([]status.Commit, error)
 	// RevertPreview describes what reverting the commit would change (a
 	// diff or a summary, plain text, one change per line).

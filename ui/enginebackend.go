@@ -189,13 +189,14 @@ func (b *EngineBackend) Revert(ctx context.Context, hash, reason string) (Commit
 	})
 }
 
-// History lists the commits that touched the app, newest first.
+// History lists the commits that touched the app, newest first: its path,
+// its App file and the bases its last render read.
 func (b *EngineBackend) History(ctx context.Context, appName string) ([]status.Commit, error) {
 	r, err := b.actionsRepo(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return actions.History(ctx, r, appName, historyLimit)
+	return actions.History(ctx, r, appName, historyLimit, b.eng.Inputs(appName)...)
 }
 
 // RevertPreview is the diff the revert would commit, file by file.

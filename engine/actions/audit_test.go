@@ -131,4 +131,17 @@ func TestHistoryListsCommitsOfTheApp(t *testing.T) {
 	if err != nil || len(limited) != 1 {
 		t.Fatalf("limit: %v %v", limited, err)
 	}
+	// With its render's inputs (a base it reads), the base's commits too.
+	hist, err = History(context.Background(), r, "render-prod", 0, "deploy/prod", "deploy/api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subjects = nil
+	for _, c := range hist {
+		subjects = append(subjects, c.Subject)
+	}
+	want = "freeze(render-prod): INC-10 hold|api only|render: 8 replicas|initial layout"
+	if strings.Join(subjects, "|") != want {
+		t.Fatalf("history with inputs %q, want %q", strings.Join(subjects, "|"), want)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -17,9 +18,10 @@ import (
 )
 
 // History lists, newest first, up to limit commits (0: all) of the branch
-// that changed the app's path or its App file, with kdrift's action, apps
-// and reason read back from the trailers of the commits kdrift made.
-func History(ctx context.Context, repo *Repo, appName string, limit int) ([]status.Commit, error) {
+// that changed the app's path, its App file or one of the inputs (more
+// folders its render reads: an overlay's bases), with kdrift's action,
+// apps and reason read back from the trailers of the commits kdrift made.
+func History(ctx context.Context, repo *Repo, appName string, limit int, inputs ...string) ([]status.Commit, error) {
 	repo.mu.Lock()
 	defer repo.mu.Unlock()
 	if err := repo.refreshCache(ctx); err != nil {
@@ -45,6 +47,11 @@ func History(ctx context.Context, repo *Repo, appName string, limit int) ([]stat
 	var watch []string
 	if a.Spec.Path != "" {
 		watch = append(watch, path.Clean(a.Spec.Path))
+	}
+	for _, in := range inputs {
+		if in = path.Clean(in); in != "." && !slices.Contains(watch, in) {
+			watch = append(watch, in)
+		}
 	}
 	iter, err := repo.git.Log(&git.LogOptions{From: head, Order: git.LogOrderCommitterTime})
 	if err != nil {

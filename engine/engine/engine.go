@@ -201,6 +201,23 @@ func (e *Engine) App(name string) (status.AppStatus, bool) {
 	return st.status, true
 }
 
+// Inputs lists the repository folders app's last render read: its path
+// and, for an overlay, its bases and components. Empty until the app was
+// rendered.
+func (e *Engine) Inputs(app string) []string {
+	e.mu.Lock()
+	st := e.states[app]
+	var p string
+	if st != nil {
+		p = st.status.Path
+	}
+	e.mu.Unlock()
+	if p == "" {
+		return nil
+	}
+	return e.renderer.Inputs(p)
+}
+
 // Repo is the Git repository the engine reads.
 func (e *Engine) Repo() *source.Repo { return e.repo }
 

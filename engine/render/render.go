@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -136,6 +137,27 @@ func (r *Renderer) Render(tree Tree, dir string) ([]*unstructured.Unstructured, 
 	}
 	r.mu.Unlock()
 	return copyObjects(e.objs), e.err
+}
+
+// Inputs lists the folders the newest cached render of dir read (an
+// overlay's own folder and its bases, components, patches' folders), sorted;
+// nil when dir was not rendered yet. A commit that changes none of them
+// cannot change what dir renders: it is how an app's history finds the
+// commits to its bases too.
+func (r *Renderer) Inputs(dir string) []string {
+	clean := path.Clean(strings.TrimPrefix(dir, "./"))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	entries := r.cache[clean]
+	if len(entries) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(entries[0].inputs))
+	for d := range entries[0].inputs {
+		out = append(out, d)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // lookup returns a cache entry whose inputs all have the same tree hash in

@@ -433,3 +433,19 @@ func TestRenderSymlinks(t *testing.T) {
 		t.Fatalf("data.v = %q, stats %+v: a change behind a symbolic link was missed", v, r.Stats())
 	}
 }
+
+// TestInputs: an overlay's inputs are its folder and its base, not its
+// siblings.
+func TestInputs(t *testing.T) {
+	_, snap := repo(t, overlayFiles)
+	r := render.NewRenderer()
+	if got := r.Inputs("deploy/overlays/prod"); got != nil {
+		t.Fatalf("inputs before a render: %v", got)
+	}
+	if _, err := r.Render(snap(), "deploy/overlays/prod"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.Inputs("deploy/overlays/prod"), " "); got != "deploy/base deploy/overlays/prod" {
+		t.Fatalf("inputs %q, want the overlay and its base", got)
+	}
+}
