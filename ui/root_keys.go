@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -157,6 +158,21 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		if len(f) < 2 {
 			apps.setContext("")
 			m.setStatus("apps of every context", false)
+			return nil
+		}
+		var known []string
+		for _, a := range m.c.apps {
+			if c := a.Destination.Context; c != "" && !slices.Contains(known, c) {
+				known = append(known, c)
+			}
+		}
+		if !slices.Contains(known, f[1]) {
+			slices.Sort(known)
+			list := strings.Join(known, ", ")
+			if list == "" {
+				list = "none: every App deploys to the kubeconfig's current context"
+			}
+			m.setStatus(fmt.Sprintf("no App deploys to context %q; contexts named by Apps: %s", f[1], list), true)
 			return nil
 		}
 		apps.setContext(f[1])

@@ -30,6 +30,7 @@ func TestViewTransitions(t *testing.T) {
 		{"ctrl+c quits", []string{"ctrl+c"}, "apps", nil, true},
 		{"? shows full help", []string{"?"}, "apps", []string{"keys (any key closes)", "previous change", "unfreeze"}, false},
 		{"unknown command", []string{":", "x", "enter"}, "apps", []string{`unknown command "x"`}, false},
+		{":ctx with a context no App names", []string{":", "c", "t", "x", " ", "p", "r", "d", "enter"}, "apps", []string{`no App deploys to context "prd"; contexts named by Apps: prod, staging`, "render-prod", "web-staging"}, false},
 		{"esc closes the command line", []string{":", "q", "esc"}, "apps", nil, false},
 	}
 	for _, tt := range tests {
