@@ -3,13 +3,14 @@ package apply
 import (
 	"bytes"
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"kdrift.dev/kdrift/engine/diff"
 )
 
 // managedSet parses one managedFields entry's fieldsV1 into a set.
@@ -34,7 +35,7 @@ func ownedLeaves(obj *unstructured.Unstructured) (map[string][]string, error) {
 			return nil, err
 		}
 		s.Leaves().Iterate(func(p fieldpath.Path) {
-			ptr, ok := resolvePointer(obj.Object, p)
+			ptr, ok := diff.PointerOf(obj.Object, p)
 			if !ok {
 				return
 			}
@@ -63,90 +64,6 @@ func managerPaths(obj *unstructured.Unstructured, managers []string) ([]fieldpat
 		s.Leaves().Iterate(func(p fieldpath.Path) { out = append(out, p.Copy()) })
 	}
 	return out, nil
-}
-
-// resolvePointer turns a field path into a JSON pointer of obj, finding list
-// elements by key, value or index. It fails when obj lacks the element.
-func resolvePointer(obj map[string]any, p fieldpath.Path) (string, bool) {
-	var b strings.Builder
-	var cur any = obj
-	for _, pe := range p {
-		switch {
-		case pe.FieldName != nil:
-			m, ok := cur.(map[string]any)
-			if !ok {
-				return "", false
-			}
-			v, ok := m[*pe.FieldName]
-			if !ok {
-				return "", false
-			}
-			b.WriteString("/" + escapePointer(*pe.FieldName))
-			cur = v
-		default:
-			l, ok := cur.([]any)
-			if !ok {
-				return "", false
-			}
-			i := findElement(l, pe)
-			if i < 0 {
-				return "", false
-			}
-			b.WriteString("/" + strconv.Itoa(i))
-			cur = l[i]
-		}
-	}
-	return b.String(), true
-}
-
-// findElement finds the list element a path element names, or -1.
-func findElement(l []any, pe fieldpath.PathElement) int {
-	switch {
-	case pe.Index != nil:
-		if *pe.Index < len(l) {
-			return *pe.Index
-		}
-	case pe.Key != nil:
-		for i, el := range l {
-			m, ok := el.(map[string]any)
-			if !ok {
-				continue
-			}
-			match := true
-			for _, f := range *pe.Key {
-				if !reflect.DeepEqual(normalize(m[f.Name]), normalize(f.Value.Unstructured())) {
-					match = false
-					break
-				}
-			}
-			if match {
-				return i
-			}
-		}
-	case pe.Value != nil:
-		want := normalize((*pe.Value).Unstructured())
-		for i, el := range l {
-			if reflect.DeepEqual(normalize(el), want) {
-				return i
-			}
-		}
-	}
-	return -1
-}
-
-// normalize makes numbers comparable across JSON decoders (int64, float64).
-func normalize(v any) any {
-	switch n := v.(type) {
-	case int:
-		return float64(n)
-	case int32:
-		return float64(n)
-	case int64:
-		return float64(n)
-	case float32:
-		return float64(n)
-	}
-	return v
 }
 
 // removePath deletes the field a path names from obj, if present. A list
@@ -179,7 +96,7 @@ func removePath(obj map[string]any, p fieldpath.Path) {
 			if !ok {
 				return
 			}
-			j := findElement(l, pe)
+			j := diff.FindElement(l, pe)
 			if j < 0 {
 				return
 			}
@@ -222,11 +139,6 @@ func compactLists(v any) any {
 		return out
 	}
 	return v
-}
-
-// escapePointer escapes one JSON pointer token (RFC 6901).
-func escapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 // splitPointer splits a JSON pointer into unescaped tokens.

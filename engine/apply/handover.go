@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/diff"
 )
 
 // HandoverFields lists the live fields (JSON pointers) that kdrift alone
@@ -61,7 +62,7 @@ func handoverObject(live *unstructured.Unstructured, fields []string) (*unstruct
 			return nil, err
 		}
 		s.Leaves().Iterate(func(p fieldpath.Path) {
-			ptr, ok := resolvePointer(live.Object, p)
+			ptr, ok := diff.PointerOf(live.Object, p)
 			if ok && want[ptr] {
 				copyPath(out.Object, live.Object, p)
 			}
@@ -105,12 +106,12 @@ func copyInto(dst, src any, p fieldpath.Path) any {
 		if !ok {
 			return dst
 		}
-		j := findElement(sl, pe)
+		j := diff.FindElement(sl, pe)
 		if j < 0 {
 			return dst
 		}
 		dl, _ := dst.([]any)
-		k := findElement(dl, pe)
+		k := diff.FindElement(dl, pe)
 		if pe.Value != nil {
 			if k < 0 {
 				dl = append(dl, runtimeDeepCopy(sl[j]))

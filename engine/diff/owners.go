@@ -188,8 +188,12 @@ func parent(ptr string) string {
 	return ptr[:i]
 }
 
-// resolvePath turns a structured-merge-diff path into a JSON pointer into
-// obj, finding keyed (k:), valued (v:) and indexed (i:) list elements.
+// PointerOf turns a structured-merge-diff field path (from managedFields)
+// into a JSON pointer into obj, finding keyed (k:), valued (v:) and
+// indexed (i:) list elements; ok is false when obj lacks the field.
+func PointerOf(obj map[string]any, p fieldpath.Path) (string, bool) { return resolvePath(obj, p) }
+
+// resolvePath is PointerOf.
 func resolvePath(obj map[string]any, p fieldpath.Path) (string, bool) {
 	var cur any = obj
 	ptr := ""
@@ -224,8 +228,11 @@ func resolvePath(obj map[string]any, p fieldpath.Path) (string, bool) {
 	return ptr, true
 }
 
-// findElement returns the index of the list element a path element
-// selects, or -1.
+// FindElement returns the index of the list element of l a field path
+// element selects (by key, value or index), or -1.
+func FindElement(l []any, pe fieldpath.PathElement) int { return findElement(l, pe) }
+
+// findElement is FindElement.
 func findElement(l []any, pe fieldpath.PathElement) int {
 	switch {
 	case pe.Index != nil:
