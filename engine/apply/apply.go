@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/status"
 )
 
@@ -112,36 +113,19 @@ func IsTracked(live *unstructured.Unstructured, appName string) bool {
 	return live.GetLabels()[LabelManagedBy] == LabelManagedByValue && live.GetAnnotations()[AnnotationApp] == appName
 }
 
-// RuleMatches reports whether rule applies to obj (empty selectors match
-// any).
+// RuleMatches reports whether rule applies to obj (diff.RuleMatches).
 func RuleMatches(rule app.IgnoreRule, obj *unstructured.Unstructured) bool {
-	gvk := obj.GroupVersionKind()
-	return (rule.Group == "" || rule.Group == gvk.Group) &&
-		(rule.Kind == "" || rule.Kind == gvk.Kind) &&
-		(rule.Name == "" || rule.Name == obj.GetName()) &&
-		(rule.Namespace == "" || rule.Namespace == obj.GetNamespace())
+	return diff.RuleMatches(rule, RefOf(obj))
 }
 
 // IgnoredPointers lists the JSON pointers of the rules matching obj.
 func IgnoredPointers(rules []app.IgnoreRule, obj *unstructured.Unstructured) []string {
-	var out []string
-	for _, r := range rules {
-		if RuleMatches(r, obj) {
-			out = append(out, r.JSONPointers...)
-		}
-	}
-	return out
+	return diff.IgnoredPointers(rules, RefOf(obj))
 }
 
 // IgnoredManagers lists the managers of the rules matching obj.
 func IgnoredManagers(rules []app.IgnoreRule, obj *unstructured.Unstructured) []string {
-	var out []string
-	for _, r := range rules {
-		if RuleMatches(r, obj) {
-			out = append(out, r.ManagedFieldsManagers...)
-		}
-	}
-	return out
+	return diff.IgnoredManagers(rules, RefOf(obj))
 }
 
 // Omit returns a copy of desired without the fields the rules ignore: those
