@@ -123,10 +123,7 @@ func TestE2ETmux(t *testing.T) {
 
 	// 6. q quits cleanly: the process exits 0.
 	u.keys("q")
-	u.poll("kdrift to exit 0 after q", func() bool {
-		out, _ := u.tmux("display-message", "-p", "-t", "kdrift", "#{pane_dead} #{pane_dead_status}")
-		return strings.TrimSpace(out) == "1 0"
-	}, u.screenAndLog)
+	u.poll("kdrift to exit 0 after q", func() bool { return u.exitStatus() == "0" }, u.lingering)
 	log, err := os.ReadFile(u.logFile)
 	if err != nil || !strings.Contains(string(log), "ui stopped") {
 		t.Fatalf("log file %s: %v\n%s", u.logFile, err, log)
@@ -136,11 +133,12 @@ func TestE2ETmux(t *testing.T) {
 // tmuxUI is kdrift running in a detached tmux session on a server of its
 // own (its own socket, no configuration of the person running the tests).
 type tmuxUI struct {
-	t       *testing.T
-	sock    string
-	env     []string
-	logFile string
-	last    string
+	t        *testing.T
+	sock     string
+	env      []string
+	logFile  string
+	exitFile string
+	last     string
 }
 
 // startTmuxUI runs `kdrift --repo clone` in a 120×40 tmux session; the
@@ -148,20 +146,62 @@ type tmuxUI struct {
 func startTmuxUI(t *testing.T, bin, clone string) *tmuxUI {
 	t.Helper()
 	dir := t.TempDir()
-	u := &tmuxUI{t: t, sock: filepath.Join(dir, "tmux.sock"), env: isolatedEnv(t, bin), logFile: filepath.Join(dir, "kdrift.log")}
+	u := &tmuxUI{t: t, sock: filepath.Join(dir, "tmux.sock"), env: isolatedEnv(t, bin),
+		logFile: filepath.Join(dir, "kdrift.log"), exitFile: filepath.Join(dir, "exit")}
 	conf := filepath.Join(dir, "tmux.conf")
-	// remain-on-exit keeps the pane after kdrift exits, for its exit status
-	// and last screen; no status bar, so kdrift has all 40 lines.
-	if err := os.WriteFile(conf, []byte("set -g remain-on-exit on\nset -g status off\nset -s escape-time 0\n"), 0o644); err != nil {
+	// remain-on-exit keeps the last screen after kdrift exits; no status
+	// bar, so kdrift has all 40 lines.
+	if err := os.WriteFile(conf, []byte("set -g remain-on-exit on\nset -g status off\nset -s escape-time 0\nset -g history-limit 50000\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A shell waits for kdrift and writes its exit status to a file: tmux
+	// itself sometimes leaves an exited pane process unreaped, without a
+	// status, for a long while.
+	script := `exitfile=$1; shift; "$@"; echo $? > "$exitfile"`
 	args := []string{"-f", conf, "new-session", "-d", "-s", "kdrift", "-x", "120", "-y", "40", "--",
+		"/bin/sh", "-c", script, "sh", u.exitFile,
 		bin, "--repo", clone, "--kubeconfig", enginetest.Kubeconfig(), "--log-file", u.logFile}
 	if out, err := u.tmux(args...); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
 	t.Cleanup(u.stop)
 	return u
+}
+
+// exitStatus is kdrift's exit status, "" while it runs.
+func (u *tmuxUI) exitStatus() string {
+	data, _ := os.ReadFile(u.exitFile)
+	return strings.TrimSpace(string(data))
+}
+
+// pids are the pane's shell and its children (kdrift), from /proc.
+func (u *tmuxUI) pids() []int {
+	out, err := u.tmux("display-message", "-p", "-t", "kdrift", "#{pane_pid}")
+	shell, _ := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil || shell <= 0 {
+		return nil
+	}
+	pids := []int{shell}
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		if st := procStat(pid); len(st) > 1 && st[1] == strconv.Itoa(shell) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// procStat is a process's /proc stat fields after its name: state, parent…
+func procStat(pid int) []string {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
 }
 
 func (u *tmuxUI) tmux(args ...string) (string, error) {
@@ -171,42 +211,36 @@ func (u *tmuxUI) tmux(args ...string) (string, error) {
 	return string(out), err
 }
 
-// stop kills the tmux server and waits until kdrift and the server are
-// gone; whatever survives is killed and reported.
+// stop kills the tmux server and waits until kdrift, its shell and the
+// server are gone; whatever survives is killed and reported.
 func (u *tmuxUI) stop() {
-	pids := map[string]int{}
-	for name, format := range map[string]string{"kdrift": "#{pane_pid}", "tmux server": "#{pid}"} {
-		if out, err := u.tmux("display-message", "-p", "-t", "kdrift", format); err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(out)); err == nil && pid > 0 {
-				pids[name] = pid
-			}
+	pids := u.pids()
+	if out, err := u.tmux("display-message", "-p", "#{pid}"); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(out)); err == nil && pid > 0 {
+			pids = append(pids, pid)
 		}
 	}
 	_, _ = u.tmux("kill-server")
-	for name, pid := range pids {
+	for _, pid := range pids {
 		deadline := time.Now().Add(10 * time.Second)
 		for alive(pid) && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		if alive(pid) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
-			u.t.Errorf("%s (pid %d) outlived the tmux server; killed it", name, pid)
+			u.t.Errorf("pid %d (%v) outlived the tmux server; killed it", pid, procStat(pid))
 		}
 	}
 }
 
-// alive reports whether a process exists and is not a zombie.
+// alive reports whether a process exists and is not a zombie (a zombie
+// holds nothing; init reaps it once its parent is gone).
 func alive(pid int) bool {
 	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return false
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the command name in parentheses: "pid (comm) S ...".
-	rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
-	return !strings.HasPrefix(strings.TrimSpace(rest), "Z")
+	st := procStat(pid)
+	return len(st) > 0 && st[0] != "Z"
 }
 
 // keys sends tmux key names (Enter, Escape, j) one by one.
@@ -253,6 +287,26 @@ func (u *tmuxUI) screenAndLog() string {
 		l = "…" + l[len(l)-4000:]
 	}
 	return "last screen:\n" + u.last + "\nkdrift log (tail):\n" + l
+}
+
+// lingering says why kdrift has not exited 0: its exit status and what
+// it printed, or, while it still runs, its goroutines (SIGQUIT makes the
+// Go runtime print them on the pane, read back from its history; it ends
+// kdrift).
+func (u *tmuxUI) lingering() string {
+	desc := u.screenAndLog()
+	if st := u.exitStatus(); st != "" {
+		hist, _ := u.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "kdrift")
+		return desc + "\nkdrift exited " + st + "; pane history:\n" + hist
+	}
+	for i, pid := range u.pids() {
+		if i > 0 && alive(pid) && syscall.Kill(pid, syscall.SIGQUIT) == nil {
+			time.Sleep(2 * time.Second)
+			dump, _ := u.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "kdrift")
+			return desc + "\nkdrift's goroutines after SIGQUIT:\n" + dump
+		}
+	}
+	return desc + "\nno kdrift process under the pane's shell"
 }
 
 // waitFor polls the screen until ok says yes, or fails printing the last
