@@ -21,7 +21,9 @@ import (
 	"kdrift.dev/kdrift/engine/enginetest"
 )
 
-func TestMain(m *testing.M) { enginetest.Main(m, enginetest.Options{}) }
+func TestMain(m *testing.M) {
+	enginetest.Main(m, enginetest.Options{AfterTests: removeBinary})
+}
 
 // syncBuffer is a bytes.Buffer safe to read while a command writes.
 type syncBuffer struct {

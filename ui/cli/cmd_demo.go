@@ -78,9 +78,78 @@ type runningDemo struct {
 	keep       bool
 	cp         *controlplane.ControlPlane
 	kubeconfig string
-	repo       *demo.Repo
-	engine     *engine.Engine
-	cancel     context.CancelFunc
+	*stagedDemo
+}
+
+// stagedDemo is the demo's repository, the engine that synced it and the
+// simulated cloud controller, on a cluster someone else runs.
+type stagedDemo struct {
+	repo   *demo.Repo
+	engine *engine.Engine
+	// stopController ends the simulated cloud controller and waits for it.
+	stopController func()
+}
+
+// stageDemo sets the demo up on a running cluster: it creates the
+// repository and its remote in dir, syncs every app, has an earlier on-call
+// freeze staging, stages the incident and starts the simulated cloud
+// controller. The result is never nil, so that stop undoes a partial setup.
+// `kdrift demo` runs it on its own control plane; the end-to-end and README
+// tests run it on their package's.
+func stageDemo(ctx context.Context, dir, kubeconfig string, cs kubernetes.Interface, step func(format string, a ...any)) (*stagedDemo, error) {
+	s := &stagedDemo{}
+	var err error
+	step("Git: creating the demo repository and its remote")
+	if s.repo, err = demo.CreateRepo(ctx, dir); err != nil {
+		return s, err
+	}
+	if s.engine, err = engine.New(engine.Options{Repo: s.repo.Clone, Kubeconfig: kubeconfig}); err != nil {
+		return s, err
+	}
+	for _, name := range demo.Apps {
+		step("sync %s", name)
+		res, err := s.engine.Sync(ctx, name, engine.SyncOptions{})
+		if err != nil {
+			return s, fmt.Errorf("sync %s: %w", name, err)
+		}
+		if res.Err != "" || res.Failed() > 0 {
+			return s, fmt.Errorf("sync %s: %s %v", name, res.Err, res.Objects)
+		}
+	}
+	step("staging: an earlier on-call freezes it during INC-1001")
+	frozeAt := time.Now().Add(-40 * time.Minute)
+	oncall, err := actions.Open(ctx, actions.RepoOptions{Repo: s.repo.Clone, Author: demo.OnCallAuthor, Now: func() time.Time { return frozeAt }})
+	if err != nil {
+		return s, err
+	}
+	if _, err := oncall.Freeze(ctx, actions.FreezeRequest{Selection: actions.Selection{Apps: []string{demo.AppStaging}}, Reason: demo.FreezeReason, For: 4 * time.Hour}); err != nil {
+		return s, fmt.Errorf("freeze staging: %w", err)
+	}
+	step("staging: render-worker scaled to %d with kubectl scale", demo.StagingReplicas)
+	if err := demo.StageStaging(ctx, cs); err != nil {
+		return s, err
+	}
+	step("prod: an HPA takes the render-worker's replicas; a ConfigMap key is added by hand")
+	if err := demo.StageProd(ctx, cs); err != nil {
+		return s, err
+	}
+	bg, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	s.stopController = func() { cancel(); <-done }
+	errs := make(chan error, 1)
+	step("dev: a cloud controller starts rewriting %s on the TTS Service", demo.FightAnnotation)
+	go func() {
+		defer close(done)
+		demo.RunCloudController(bg, cs, 3*time.Second, errs)
+	}()
+	return s, nil
+}
+
+// stop ends the simulated cloud controller, if it started.
+func (s *stagedDemo) stop() {
+	if s != nil && s.stopController != nil {
+		s.stopController()
+	}
 }
 
 func startDemo(ctx context.Context, f demoFlags, log io.Writer) (*runningDemo, error) {
@@ -113,49 +182,14 @@ func startDemo(ctx context.Context, f demoFlags, log io.Writer) (*runningDemo, e
 	if d.cp, err = controlplane.Start(ctx, controlplane.Options{Binary: bin, ControllerManager: true, Kubeconfig: d.kubeconfig}); err != nil {
 		return d, err
 	}
-	step("Git: creating the demo repository and its remote")
-	if d.repo, err = demo.CreateRepo(ctx, d.dir); err != nil {
-		return d, err
-	}
-	if d.engine, err = engine.New(engine.Options{Repo: d.repo.Clone, Kubeconfig: d.kubeconfig}); err != nil {
-		return d, err
-	}
-	for _, name := range demo.Apps {
-		step("sync %s", name)
-		res, err := d.engine.Sync(ctx, name, engine.SyncOptions{})
-		if err != nil {
-			return d, fmt.Errorf("sync %s: %w", name, err)
-		}
-		if res.Err != "" || res.Failed() > 0 {
-			return d, fmt.Errorf("sync %s: %s %v", name, res.Err, res.Objects)
-		}
-	}
-	step("staging: an earlier on-call freezes it during INC-1001")
-	frozeAt := time.Now().Add(-40 * time.Minute)
-	oncall, err := actions.Open(ctx, actions.RepoOptions{Repo: d.repo.Clone, Author: demo.OnCallAuthor, Now: func() time.Time { return frozeAt }})
-	if err != nil {
-		return d, err
-	}
-	if _, err := oncall.Freeze(ctx, actions.FreezeRequest{Selection: actions.Selection{Apps: []string{demo.AppStaging}}, Reason: demo.FreezeReason, For: 4 * time.Hour}); err != nil {
-		return d, fmt.Errorf("freeze staging: %w", err)
-	}
 	cs, err := kubernetes.NewForConfig(d.cp.Config)
 	if err != nil {
 		return d, err
 	}
-	step("staging: render-worker scaled to %d with kubectl scale", demo.StagingReplicas)
-	if err := demo.StageStaging(ctx, cs); err != nil {
+	d.stagedDemo, err = stageDemo(ctx, d.dir, d.kubeconfig, cs, step)
+	if err != nil {
 		return d, err
 	}
-	step("prod: an HPA takes the render-worker's replicas; a ConfigMap key is added by hand")
-	if err := demo.StageProd(ctx, cs); err != nil {
-		return d, err
-	}
-	var bg context.Context
-	bg, d.cancel = context.WithCancel(ctx)
-	errs := make(chan error, 1)
-	step("dev: a cloud controller starts rewriting %s on the TTS Service", demo.FightAnnotation)
-	go demo.RunCloudController(bg, cs, 3*time.Second, errs)
 	step("ready")
 	return d, nil
 }
@@ -163,9 +197,7 @@ func startDemo(ctx context.Context, f demoFlags, log io.Writer) (*runningDemo, e
 // stop ends the simulated controller and the control plane and removes the
 // demo folder unless asked to keep it.
 func (d *runningDemo) stop(log io.Writer) {
-	if d.cancel != nil {
-		d.cancel()
-	}
+	d.stagedDemo.stop()
 	if d.cp != nil {
 		if err := d.cp.Stop(); err != nil {
 			fmt.Fprintf(log, "demo: %v\n", err)
