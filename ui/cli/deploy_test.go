@@ -110,7 +110,7 @@ func TestDeployLeastPrivilege(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := buildKdrift(t, root)
+	bin := kdriftBinary(t)
 	objs := kustomizeBuild(t, filepath.Join(root, "deploy"), false)
 	admin := newAdminApplier(t)
 	cs := enginetest.Clientset(t)
@@ -329,18 +329,6 @@ func checkContainer(t *testing.T, ctr corev1.Container, vols []corev1.Volume) {
 	if ctr.Resources.Requests.Memory().IsZero() || ctr.Resources.Limits.Memory().IsZero() {
 		t.Fatalf("container resources %+v: want memory requests and limits", ctr.Resources)
 	}
-}
-
-// buildKdrift builds the real kdrift binary.
-func buildKdrift(t *testing.T, root string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "kdrift")
-	cmd := exec.Command("go", "build", "-o", bin, "kdrift.dev/kdrift")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build kdrift: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // kustomizeBuild renders a kustomization folder as kubectl apply -k does
