@@ -88,7 +88,12 @@ func Status(w io.Writer, apps []status.AppStatus, now time.Time) error {
 	for _, a := range apps {
 		heal := string(a.SelfHeal)
 		if a.SelfHeal == status.SelfHealFrozen && a.Freeze != nil {
-			heal += fmt.Sprintf(" by %s for %s", a.Freeze.By, now.Sub(a.Freeze.At).Round(time.Second))
+			heal += fmt.Sprintf(" by %s %s ago", a.Freeze.By, now.Sub(a.Freeze.At).Round(time.Second))
+			if a.Freeze.Until != nil {
+				heal += ", until " + a.Freeze.Until.UTC().Format("2006-01-02 15:04 MST")
+			} else {
+				heal += ", no end set"
+			}
 		}
 		since := "-"
 		if a.OutOfSyncSince != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/status"
 )
 
@@ -50,6 +51,19 @@ func TestDiffAndStatus(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "render-prod  OutOfSync  Healthy  on         1        1m30s") {
 		t.Fatalf("Status =\n%s", b.String())
+	}
+	// A frozen app says since when and until when, so that "40m" cannot be
+	// read as how long the freeze lasts.
+	until := since.Add(4 * time.Hour)
+	frozen := a
+	frozen.SelfHeal = status.SelfHealFrozen
+	frozen.Freeze = &app.Freeze{Reason: "INC-1", By: "Lao Li <lao.li@example.com>", At: since, Until: &until}
+	b.Reset()
+	if err := Status(&b, []status.AppStatus{frozen}, since.Add(40*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "frozen by Lao Li <lao.li@example.com> 40m0s ago, until 2026-12-02 19:00 UTC") {
+		t.Fatalf("Status of a frozen app =\n%s", b.String())
 	}
 	b.Reset()
 	if err := StatusJSON(&b, []status.AppStatus{a}); err != nil {
