@@ -60,7 +60,7 @@ func NewOwnership(live *unstructured.Unstructured, opts Options) (*Ownership, er
 		idx := len(o.entries)
 		mf := managerFields{owner: owner}
 		set.Iterate(func(p fieldpath.Path) {
-			ptr, ok := resolvePath(live.Object, p)
+			ptr, ok := PointerOf(live.Object, p)
 			if !ok {
 				return
 			}
@@ -69,7 +69,7 @@ func NewOwnership(live *unstructured.Unstructured, opts Options) (*Ownership, er
 			o.members[ptr] = append(o.members[ptr], idx)
 		})
 		set.Leaves().Iterate(func(p fieldpath.Path) {
-			if ptr, ok := resolvePath(live.Object, p); ok {
+			if ptr, ok := PointerOf(live.Object, p); ok {
 				o.leaves[ptr] = append(o.leaves[ptr], idx)
 			}
 		})
@@ -191,10 +191,7 @@ func parent(ptr string) string {
 // PointerOf turns a structured-merge-diff field path (from managedFields)
 // into a JSON pointer into obj, finding keyed (k:), valued (v:) and
 // indexed (i:) list elements; ok is false when obj lacks the field.
-func PointerOf(obj map[string]any, p fieldpath.Path) (string, bool) { return resolvePath(obj, p) }
-
-// resolvePath is PointerOf.
-func resolvePath(obj map[string]any, p fieldpath.Path) (string, bool) {
+func PointerOf(obj map[string]any, p fieldpath.Path) (string, bool) {
 	var cur any = obj
 	ptr := ""
 	for _, pe := range p {
@@ -215,7 +212,7 @@ func resolvePath(obj map[string]any, p fieldpath.Path) (string, bool) {
 			if !ok {
 				return "", false
 			}
-			i := findElement(l, pe)
+			i := FindElement(l, pe)
 			if i < 0 {
 				return "", false
 			}
@@ -230,10 +227,7 @@ func resolvePath(obj map[string]any, p fieldpath.Path) (string, bool) {
 
 // FindElement returns the index of the list element of l a field path
 // element selects (by key, value or index), or -1.
-func FindElement(l []any, pe fieldpath.PathElement) int { return findElement(l, pe) }
-
-// findElement is FindElement.
-func findElement(l []any, pe fieldpath.PathElement) int {
+func FindElement(l []any, pe fieldpath.PathElement) int {
 	switch {
 	case pe.Index != nil:
 		if *pe.Index >= 0 && *pe.Index < len(l) {
@@ -288,7 +282,7 @@ func declared(obj map[string]any, p fieldpath.Path) bool {
 			if pe.FieldName != nil {
 				return false
 			}
-			i := findElement(c, pe)
+			i := FindElement(c, pe)
 			if i < 0 {
 				return false
 			}
@@ -319,7 +313,7 @@ func valueAtPath(obj map[string]any, p fieldpath.Path) (any, bool) {
 			if pe.FieldName != nil {
 				return nil, false
 			}
-			i := findElement(c, pe)
+			i := FindElement(c, pe)
 			if i < 0 {
 				return nil, false
 			}

@@ -47,15 +47,13 @@ func (s *ClientSet) Mapping(ctx context.Context, gvk schema.GroupVersionKind) (*
 	}
 	s.mapMu.Unlock()
 	m, err = s.mapper.RESTMappingWithContext(ctx, gk, gvk.Version)
-	if err == nil {
-		s.remember(gvk, m)
-	}
 	if err != nil {
 		if meta.IsNoMatchError(err) {
 			return nil, fmt.Errorf("kind %s is not served by context %q (server %s): install its CustomResourceDefinition or fix apiVersion: %w", gvkString(gvk), s.Context, s.Server, err)
 		}
 		return nil, s.clusterError("discovery", err)
 	}
+	s.remember(gvk, m)
 	return m, nil
 }
 
