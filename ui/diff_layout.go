@@ -162,9 +162,9 @@ type annotation struct {
 func annotate(d status.ObjectDetail, fields map[string]*status.FieldChange, r diffRow, now time.Time) annotation {
 	var path string
 	var owners []status.Owner
-	parent := false
+	defaulted := false
 	if r.right >= 0 {
-		path, owners, parent = d.Live[r.right].Path, d.Live[r.right].Owners, d.Live[r.right].Parent
+		path, owners, defaulted = d.Live[r.right].Path, d.Live[r.right].Owners, d.Live[r.right].Defaulted()
 	} else if r.left >= 0 {
 		path = d.Desired[r.left].Path
 	}
@@ -187,9 +187,7 @@ func annotate(d status.ObjectDetail, fields map[string]*status.FieldChange, r di
 	case r.right < 0:
 		// Git sets it and nobody has it live: no owner to name.
 		an.text = "not live"
-	case parent:
-		// A map or list opener: its fields below carry their owners.
-	default:
+	case defaulted:
 		an.class = status.OwnerDefaulted
 		an.text = "apiserver default"
 	}

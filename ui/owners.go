@@ -72,13 +72,9 @@ func (v *ownersView) setDetail(d status.ObjectDetail) {
 	for i, l := range d.Live {
 		bl := blameLine{text: l.Text, path: l.Path, manager: -1}
 		switch {
-		case l.Path == "":
-		case len(l.Owners) == 0 && (l.Parent || l.Path == "/apiVersion" || l.Path == "/kind"):
-			// A map or list opener that no manager lists itself (its
-			// fields below carry their own owners), or the object's type,
-			// which managedFields never lists: not defaulted.
-		case len(l.Owners) == 0:
+		case l.Defaulted():
 			bl.gutter = "· defaulted"
+		case len(l.Owners) == 0:
 		default:
 			o, _ := mainOwner(l.Owners)
 			bl.gutter = ownerText(o, now)

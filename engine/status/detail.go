@@ -16,6 +16,14 @@ type Line struct {
 	Parent bool `json:"parent,omitempty"`
 }
 
+// Defaulted reports whether a live line is a field no manager owns, so
+// the apiserver's defaults set it. A map or list opener (its fields below
+// carry their owners) and the object's type (apiVersion and kind, which
+// managedFields never lists) are not defaulted, nor is a structural line.
+func (l Line) Defaulted() bool {
+	return l.Path != "" && len(l.Owners) == 0 && !l.Parent && l.Path != "/apiVersion" && l.Path != "/kind"
+}
+
 // ObjectDetail is one object as Git wants it and as it is live, line by
 // line, for the diff and ownership views. Secret values are masked on both
 // sides.
