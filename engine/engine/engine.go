@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/apply"
 	"kdrift.dev/kdrift/engine/diff"
@@ -250,18 +252,15 @@ func (e *Engine) Reconcile(ctx context.Context, names ...string) error {
 			}
 		}
 	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, e.opts.Workers)
+	var g errgroup.Group
+	g.SetLimit(e.opts.Workers)
 	for _, n := range names {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			e.reconcileApp(ctx, n, passOptions{heal: !e.opts.ReadOnly, prune: !e.opts.ReadOnly})
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // per-app failures are in the statuses
 	return ctx.Err()
 }
 

@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"sync"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -38,19 +38,16 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 		lv  *unstructured.Unstructured
 	}
 	out := make([]one, len(p.desired))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, compareParallelism)
+	var g errgroup.Group
+	g.SetLimit(compareParallelism)
 	for i, d := range p.desired {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			res, lv := p.compareOne(ctx, d, live.RefOf(d))
 			out[i] = one{res, lv}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // compareOne reports failures in its result
 	for i, d := range p.desired {
 		key := refKey(live.RefOf(d))
 		seen[key] = true

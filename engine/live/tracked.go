@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -58,23 +59,21 @@ func (s *ClientSet) TrackedKinds(ctx context.Context) (map[string][]schema.Group
 		mu      sync.Mutex
 		listErr error
 		out     = map[string][]schema.GroupVersionKind{}
-		wg      sync.WaitGroup
-		sem     = make(chan struct{}, 8)
+		g       errgroup.Group
 	)
+	g.SetLimit(8)
 	for _, k := range kinds {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			l, err := md.Resource(k.gvr).List(ctx, metav1.ListOptions{LabelSelector: TrackedSelector})
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
+				// Kept aside rather than returned: the other kinds' lists
+				// still count.
 				if !apierrors.IsForbidden(err) && !apierrors.IsNotFound(err) && !apierrors.IsMethodNotSupported(err) && listErr == nil {
 					listErr = s.clusterError("list tracked "+k.gvr.String(), err)
 				}
-				return
+				return nil
 			}
 			for _, item := range l.Items {
 				app := item.Annotations[AppAnnotation]
@@ -82,9 +81,10 @@ func (s *ClientSet) TrackedKinds(ctx context.Context) (map[string][]schema.Group
 					out[app] = append(out[app], k.gvk)
 				}
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 	if ctx.Err() != nil {
 		return out, ctx.Err()
 	}
