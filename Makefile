@@ -25,7 +25,7 @@ test-short:
 
 ## localcluster: build (or find cached) the local control plane binary.
 localcluster:
-	$(GO) run ./engine/controlplane/cmd/buildlocalcluster
+	$(GO) run ./internal/controlplane/cmd/buildlocalcluster
 
 ## demo: kdrift against the embedded default: a local control plane and a demo repository.
 demo: build localcluster

@@ -13,6 +13,7 @@ import (
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/ui/report"
 )
 
 // historyLimit bounds how many commits the history view lists.
@@ -210,7 +211,7 @@ func (b *EngineBackend) RevertPreview(ctx context.Context, hash string) (string,
 		return "", err
 	}
 	var buf bytes.Buffer
-	if err := actions.WriteRevertPreview(&buf, diffs); err != nil {
+	if err := report.WriteRevertPreview(&buf, diffs); err != nil {
 		return "", err
 	}
 	return buf.String(), nil

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"kdrift.dev/kdrift/engine/app"
-	"kdrift.dev/kdrift/engine/internal/gittest"
 	"kdrift.dev/kdrift/engine/source"
+	"kdrift.dev/kdrift/internal/gittest"
 )
 
 const goodApp = `apiVersion: kdrift.dev/v1alpha1

@@ -15,7 +15,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/apply"
-	"kdrift.dev/kdrift/engine/enginetest"
+	"kdrift.dev/kdrift/internal/enginetest"
 )
 
 func TestMain(m *testing.M) { enginetest.Main(m, enginetest.Options{}) }

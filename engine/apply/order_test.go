@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kdrift.dev/kdrift/engine/apply"
-	"kdrift.dev/kdrift/engine/enginetest"
+	"kdrift.dev/kdrift/internal/enginetest"
 )
 
 const crd = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",

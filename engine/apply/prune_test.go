@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kdrift.dev/kdrift/engine/apply"
-	"kdrift.dev/kdrift/engine/enginetest"
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/internal/enginetest"
 )
 
 func gvr(resource string) schema.GroupVersionResource {

@@ -9,9 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"kdrift.dev/kdrift/engine/enginetest"
-	"kdrift.dev/kdrift/engine/internal/gittest"
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/internal/enginetest"
+	"kdrift.dev/kdrift/internal/gittest"
 )
 
 // TestAdoptedObjectDefaultsAreNotDrift: a Deployment first made with

@@ -22,10 +22,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"kdrift.dev/kdrift/engine/engine"
-	"kdrift.dev/kdrift/engine/enginetest"
 	"kdrift.dev/kdrift/engine/fight"
-	"kdrift.dev/kdrift/engine/internal/gittest"
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/internal/enginetest"
+	"kdrift.dev/kdrift/internal/gittest"
 )
 
 // percentiles reports p50 and p99 of durations in milliseconds.

@@ -8,9 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kdrift.dev/kdrift/engine/engine"
-	"kdrift.dev/kdrift/engine/enginetest"
-	"kdrift.dev/kdrift/engine/internal/gittest"
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/internal/enginetest"
+	"kdrift.dev/kdrift/internal/gittest"
 )
 
 const gadgetCRD = `apiVersion: apiextensions.k8s.io/v1

@@ -14,9 +14,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"kdrift.dev/kdrift/engine/engine"
-	"kdrift.dev/kdrift/engine/enginetest"
-	"kdrift.dev/kdrift/engine/internal/gittest"
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/internal/enginetest"
+	"kdrift.dev/kdrift/internal/gittest"
 )
 
 func TestMain(m *testing.M) {

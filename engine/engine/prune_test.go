@@ -10,9 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kdrift.dev/kdrift/engine/engine"
-	"kdrift.dev/kdrift/engine/enginetest"
-	"kdrift.dev/kdrift/engine/internal/gittest"
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/internal/enginetest"
+	"kdrift.dev/kdrift/internal/gittest"
 )
 
 // gone reports whether a ConfigMap is deleted or being deleted (foreground

@@ -11,10 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"kdrift.dev/kdrift/engine/engine"
-	"kdrift.dev/kdrift/engine/enginetest"
 	"kdrift.dev/kdrift/engine/fight"
-	"kdrift.dev/kdrift/engine/internal/gittest"
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/internal/enginetest"
+	"kdrift.dev/kdrift/internal/gittest"
 )
 
 // recorder keeps every event a subscription delivers.

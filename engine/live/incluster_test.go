@@ -8,8 +8,8 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"kdrift.dev/kdrift/engine/enginetest"
 	"kdrift.dev/kdrift/engine/live"
+	"kdrift.dev/kdrift/internal/enginetest"
 )
 
 // TestInClusterWithoutKubeconfig: with no kubeconfig anywhere (no flag, no

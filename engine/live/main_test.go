@@ -15,9 +15,9 @@ import (
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/diff"
-	"kdrift.dev/kdrift/engine/enginetest"
 	"kdrift.dev/kdrift/engine/live"
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/internal/enginetest"
 )
 
 // The controller-manager runs so that Deployments and StatefulSets get

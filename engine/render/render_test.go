@@ -12,9 +12,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"kdrift.dev/kdrift/engine/internal/gittest"
 	"kdrift.dev/kdrift/engine/render"
 	"kdrift.dev/kdrift/engine/source"
+	"kdrift.dev/kdrift/internal/gittest"
 )
 
 var overlayFiles = map[string]string{

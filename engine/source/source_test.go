@@ -11,8 +11,8 @@ import (
 	"testing/fstest"
 	"time"
 
-	"kdrift.dev/kdrift/engine/internal/gittest"
 	"kdrift.dev/kdrift/engine/source"
+	"kdrift.dev/kdrift/internal/gittest"
 )
 
 var files = map[string]string{

@@ -7,6 +7,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"kdrift.dev/kdrift/engine/actions"
+	"kdrift.dev/kdrift/ui/report"
 )
 
 // actionFlags are the flags every committing command takes besides the
@@ -35,7 +36,7 @@ func (a *actionFlags) open(ctx context.Context) (*actions.Repo, error) {
 // the exit code is 0 either way.
 func printResult(env *cliEnv, a *actionFlags, what string, res actions.Result) int {
 	if a.output == "json" {
-		if err := actions.WriteJSON(env.stdout, res); err != nil {
+		if err := report.WriteJSON(env.stdout, res); err != nil {
 			return env.errorf("writing output failed: %v", err)
 		}
 	} else {

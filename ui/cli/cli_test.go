@@ -18,7 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"kdrift.dev/kdrift/engine/enginetest"
+	"kdrift.dev/kdrift/internal/enginetest"
 )
 
 func TestMain(m *testing.M) {

@@ -7,6 +7,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"kdrift.dev/kdrift/engine/actions"
+	"kdrift.dev/kdrift/ui/report"
 )
 
 func init() {
@@ -44,9 +45,9 @@ func runAudit(ctx context.Context, env *cliEnv, args []string) int {
 		entries = []actions.AuditEntry{}
 	}
 	if *output == "json" {
-		err = actions.WriteJSON(env.stdout, entries)
+		err = report.WriteJSON(env.stdout, entries)
 	} else {
-		err = actions.WriteAuditTable(env.stdout, entries)
+		err = report.WriteAuditTable(env.stdout, entries)
 	}
 	if err != nil {
 		return env.errorf("writing output failed: %v", err)

@@ -12,9 +12,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"kdrift.dev/kdrift/engine/actions"
-	"kdrift.dev/kdrift/engine/controlplane"
-	"kdrift.dev/kdrift/engine/demo"
 	"kdrift.dev/kdrift/engine/engine"
+	"kdrift.dev/kdrift/internal/controlplane"
+	"kdrift.dev/kdrift/internal/demo"
 	"kdrift.dev/kdrift/ui"
 )
 

@@ -5,8 +5,8 @@ import (
 
 	flag "github.com/spf13/pflag"
 
-	"kdrift.dev/kdrift/engine/report"
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/ui/report"
 )
 
 func init() {

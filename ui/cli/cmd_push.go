@@ -7,6 +7,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"kdrift.dev/kdrift/engine/actions"
+	"kdrift.dev/kdrift/ui/report"
 )
 
 func init() {
@@ -37,7 +38,7 @@ func runPush(ctx context.Context, env *cliEnv, args []string) int {
 		return env.errorf("push: %v", err)
 	}
 	if *output == "json" {
-		if err := actions.WriteJSON(env.stdout, res); err != nil {
+		if err := report.WriteJSON(env.stdout, res); err != nil {
 			return env.errorf("writing output failed: %v", err)
 		}
 	}

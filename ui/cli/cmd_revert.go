@@ -7,6 +7,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"kdrift.dev/kdrift/engine/actions"
+	"kdrift.dev/kdrift/ui/report"
 )
 
 func init() {
@@ -41,9 +42,9 @@ func runRevert(ctx context.Context, env *cliEnv, args []string) int {
 			return env.errorf("revert %s: %v", fs.Arg(0), err)
 		}
 		if af.output == "json" {
-			err = actions.WriteJSON(env.stdout, diffs)
+			err = report.WriteJSON(env.stdout, diffs)
 		} else {
-			err = actions.WriteRevertPreview(env.stdout, diffs)
+			err = report.WriteRevertPreview(env.stdout, diffs)
 		}
 		if err != nil {
 			return env.errorf("writing output failed: %v", err)

@@ -6,7 +6,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
-	"kdrift.dev/kdrift/engine/report"
+	"kdrift.dev/kdrift/ui/report"
 )
 
 func init() {

@@ -9,8 +9,8 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"kdrift.dev/kdrift/engine/engine"
-	"kdrift.dev/kdrift/engine/report"
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/ui/report"
 )
 
 func init() {

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"kdrift.dev/kdrift/engine/controlplane"
-	"kdrift.dev/kdrift/engine/demo"
-	"kdrift.dev/kdrift/engine/enginetest"
+	"kdrift.dev/kdrift/internal/controlplane"
+	"kdrift.dev/kdrift/internal/demo"
+	"kdrift.dev/kdrift/internal/enginetest"
 )
 
 // What the slow tier (the end-to-end and README tests) shares: the real

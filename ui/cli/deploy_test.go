@@ -38,8 +38,8 @@ import (
 	kustomizetypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
-	"kdrift.dev/kdrift/engine/enginetest"
 	"kdrift.dev/kdrift/engine/source"
+	"kdrift.dev/kdrift/internal/enginetest"
 )
 
 // deployApp is the App the ServiceAccount's kdrift syncs: a Namespace that

@@ -15,8 +15,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"kdrift.dev/kdrift/engine/demo"
-	"kdrift.dev/kdrift/engine/enginetest"
+	"kdrift.dev/kdrift/internal/demo"
+	"kdrift.dev/kdrift/internal/enginetest"
 )
 
 // e2eDeadline bounds each wait of the end-to-end test: generous, because

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"kdrift.dev/kdrift/engine/controlplane"
-	"kdrift.dev/kdrift/engine/demo"
+	"kdrift.dev/kdrift/internal/controlplane"
+	"kdrift.dev/kdrift/internal/demo"
 )
 
 // readmeLine is one command of a ```sh readme-test block.

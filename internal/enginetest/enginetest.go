@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"kdrift.dev/kdrift/engine/controlplane"
+	"kdrift.dev/kdrift/internal/controlplane"
 )
 
 // Options says what kind of control plane a package needs.

@@ -1,4 +1,4 @@
-package actions
+package report
 
 import (
 	"encoding/json"
@@ -8,12 +8,14 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"kdrift.dev/kdrift/engine/actions"
 )
 
 // WriteAuditTable writes audit entries as an aligned table for people:
 // time, author, action, apps (with freeze states), commit and the first
 // line of the reason.
-func WriteAuditTable(w io.Writer, entries []AuditEntry) error {
+func WriteAuditTable(w io.Writer, entries []actions.AuditEntry) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tAUTHOR\tACTION\tAPPS\tCOMMIT\tREASON")
 	for _, e := range entries {
@@ -38,7 +40,7 @@ func WriteJSON(w io.Writer, v any) error {
 }
 
 // WriteRevertPreview writes the per-file diffs of a revert preview.
-func WriteRevertPreview(w io.Writer, diffs []FileDiff) error {
+func WriteRevertPreview(w io.Writer, diffs []actions.FileDiff) error {
 	sort.Slice(diffs, func(i, j int) bool { return diffs[i].Path < diffs[j].Path })
 	for _, d := range diffs {
 		if d.Diff == "" {
@@ -52,4 +54,9 @@ func WriteRevertPreview(w io.Writer, diffs []FileDiff) error {
 		}
 	}
 	return nil
+}
+
+// firstLine is the first line of s, trimmed.
+func firstLine(s string) string {
+	return strings.TrimSpace(strings.SplitN(s, "\n", 2)[0])
 }

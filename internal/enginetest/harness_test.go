@@ -20,7 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"kdrift.dev/kdrift/engine/enginetest"
+	"kdrift.dev/kdrift/internal/enginetest"
 )
 
 func TestMain(m *testing.M) {

@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"kdrift.dev/kdrift/engine/controlplane"
+	"kdrift.dev/kdrift/internal/controlplane"
 )
 
 func main() {
