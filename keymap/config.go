@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	"charm.land/bubbles/v2/key"
 	"gopkg.in/yaml.v3"
 )
 
@@ -58,21 +57,26 @@ func LoadConfig(path string) (Config, error) {
 	return c, nil
 }
 
-// Apply returns km with the config's key overrides. An unknown action name
-// or a key bound to two actions is an error naming them, so a typo does not
-// silently leave the default in place.
+// Apply returns km with the config's key overrides, by the names of the
+// key table's rows. An unknown action name or a key bound to two actions is
+// an error naming them, so a typo does not silently leave the default in
+// place.
 func (c Config) Apply(km KeyMap) (KeyMap, error) {
-	b := km.bindings()
+	byName := map[string]Action{}
+	for _, r := range table {
+		byName[r.Name] = r.Action
+	}
 	names := make([]string, 0, len(c.Keys))
 	for n := range c.Keys {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		bind, ok := b[n]
+		a, ok := byName[n]
 		if !ok {
-			return km, fmt.Errorf("config keys.%s: unknown action; known actions: %s", n, strings.Join(actionNames(b), ", "))
+			return km, fmt.Errorf("config keys.%s: unknown action; known actions: %s", n, strings.Join(actionNames(), ", "))
 		}
+		bind := &km.b[a]
 		keys := c.Keys[n]
 		if len(keys) == 0 {
 			bind.Unbind()
@@ -87,8 +91,8 @@ func (c Config) Apply(km KeyMap) (KeyMap, error) {
 		bind.SetHelp(strings.Join(keys, "/"), bind.Help().Desc)
 	}
 	seen := map[string]string{}
-	for _, n := range actionNames(b) {
-		for _, k := range b[n].Keys() {
+	for _, n := range actionNames() {
+		for _, k := range km.b[byName[n]].Keys() {
 			if other, dup := seen[k]; dup {
 				return km, fmt.Errorf("config keys: %q is bound to both %s and %s; give one of them another key", k, other, n)
 			}
@@ -98,10 +102,11 @@ func (c Config) Apply(km KeyMap) (KeyMap, error) {
 	return km, nil
 }
 
-func actionNames(b map[string]*key.Binding) []string {
-	out := make([]string, 0, len(b))
-	for n := range b {
-		out = append(out, n)
+// actionNames is every config name of the key table, sorted.
+func actionNames() []string {
+	out := make([]string, 0, len(table))
+	for _, r := range table {
+		out = append(out, r.Name)
 	}
 	sort.Strings(out)
 	return out

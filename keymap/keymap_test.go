@@ -31,12 +31,14 @@ func writeConfig(t *testing.T, body string) string {
 }
 
 func TestDefaultKeyMapHasNoDuplicates(t *testing.T) {
+	t.Parallel()
 	if _, err := (Config{}).Apply(DefaultKeyMap()); err != nil {
 		t.Fatalf("defaults conflict: %v", err)
 	}
 }
 
 func TestLoadConfigOverrides(t *testing.T) {
+	t.Parallel()
 	p := writeConfig(t, "readonly: true\nkeys:\n  sync: [\"Z\", \"ctrl+s\"]\n  revert: []\n")
 	c, err := LoadConfig(p)
 	if err != nil {
@@ -54,23 +56,24 @@ func TestLoadConfigOverrides(t *testing.T) {
 		b    key.Binding
 		want bool
 	}{
-		{"Z", km.Sync, true},
-		{"ctrl+s", km.Sync, true},
-		{"s", km.Sync, false},
-		{"r", km.Revert, false},
-		{"f", km.Freeze, true},
+		{"Z", km.Binding(ActSync), true},
+		{"ctrl+s", km.Binding(ActSync), true},
+		{"s", km.Binding(ActSync), false},
+		{"r", km.Binding(ActRevert), false},
+		{"f", km.Binding(ActFreeze), true},
 	}
 	for _, tt := range tests {
 		if got := key.Matches(press(tt.key), tt.b); got != tt.want {
 			t.Errorf("%q matches %v = %v, want %v", tt.key, tt.b.Help(), got, tt.want)
 		}
 	}
-	if km.Sync.Help().Key != "Z/ctrl+s" || km.Sync.Help().Desc != "sync" {
-		t.Errorf("help not relabelled: %+v", km.Sync.Help())
+	if km.Binding(ActSync).Help().Key != "Z/ctrl+s" || km.Binding(ActSync).Help().Desc != "sync" {
+		t.Errorf("help not relabelled: %+v", km.Binding(ActSync).Help())
 	}
 }
 
 func TestLoadConfigMissingFileIsDefault(t *testing.T) {
+	t.Parallel()
 	c, err := LoadConfig(filepath.Join(t.TempDir(), "nope.yaml"))
 	if err != nil || c.Readonly || len(c.Keys) != 0 {
 		t.Fatalf("got %+v, %v", c, err)
@@ -78,6 +81,7 @@ func TestLoadConfigMissingFileIsDefault(t *testing.T) {
 }
 
 func TestLoadConfigErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, body, want string
 	}{
@@ -88,6 +92,7 @@ func TestLoadConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			c, err := LoadConfig(writeConfig(t, tt.body))
 			if err == nil {
 				_, err = c.Apply(DefaultKeyMap())
@@ -114,12 +119,111 @@ func TestConfigPathRespectsXDG(t *testing.T) {
 }
 
 func TestHelpGroupsCoverEveryBinding(t *testing.T) {
+	t.Parallel()
 	km := DefaultKeyMap()
-	n := 0
-	for _, g := range km.FullHelp() {
-		n += len(g)
+	seen := map[Action]bool{}
+	for _, v := range Views() {
+		for _, g := range km.FullHelp(v) {
+			for _, b := range g {
+				a := km.Lookup(v, press(b.Keys()[0]))
+				if a == ActNone {
+					t.Errorf("view %d help lists %v, which does nothing there", v, b.Help())
+				}
+				seen[a] = true
+			}
+		}
 	}
-	if n != len(km.bindings()) {
-		t.Fatalf("full help lists %d bindings, keymap has %d", n, len(km.bindings()))
+	for a := ActNone + 1; a < actionCount; a++ {
+		if !seen[a] {
+			t.Errorf("%v is in no view's help", a)
+		}
+	}
+}
+
+// TestEveryActionHasOneRow keeps the table whole: every action has exactly
+// one row, with a config name, default keys, help text, a help column and
+// the views it works in named by View values.
+func TestEveryActionHasOneRow(t *testing.T) {
+	t.Parallel()
+	rows := map[Action]int{}
+	names := map[string]bool{}
+	for _, r := range Rows() {
+		rows[r.Action]++
+		if r.Name == "" || len(r.Keys) == 0 || r.Help == "" {
+			t.Errorf("row of %d lacks a name, keys or help: %+v", r.Action, r)
+		}
+		if names[r.Name] {
+			t.Errorf("config name %q used twice", r.Name)
+		}
+		names[r.Name] = true
+		if r.Group < 0 || r.Group >= groupCount {
+			t.Errorf("%s: help group %d unknown", r.Name, r.Group)
+		}
+		for _, v := range r.Views {
+			if v < 0 || v >= viewCount {
+				t.Errorf("%s: view %d unknown", r.Name, v)
+			}
+		}
+		for v := range r.ViewHelp {
+			if !r.WorksIn(v) {
+				t.Errorf("%s: relabelled for view %d, where it does nothing", r.Name, v)
+			}
+		}
+	}
+	for a := ActNone + 1; a < actionCount; a++ {
+		if rows[a] != 1 {
+			t.Errorf("action %d has %d rows, want 1", a, rows[a])
+		}
+	}
+	if rows[ActNone] != 0 {
+		t.Errorf("ActNone has a row")
+	}
+}
+
+// TestHelpListsOnlyTheViewsKeys: `?` in a view shows the keys of that view,
+// not the global list.
+func TestHelpListsOnlyTheViewsKeys(t *testing.T) {
+	t.Parallel()
+	km := DefaultKeyMap()
+	descs := func(v View) string {
+		var out []string
+		for _, g := range km.FullHelp(v) {
+			for _, b := range g {
+				out = append(out, b.Help().Desc)
+			}
+		}
+		return strings.Join(out, "|")
+	}
+	tests := []struct {
+		v        View
+		has, not []string
+	}{
+		{ViewApps, []string{"sort by next column", "unfreeze", "history", "open"}, []string{"previous change", "revert commit", "ignore field"}},
+		{ViewApp, []string{"diff", "ownership", "sync"}, []string{"filter (!x inverts)", "revert commit"}},
+		{ViewDiff, []string{"next change", "unified/side-by-side", "ignore field"}, []string{"open", "revert commit", "mark"}},
+		{ViewOwners, []string{"next flagged", "prev flagged", "diff"}, []string{"next change", "unified/side-by-side"}},
+		{ViewHistory, []string{"show commit", "revert commit"}, []string{"sync", "freeze", "ignore field"}},
+	}
+	for _, tt := range tests {
+		got := "|" + descs(tt.v) + "|"
+		for _, h := range tt.has {
+			if !strings.Contains(got, "|"+h+"|") {
+				t.Errorf("view %d help lacks %q: %s", tt.v, h, got)
+			}
+		}
+		for _, n := range tt.not {
+			if strings.Contains(got, "|"+n+"|") {
+				t.Errorf("view %d help lists %q: %s", tt.v, n, got)
+			}
+		}
+	}
+}
+
+func TestShortHelpDropsKeysOfOtherViews(t *testing.T) {
+	t.Parallel()
+	km := DefaultKeyMap()
+	got := km.Short(ViewHistory, ActEnter, ActSync, ActRevert)
+	if len(got) != 2 || got[0].Help().Desc != "show commit" || got[1].Help().Desc != "revert commit" {
+		t.Fatalf("short help = %+v", got)
 	}
 }

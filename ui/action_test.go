@@ -9,27 +9,27 @@ import (
 func TestKeyAction(t *testing.T) {
 	km := keymap.DefaultKeyMap()
 	tests := []struct {
-		view viewKind
+		view keymap.View
 		key  string
-		want Action
+		want keymap.Action
 	}{
-		{kindApps, "j", ActDown}, {kindApps, "down", ActDown}, {kindApps, "k", ActUp}, {kindApps, "up", ActUp},
-		{kindApps, "g", ActTop}, {kindApps, "G", ActBottom}, {kindApps, "pgdown", ActPageDown}, {kindApps, "pgup", ActPageUp},
-		{kindApps, "enter", ActEnter}, {kindApps, "esc", ActBack}, {kindApps, "q", ActQuit}, {kindApps, "ctrl+c", ActQuit},
-		{kindApps, "?", ActHelp}, {kindApps, "/", ActFilter}, {kindApps, ":", ActCommand}, {kindApps, "ctrl+r", ActRefresh},
-		{kindApps, "S", ActSort}, {kindApps, "space", ActMark}, {kindApps, "h", ActHistory},
-		{kindApps, "s", ActSync}, {kindApps, "f", ActFreeze}, {kindApps, "F", ActUnfreeze},
-		{kindApps, "r", ActNone}, {kindApps, "i", ActNone}, {kindApps, "d", ActNone}, {kindApps, "u", ActNone}, {kindApps, "z", ActNone},
-		{kindApp, "enter", ActEnter}, {kindApp, "d", ActDiff}, {kindApp, "o", ActOwners}, {kindApp, "h", ActHistory},
-		{kindApp, "s", ActSync}, {kindApp, "f", ActFreeze}, {kindApp, "F", ActUnfreeze}, {kindApp, "/", ActNone}, {kindApp, "space", ActNone},
-		{kindDiff, "n", ActNextChange}, {kindDiff, "N", ActPrevChange}, {kindDiff, "u", ActUnified}, {kindDiff, "x", ActHideNoise},
-		{kindDiff, "o", ActOwners}, {kindDiff, "i", ActIgnore}, {kindDiff, "s", ActSync}, {kindDiff, "enter", ActNone}, {kindDiff, "r", ActNone},
-		{kindOwners, "i", ActIgnore}, {kindOwners, "d", ActDiff}, {kindOwners, "n", ActNextChange}, {kindOwners, "u", ActNone},
-		{kindHistory, "r", ActRevert}, {kindHistory, "enter", ActEnter}, {kindHistory, "s", ActNone}, {kindHistory, "f", ActNone},
-		{kindHistory, "i", ActNone}, {kindHistory, "j", ActDown},
+		{keymap.ViewApps, "j", keymap.ActDown}, {keymap.ViewApps, "down", keymap.ActDown}, {keymap.ViewApps, "k", keymap.ActUp}, {keymap.ViewApps, "up", keymap.ActUp},
+		{keymap.ViewApps, "g", keymap.ActTop}, {keymap.ViewApps, "G", keymap.ActBottom}, {keymap.ViewApps, "pgdown", keymap.ActPageDown}, {keymap.ViewApps, "pgup", keymap.ActPageUp},
+		{keymap.ViewApps, "enter", keymap.ActEnter}, {keymap.ViewApps, "esc", keymap.ActBack}, {keymap.ViewApps, "q", keymap.ActQuit}, {keymap.ViewApps, "ctrl+c", keymap.ActQuit},
+		{keymap.ViewApps, "?", keymap.ActHelp}, {keymap.ViewApps, "/", keymap.ActFilter}, {keymap.ViewApps, ":", keymap.ActCommand}, {keymap.ViewApps, "ctrl+r", keymap.ActRefresh},
+		{keymap.ViewApps, "S", keymap.ActSort}, {keymap.ViewApps, "space", keymap.ActMark}, {keymap.ViewApps, "h", keymap.ActHistory},
+		{keymap.ViewApps, "s", keymap.ActSync}, {keymap.ViewApps, "f", keymap.ActFreeze}, {keymap.ViewApps, "F", keymap.ActUnfreeze},
+		{keymap.ViewApps, "r", keymap.ActNone}, {keymap.ViewApps, "i", keymap.ActNone}, {keymap.ViewApps, "d", keymap.ActNone}, {keymap.ViewApps, "u", keymap.ActNone}, {keymap.ViewApps, "z", keymap.ActNone},
+		{keymap.ViewApp, "enter", keymap.ActEnter}, {keymap.ViewApp, "d", keymap.ActDiff}, {keymap.ViewApp, "o", keymap.ActOwners}, {keymap.ViewApp, "h", keymap.ActHistory},
+		{keymap.ViewApp, "s", keymap.ActSync}, {keymap.ViewApp, "f", keymap.ActFreeze}, {keymap.ViewApp, "F", keymap.ActUnfreeze}, {keymap.ViewApp, "/", keymap.ActNone}, {keymap.ViewApp, "space", keymap.ActNone},
+		{keymap.ViewDiff, "n", keymap.ActNextChange}, {keymap.ViewDiff, "N", keymap.ActPrevChange}, {keymap.ViewDiff, "u", keymap.ActUnified}, {keymap.ViewDiff, "x", keymap.ActHideNoise},
+		{keymap.ViewDiff, "o", keymap.ActOwners}, {keymap.ViewDiff, "i", keymap.ActIgnore}, {keymap.ViewDiff, "s", keymap.ActSync}, {keymap.ViewDiff, "enter", keymap.ActNone}, {keymap.ViewDiff, "r", keymap.ActNone},
+		{keymap.ViewOwners, "i", keymap.ActIgnore}, {keymap.ViewOwners, "d", keymap.ActDiff}, {keymap.ViewOwners, "n", keymap.ActNextChange}, {keymap.ViewOwners, "u", keymap.ActNone},
+		{keymap.ViewHistory, "r", keymap.ActRevert}, {keymap.ViewHistory, "enter", keymap.ActEnter}, {keymap.ViewHistory, "s", keymap.ActNone}, {keymap.ViewHistory, "f", keymap.ActNone},
+		{keymap.ViewHistory, "i", keymap.ActNone}, {keymap.ViewHistory, "j", keymap.ActDown},
 	}
 	for _, tt := range tests {
-		if got := keyAction(km, tt.view, press(tt.key)); got != tt.want {
+		if got := km.Lookup(tt.view, press(tt.key)); got != tt.want {
 			t.Errorf("view %d key %q = %v, want %v", tt.view, tt.key, got, tt.want)
 		}
 	}
@@ -40,16 +40,16 @@ func TestKeyActionFollowsOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for key, want := range map[string]Action{"Z": ActSync, "s": ActNone, "f": ActNone, "F": ActUnfreeze} {
-		if got := keyAction(km, kindApps, press(key)); got != want {
+	for key, want := range map[string]keymap.Action{"Z": keymap.ActSync, "s": keymap.ActNone, "f": keymap.ActNone, "F": keymap.ActUnfreeze} {
+		if got := km.Lookup(keymap.ViewApps, press(key)); got != want {
 			t.Errorf("%q = %v, want %v", key, got, want)
 		}
 	}
 }
 
 func TestMutatingActions(t *testing.T) {
-	for a := ActNone; a <= ActIgnore; a++ {
-		want := a == ActSync || a == ActFreeze || a == ActUnfreeze || a == ActRevert || a == ActIgnore
+	for a := keymap.ActNone; a <= keymap.ActIgnore; a++ {
+		want := a == keymap.ActSync || a == keymap.ActFreeze || a == keymap.ActUnfreeze || a == keymap.ActRevert || a == keymap.ActIgnore
 		if a.Mutating() != want {
 			t.Errorf("%v.Mutating() = %v", a, a.Mutating())
 		}

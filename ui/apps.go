@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/keymap"
 )
 
 // appsChangedMsg tells views that the apps store changed.
@@ -63,7 +64,7 @@ func newAppsView(c *common, ctxFilter string) *appsView {
 	return v
 }
 
-func (v *appsView) kind() viewKind { return kindApps }
+func (v *appsView) kind() keymap.View { return keymap.ViewApps }
 func (v *appsView) title() string {
 	t := "apps"
 	if v.ctx != "" {
@@ -203,7 +204,7 @@ func (v *appsView) setContext(ctx string) {
 	v.recompute()
 }
 
-func (v *appsView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
+func (v *appsView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
 	if v.editing {
 		switch msg.String() {
 		case "enter":
@@ -229,13 +230,13 @@ func (v *appsView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
 		return handled(nil)
 	}
 	switch a {
-	case ActFilter:
+	case keymap.ActFilter:
 		v.editing = true
 		v.input.SetValue(v.filter)
 		v.input.CursorEnd()
 		v.input.Focus()
 		return handled(nil)
-	case ActBack:
+	case keymap.ActBack:
 		if v.filter != "" || len(v.marked) > 0 {
 			v.filter = ""
 			v.input.SetValue("")
@@ -243,11 +244,11 @@ func (v *appsView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
 			v.recompute()
 			return outcome{handled: true, status: "filter and marks cleared"}
 		}
-	case ActSort:
+	case keymap.ActSort:
 		v.sortBy = (v.sortBy + 1) % sortCount
 		v.recompute()
 		return outcome{handled: true, status: "sorted by " + sortNames[v.sortBy]}
-	case ActMark:
+	case keymap.ActMark:
 		if r, ok := v.selected(); ok {
 			if v.marked[r.name] {
 				delete(v.marked, r.name)
@@ -257,12 +258,12 @@ func (v *appsView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
 			v.cursor = clamp(v.cursor+1, len(v.rows))
 		}
 		return outcome{handled: true, status: fmt.Sprintf("%d marked", len(v.marked))}
-	case ActEnter:
+	case keymap.ActEnter:
 		if r, ok := v.selected(); ok {
 			return outcome{handled: true, push: newAppView(v.c, r.name)}
 		}
 		return handled(nil)
-	case ActHistory:
+	case keymap.ActHistory:
 		if r, ok := v.selected(); ok {
 			hv := newHistoryView(v.c, r.name)
 			return outcome{handled: true, push: hv, work: hv.load()}
@@ -280,11 +281,9 @@ func (v *appsView) update(msg tea.Msg) tea.Cmd {
 }
 
 func (v *appsView) shortHelp() []key.Binding {
-	k := v.c.keys
-	return []key.Binding{k.Enter, k.Sync, k.Freeze, k.Unfreeze, k.Mark, k.Filter, k.History, k.Help, k.Quit}
+	return v.c.keys.Short(v.kind(), keymap.ActEnter, keymap.ActSync, keymap.ActFreeze, keymap.ActUnfreeze,
+		keymap.ActMark, keymap.ActFilter, keymap.ActHistory, keymap.ActHelp, keymap.ActQuit)
 }
-
-func (v *appsView) fullHelp() [][]key.Binding { return v.c.keys.FullHelp() }
 
 // Column widths of the apps table; NAME and DESTINATION share what is left.
 const (

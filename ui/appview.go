@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/keymap"
 )
 
 // appLine is one line of the app view: a kind header or a resource.
@@ -34,7 +35,7 @@ func newAppView(c *common, name string) *appView {
 	return v
 }
 
-func (v *appView) kind() viewKind         { return kindApp }
+func (v *appView) kind() keymap.View      { return keymap.ViewApp }
 func (v *appView) title() string          { return "app " + v.name }
 func (v *appView) capturing() bool        { return false }
 func (v *appView) selectedApps() []string { return []string{v.name} }
@@ -87,13 +88,13 @@ func (v *appView) selected() *status.ResourceStatus {
 }
 
 // move moves the cursor, skipping kind headers.
-func (v *appView) move(a Action) bool {
+func (v *appView) move(a keymap.Action) bool {
 	c, ok := moveCursor(a, v.cursor, len(v.lines), v.height)
 	if !ok {
 		return false
 	}
 	dir := 1
-	if c < v.cursor || a == ActBottom {
+	if c < v.cursor || a == keymap.ActBottom {
 		dir = -1
 	}
 	for c >= 0 && c < len(v.lines) && v.lines[c].res == nil {
@@ -106,23 +107,23 @@ func (v *appView) move(a Action) bool {
 	return true
 }
 
-func (v *appView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
+func (v *appView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
 	if v.move(a) {
 		return handled(nil)
 	}
 	r := v.selected()
 	switch a {
-	case ActEnter, ActDiff, ActOwners:
+	case keymap.ActEnter, keymap.ActDiff, keymap.ActOwners:
 		if r == nil {
 			return outcome{handled: true, status: v.name + " has no resources", err: true}
 		}
-		if a == ActOwners {
+		if a == keymap.ActOwners {
 			ov := newOwnersView(v.c, v.name, *r)
 			return outcome{handled: true, push: ov, work: ov.load()}
 		}
 		dv := newDiffView(v.c, v.name, *r)
 		return outcome{handled: true, push: dv, work: dv.load()}
-	case ActHistory:
+	case keymap.ActHistory:
 		hv := newHistoryView(v.c, v.name)
 		return outcome{handled: true, push: hv, work: hv.load()}
 	}
@@ -137,12 +138,9 @@ func (v *appView) update(msg tea.Msg) tea.Cmd {
 }
 
 func (v *appView) shortHelp() []key.Binding {
-	k := v.c.keys
-	enter := relabel(k.Enter, "diff")
-	return []key.Binding{enter, k.Owners, k.History, k.Sync, k.Freeze, k.Back, k.Help}
+	return v.c.keys.Short(v.kind(), keymap.ActEnter, keymap.ActOwners, keymap.ActHistory, keymap.ActSync,
+		keymap.ActFreeze, keymap.ActBack, keymap.ActHelp)
 }
-
-func (v *appView) fullHelp() [][]key.Binding { return v.c.keys.FullHelp() }
 
 func (v *appView) render(w, h int) string {
 	s := v.c.styles

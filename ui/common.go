@@ -61,30 +61,24 @@ func handled(cmd tea.Cmd) outcome { return outcome{handled: true, cmd: cmd} }
 // action they map to), then handles what it did not.
 type view interface {
 	// kind says which keys mean what in the view.
-	kind() viewKind
+	kind() keymap.View
 	// title names the view in the top bar, e.g. "apps", "diff Deployment/prod/x".
 	title() string
 	// handleKey reacts to a key press already mapped to an action.
-	handleKey(msg tea.KeyPressMsg, a Action) outcome
+	handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome
 	// update receives every non-key message (results, engine events);
 	// the command it returns is Backend work.
 	update(msg tea.Msg) tea.Cmd
 	// render draws the view in w×h cells.
 	render(w, h int) string
-	// shortHelp and fullHelp are the footer and `?` help of the view.
+	// shortHelp is the footer help of the view: its most needed keys
+	// (the `?` help is every key of the view's kind, from the key table).
 	shortHelp() []key.Binding
-	fullHelp() [][]key.Binding
 	// selectedApps are the apps the app-level actions (sync, freeze,
 	// unfreeze) apply to; empty when none is selected.
 	selectedApps() []string
 	// capturing is true while the view takes raw text (a filter prompt).
 	capturing() bool
-}
-
-// relabel is a copy of a shared binding with the help text of one view.
-func relabel(b key.Binding, desc string) key.Binding {
-	b.SetHelp(b.Help().Key, desc)
-	return b
 }
 
 // pad fits s (which may hold ANSI styles) into exactly w cells: cut with
@@ -179,19 +173,19 @@ func scrollTo(top, cursor, h int) int {
 
 // moveCursor applies a movement action to a cursor over n rows with a page
 // of h rows; ok is false when a is not a movement.
-func moveCursor(a Action, cur, n, h int) (int, bool) {
+func moveCursor(a keymap.Action, cur, n, h int) (int, bool) {
 	switch a {
-	case ActUp:
+	case keymap.ActUp:
 		cur--
-	case ActDown:
+	case keymap.ActDown:
 		cur++
-	case ActTop:
+	case keymap.ActTop:
 		cur = 0
-	case ActBottom:
+	case keymap.ActBottom:
 		cur = n - 1
-	case ActPageUp:
+	case keymap.ActPageUp:
 		cur -= max(h-1, 1)
-	case ActPageDown:
+	case keymap.ActPageDown:
 		cur += max(h-1, 1)
 	default:
 		return cur, false

@@ -9,6 +9,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/keymap"
 )
 
 // diffWidths splits a screen width into the columns of the diff: the Git
@@ -145,7 +146,7 @@ func newDiffView(c *common, appName string, r status.ResourceStatus) *diffView {
 	return &diffView{c: c, app: appName, res: r}
 }
 
-func (v *diffView) kind() viewKind         { return kindDiff }
+func (v *diffView) kind() keymap.View      { return keymap.ViewDiff }
 func (v *diffView) title() string          { return "diff " + v.res.Ref.String() }
 func (v *diffView) capturing() bool        { return false }
 func (v *diffView) selectedApps() []string { return []string{v.app} }
@@ -243,7 +244,7 @@ func (v *diffView) w() int {
 	return 80
 }
 
-func (v *diffView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
+func (v *diffView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
 	v.ensureLayout(v.w())
 	if v.height == 0 {
 		v.height = max(v.c.height-6, 1)
@@ -255,11 +256,11 @@ func (v *diffView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
 		}
 	}
 	switch a {
-	case ActNextChange:
+	case keymap.ActNextChange:
 		return v.jump(1)
-	case ActPrevChange:
+	case keymap.ActPrevChange:
 		return v.jump(-1)
-	case ActUnified:
+	case keymap.ActUnified:
 		u := !v.isUnified(v.w())
 		v.unified = &u
 		v.top = 0
@@ -267,27 +268,27 @@ func (v *diffView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
 			return outcome{handled: true, status: "unified layout"}
 		}
 		return outcome{handled: true, status: "side-by-side layout"}
-	case ActHideNoise:
+	case keymap.ActHideNoise:
 		v.hide = !v.hide
 		v.top = 0
 		if v.hide {
 			return outcome{handled: true, status: "ignored and defaulted fields hidden"}
 		}
 		return outcome{handled: true, status: "ignored and defaulted fields shown"}
-	case ActOwners:
+	case keymap.ActOwners:
 		ov := newOwnersView(v.c, v.app, v.res)
 		if v.detail != nil {
 			ov.setDetail(*v.detail)
 			return outcome{handled: true, push: ov}
 		}
 		return outcome{handled: true, push: ov, work: ov.load()}
-	case ActIgnore:
+	case keymap.ActIgnore:
 		p := v.currentPath()
 		if p == "" {
 			return outcome{handled: true, status: "no field selected: jump to a change with n first", err: true}
 		}
 		return ignoreDialog(v.c, v.app, v.res.Ref, p)
-	case ActRefresh:
+	case keymap.ActRefresh:
 		return outcome{work: v.load()}
 	}
 	return outcome{}
@@ -316,11 +317,9 @@ func doIgnore(c *common, appName string, rule app.IgnoreRule, reason string) tea
 }
 
 func (v *diffView) shortHelp() []key.Binding {
-	k := v.c.keys
-	return []key.Binding{k.NextChange, k.PrevChange, k.Unified, k.HideNoise, k.Owners, k.Ignore, k.Back}
+	return v.c.keys.Short(v.kind(), keymap.ActNextChange, keymap.ActPrevChange, keymap.ActUnified,
+		keymap.ActHideNoise, keymap.ActOwners, keymap.ActIgnore, keymap.ActBack)
 }
-
-func (v *diffView) fullHelp() [][]key.Binding { return v.c.keys.FullHelp() }
 
 func (v *diffView) render(w, h int) string {
 	s := v.c.styles

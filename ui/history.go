@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/keymap"
 )
 
 // historyView lists the commits that touched an app, newest first.
@@ -26,7 +27,7 @@ func newHistoryView(c *common, appName string) *historyView {
 	return &historyView{c: c, app: appName}
 }
 
-func (v *historyView) kind() viewKind         { return kindHistory }
+func (v *historyView) kind() keymap.View      { return keymap.ViewHistory }
 func (v *historyView) title() string          { return "history " + v.app }
 func (v *historyView) capturing() bool        { return false }
 func (v *historyView) selectedApps() []string { return nil }
@@ -60,13 +61,13 @@ func (v *historyView) update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-func (v *historyView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
+func (v *historyView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
 	if c, ok := moveCursor(a, v.cursor, len(v.commits), v.height); ok {
 		v.cursor = c
 		return handled(nil)
 	}
 	switch a {
-	case ActRevert:
+	case keymap.ActRevert:
 		if v.cursor >= len(v.commits) {
 			return outcome{handled: true, status: "no commit selected", err: true}
 		}
@@ -76,7 +77,7 @@ func (v *historyView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
 			p, err := be.RevertPreview(ctx, cm.Hash)
 			return RevertPreviewMsg{Hash: cm.Hash, Preview: p, Err: err}
 		}}
-	case ActEnter:
+	case keymap.ActEnter:
 		if v.cursor >= len(v.commits) {
 			return handled(nil)
 		}
@@ -85,7 +86,7 @@ func (v *historyView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
 		body = append(body, strings.Split(strings.TrimRight(c.Body, "\n"), "\n")...)
 		d := newDialog(shortHash(c.Hash)+" "+c.Subject, body, "↑/↓ scroll · enter/esc: close", func([]string) (outcome, string) { return outcome{}, "" })
 		return outcome{handled: true, dialog: d}
-	case ActRefresh:
+	case keymap.ActRefresh:
 		return outcome{work: v.load()}
 	}
 	return outcome{}
@@ -114,11 +115,9 @@ func (v *historyView) subject(hash string) string {
 }
 
 func (v *historyView) shortHelp() []key.Binding {
-	k := v.c.keys
-	return []key.Binding{k.Up, k.Down, relabel(k.Enter, "show commit"), k.Revert, k.Refresh, k.Back, k.Help}
+	return v.c.keys.Short(v.kind(), keymap.ActUp, keymap.ActDown, keymap.ActEnter, keymap.ActRevert,
+		keymap.ActRefresh, keymap.ActBack, keymap.ActHelp)
 }
-
-func (v *historyView) fullHelp() [][]key.Binding { return v.c.keys.FullHelp() }
 
 func (v *historyView) render(w, h int) string {
 	s := v.c.styles

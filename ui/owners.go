@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/keymap"
 )
 
 // blameLine is one live line with its precomputed blame gutter.
@@ -40,7 +41,7 @@ func newOwnersView(c *common, appName string, r status.ResourceStatus) *ownersVi
 	return &ownersView{c: c, app: appName, res: r}
 }
 
-func (v *ownersView) kind() viewKind         { return kindOwners }
+func (v *ownersView) kind() keymap.View      { return keymap.ViewOwners }
 func (v *ownersView) title() string          { return "owners " + v.res.Ref.String() }
 func (v *ownersView) capturing() bool        { return false }
 func (v *ownersView) selectedApps() []string { return []string{v.app} }
@@ -123,49 +124,46 @@ func (v *ownersView) update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-func (v *ownersView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
+func (v *ownersView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
 	if c, ok := moveCursor(a, v.cursor, len(v.lines), v.height); ok {
 		v.cursor = c
 		return handled(nil)
 	}
 	switch a {
-	case ActNextChange, ActPrevChange:
+	case keymap.ActNextChange, keymap.ActPrevChange:
 		for k := range v.flagged {
 			i := v.flagged[k]
-			if a == ActPrevChange {
+			if a == keymap.ActPrevChange {
 				i = v.flagged[len(v.flagged)-1-k]
 			}
-			if (a == ActNextChange && i > v.cursor) || (a == ActPrevChange && i < v.cursor) {
+			if (a == keymap.ActNextChange && i > v.cursor) || (a == keymap.ActPrevChange && i < v.cursor) {
 				v.cursor = i
 				return handled(nil)
 			}
 		}
 		return outcome{handled: true, status: "no more flagged fields"}
-	case ActIgnore:
+	case keymap.ActIgnore:
 		if v.cursor >= len(v.lines) || v.lines[v.cursor].path == "" {
 			return outcome{handled: true, status: "this line is not a field: move to a field line first", err: true}
 		}
 		return ignoreDialog(v.c, v.app, v.res.Ref, v.lines[v.cursor].path)
-	case ActDiff:
+	case keymap.ActDiff:
 		dv := newDiffView(v.c, v.app, v.res)
 		if v.detail != nil {
 			dv.setDetail(*v.detail)
 			return outcome{handled: true, push: dv}
 		}
 		return outcome{handled: true, push: dv, work: dv.load()}
-	case ActRefresh:
+	case keymap.ActRefresh:
 		return outcome{work: v.load()}
 	}
 	return outcome{}
 }
 
 func (v *ownersView) shortHelp() []key.Binding {
-	k := v.c.keys
-	n, p := relabel(k.NextChange, "next flagged"), relabel(k.PrevChange, "prev flagged")
-	return []key.Binding{n, p, k.Ignore, k.Diff, k.Back, k.Help}
+	return v.c.keys.Short(v.kind(), keymap.ActNextChange, keymap.ActPrevChange, keymap.ActIgnore,
+		keymap.ActDiff, keymap.ActBack, keymap.ActHelp)
 }
-
-func (v *ownersView) fullHelp() [][]key.Binding { return v.c.keys.FullHelp() }
 
 func (v *ownersView) render(w, h int) string {
 	s := v.c.styles

@@ -492,7 +492,7 @@ func (m *Model) render() string {
 	switch {
 	case m.showHelp:
 		m.help.SetWidth(w)
-		body = s.Title.Render("keys (any key closes)") + "\n\n" + m.help.FullHelpView(m.top().fullHelp())
+		body = s.Title.Render("keys (any key closes)") + "\n\n" + m.help.FullHelpView(m.c.keys.FullHelp(m.top().kind()))
 	case m.state == stateLoading:
 		body = s.Muted.Render(m.spinner.View() + " loading apps…")
 	case m.state == stateError:

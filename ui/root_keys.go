@@ -7,6 +7,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"kdrift.dev/kdrift/keymap"
 )
 
 // handleKey routes a key: ctrl+c always quits; then an open dialog, the
@@ -31,12 +33,12 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	top := m.top()
-	a := keyAction(m.c.keys, top.kind(), msg)
+	a := m.c.keys.Lookup(top.kind(), msg)
 	if m.state != stateReady {
 		switch a {
-		case ActQuit:
+		case keymap.ActQuit:
 			return tea.Quit
-		case ActRefresh:
+		case keymap.ActRefresh:
 			m.state = stateLoading
 			return m.run(m.loadApps())
 		}
@@ -89,34 +91,34 @@ func (m *Model) apply(out outcome) tea.Cmd {
 }
 
 // rootAction performs the actions no view took.
-func (m *Model) rootAction(a Action) tea.Cmd {
+func (m *Model) rootAction(a keymap.Action) tea.Cmd {
 	switch a {
-	case ActQuit:
+	case keymap.ActQuit:
 		return tea.Quit
-	case ActBack:
+	case keymap.ActBack:
 		if len(m.stack) > 1 {
 			m.stack = m.stack[:len(m.stack)-1]
 			m.setStatus("", false)
 			m.stack[len(m.stack)-1].update(appsChangedMsg{})
 		}
-	case ActHelp:
+	case keymap.ActHelp:
 		m.showHelp = true
-	case ActCommand:
+	case keymap.ActCommand:
 		m.cmdOpen = true
 		m.cmdline.SetValue("")
 		m.cmdline.Focus()
-	case ActRefresh:
+	case keymap.ActRefresh:
 		be := m.c.be
 		m.setStatus("refreshing…", false)
 		return m.run(func() tea.Msg {
 			be.Refresh()
 			return AppsLoadedMsg{Apps: be.Apps()}
 		})
-	case ActSync:
+	case keymap.ActSync:
 		return m.startSync()
-	case ActFreeze:
+	case keymap.ActFreeze:
 		return m.startFreeze()
-	case ActUnfreeze:
+	case keymap.ActUnfreeze:
 		return m.startUnfreeze()
 	}
 	return nil

@@ -13,6 +13,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"k8s.io/klog/v2"
+
+	"kdrift.dev/kdrift/keymap"
 )
 
 func runOpts(t *testing.T, in io.Reader) Options {
@@ -74,8 +76,8 @@ func TestRunReadsConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeLog()
-	if !cfg.Readonly || cfg.Keys.Quit.Keys()[0] != "Q" {
-		t.Errorf("config not applied: readonly=%v quit=%v", cfg.Readonly, cfg.Keys.Quit.Keys())
+	if !cfg.Readonly || cfg.Keys.Binding(keymap.ActQuit).Keys()[0] != "Q" {
+		t.Errorf("config not applied: readonly=%v quit=%v", cfg.Readonly, cfg.Keys.Binding(keymap.ActQuit).Keys())
 	}
 	opts := runOpts(t, strings.NewReader("Q"))
 	opts.ConfigPath = ""

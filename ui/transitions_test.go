@@ -28,7 +28,7 @@ func TestViewTransitions(t *testing.T) {
 		{":q quits", []string{":", "q", "enter"}, "apps", nil, true},
 		{"q quits", []string{"j", "enter", "q"}, "apps › app render-prod", nil, true},
 		{"ctrl+c quits", []string{"ctrl+c"}, "apps", nil, true},
-		{"? shows full help", []string{"?"}, "apps", []string{"keys (any key closes)", "previous change", "unfreeze"}, false},
+		{"? shows the apps view's keys", []string{"?"}, "apps", []string{"keys (any key closes)", "sort by next column", "unfreeze"}, false},
 		{"unknown command", []string{":", "x", "enter"}, "apps", []string{`unknown command "x"`}, false},
 		{":ctx with a context no App names", []string{":", "c", "t", "x", " ", "p", "r", "d", "enter"}, "apps", []string{`no App deploys to context "prd"; contexts named by Apps: prod, staging`, "render-prod", "web-staging"}, false},
 		{"esc closes the command line", []string{":", "q", "esc"}, "apps", nil, false},
