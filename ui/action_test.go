@@ -58,3 +58,51 @@ func TestMutatingActions(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryRowIsHandled: every key of the table does something in every
+// view it is listed for, in the view or at the root, and every view's help
+// lists only keys that work there.
+func TestEveryRowIsHandled(t *testing.T) {
+	open := map[keymap.View][]string{
+		keymap.ViewApps:    nil,
+		keymap.ViewApp:     {"j", "enter"},
+		keymap.ViewDiff:    {"j", "enter", "j", "enter"},
+		keymap.ViewOwners:  {"j", "enter", "j", "o"},
+		keymap.ViewHistory: {"j", "h"},
+	}
+	km := keymap.DefaultKeyMap()
+	for _, v := range keymap.Views() {
+		nav, ok := open[v]
+		if !ok {
+			t.Errorf("view %d: the test does not know how to open it", v)
+			continue
+		}
+		for _, r := range keymap.Rows() {
+			if !r.WorksIn(v) {
+				continue
+			}
+			h := newHarness(t, newFake(), testConfig())
+			h.keys(nav...)
+			top := h.m.top()
+			if top.kind() != v {
+				t.Fatalf("keys %v opened view %d, want %d", nav, top.kind(), v)
+			}
+			if got := km.Lookup(v, press(r.Keys[0])); got != r.Action {
+				t.Errorf("view %d key %q = %v, want %v", v, r.Keys[0], got, r.Action)
+			}
+			if out := top.handleKey(press(r.Keys[0]), r.Action); out.handled {
+				continue
+			}
+			if _, ok := h.m.rootAction(r.Action); !ok {
+				t.Errorf("%v is listed for view %d but neither the view nor the root handles it", r.Action, v)
+			}
+		}
+		h := newHarness(t, newFake(), testConfig())
+		h.keys(nav...)
+		for _, b := range h.m.top().shortHelp() {
+			if km.Lookup(v, press(b.Keys()[0])) == keymap.ActNone {
+				t.Errorf("view %d footer lists %v, which does nothing there", v, b.Help())
+			}
+		}
+	}
+}

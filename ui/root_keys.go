@@ -53,7 +53,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if out.handled {
 		return cmd
 	}
-	return tea.Batch(cmd, m.rootAction(a))
+	rc, _ := m.rootAction(a)
+	return tea.Batch(cmd, rc)
 }
 
 // paste sends pasted text to the text field that has the focus, if any.
@@ -90,11 +91,12 @@ func (m *Model) apply(out outcome) tea.Cmd {
 	return tea.Batch(out.cmd, m.run(out.work))
 }
 
-// rootAction performs the actions no view took.
-func (m *Model) rootAction(a keymap.Action) tea.Cmd {
+// rootAction performs the actions no view took; ok is false for an
+// action the root does not perform either.
+func (m *Model) rootAction(a keymap.Action) (cmd tea.Cmd, ok bool) {
 	switch a {
 	case keymap.ActQuit:
-		return tea.Quit
+		return tea.Quit, true
 	case keymap.ActBack:
 		if len(m.stack) > 1 {
 			m.stack = m.stack[:len(m.stack)-1]
@@ -113,15 +115,17 @@ func (m *Model) rootAction(a keymap.Action) tea.Cmd {
 		return m.run(func() tea.Msg {
 			be.Refresh()
 			return AppsLoadedMsg{Apps: be.Apps()}
-		})
+		}), true
 	case keymap.ActSync:
-		return m.startSync()
+		return m.startSync(), true
 	case keymap.ActFreeze:
-		return m.startFreeze()
+		return m.startFreeze(), true
 	case keymap.ActUnfreeze:
-		return m.startUnfreeze()
+		return m.startUnfreeze(), true
+	default:
+		return nil, false
 	}
-	return nil
+	return nil, true
 }
 
 // commandKey edits and runs the `:` command line.
