@@ -274,8 +274,25 @@ func (v *appsView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
 }
 
 func (v *appsView) update(msg tea.Msg) tea.Cmd {
-	if _, ok := msg.(appsChangedMsg); ok && v.seen != v.c.version {
+	switch m := msg.(type) {
+	case appsChangedMsg:
+		if v.seen != v.c.version {
+			v.recompute()
+		}
+	case FreezeCommittedMsg:
+		// The marks chose what to freeze; once frozen they are spent.
+		if m.Err == nil {
+			v.marked = map[string]bool{}
+		}
+	case tea.PasteMsg:
+		if !v.editing {
+			return nil
+		}
+		var cmd tea.Cmd
+		v.input, cmd = v.input.Update(m)
+		v.filter = v.input.Value()
 		v.recompute()
+		return cmd
 	}
 	return nil
 }

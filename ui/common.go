@@ -67,7 +67,8 @@ type view interface {
 	// handleKey reacts to a key press already mapped to an action.
 	handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome
 	// update receives every non-key message (results, engine events);
-	// the command it returns is Backend work.
+	// the command it returns is Backend work. A tea.PasteMsg goes to the
+	// focused view only, and its command is the text field's, not work.
 	update(msg tea.Msg) tea.Cmd
 	// render draws the view in w×h cells.
 	render(w, h int) string

@@ -7,7 +7,6 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/keymap"
 )
@@ -292,28 +291,6 @@ func (v *diffView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
 		return outcome{work: v.load()}
 	}
 	return outcome{}
-}
-
-// ignoreDialog asks for the reason of a new ignore rule on one field.
-func ignoreDialog(c *common, appName string, ref status.ObjectRef, path string) outcome {
-	rule := app.IgnoreRule{Group: ref.Group, Kind: ref.Kind, Name: ref.Name, Namespace: ref.Namespace, JSONPointers: []string{path}}
-	body := []string{
-		fmt.Sprintf("App %s will stop applying %s on %s.", appName, path, ref),
-		"kdrift hands the field over to its live owner; the rule is a Git commit.",
-	}
-	d := newDialog("Ignore "+path+"?", body, "enter: commit the ignore rule · esc: cancel", func(vals []string) (outcome, string) {
-		return outcome{work: doIgnore(c, appName, rule, vals[0]), status: "committing ignore rule for " + path + "…"}, ""
-	}).withField("reason", "why Git should not own this field", true)
-	return outcome{handled: true, dialog: d}
-}
-
-func doIgnore(c *common, appName string, rule app.IgnoreRule, reason string) tea.Cmd {
-	be, ctx := c.be, c.ctx
-	path := rule.JSONPointers[0]
-	return func() tea.Msg {
-		res, err := be.Ignore(ctx, appName, rule, reason)
-		return IgnoreCommittedMsg{App: appName, Path: path, Result: res, Err: err}
-	}
 }
 
 func (v *diffView) shortHelp() []key.Binding {

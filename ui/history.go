@@ -75,7 +75,7 @@ func (v *historyView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
 		be, ctx := v.c.be, v.c.ctx
 		return outcome{handled: true, status: "computing what reverting " + shortHash(cm.Hash) + " changes…", work: func() tea.Msg {
 			p, err := be.RevertPreview(ctx, cm.Hash)
-			return RevertPreviewMsg{Hash: cm.Hash, Preview: p, Err: err}
+			return RevertPreviewMsg{Hash: cm.Hash, Subject: cm.Subject, Preview: p, Err: err}
 		}}
 	case keymap.ActEnter:
 		if v.cursor >= len(v.commits) {
@@ -90,28 +90,6 @@ func (v *historyView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
 		return outcome{work: v.load()}
 	}
 	return outcome{}
-}
-
-// revertDialog shows what reverting the commit changes and asks a reason.
-func revertDialog(c *common, m RevertPreviewMsg, subject string) *dialog {
-	body := strings.Split(strings.TrimRight(m.Preview, "\n"), "\n")
-	be, ctx, hash := c.be, c.ctx, m.Hash
-	return newDialog("Revert "+shortHash(hash)+" "+subject+"?", body, "enter: commit the revert · ↑/↓ scroll · esc: cancel", func(vals []string) (outcome, string) {
-		reason := vals[0]
-		return outcome{status: "committing revert of " + shortHash(hash) + "…", work: func() tea.Msg {
-			res, err := be.Revert(ctx, hash, reason)
-			return RevertCommittedMsg{Hash: hash, Result: res, Err: err}
-		}}, ""
-	}).withField("reason", "why this commit is undone", true)
-}
-
-func (v *historyView) subject(hash string) string {
-	for _, c := range v.commits {
-		if c.Hash == hash {
-			return c.Subject
-		}
-	}
-	return ""
 }
 
 func (v *historyView) shortHelp() []key.Binding {

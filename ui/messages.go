@@ -88,7 +88,9 @@ type HistoryLoadedMsg struct {
 
 // RevertPreviewMsg is the result of Backend.RevertPreview.
 type RevertPreviewMsg struct {
-	Hash    string
+	Hash string
+	// Subject is the commit's subject line, for the dialog's title.
+	Subject string
 	Preview string
 	Err     error
 }

@@ -398,11 +398,6 @@ func (m *Model) onResult(msg tea.Msg) tea.Cmd {
 	case FreezeCommittedMsg:
 		m.done()
 		m.commitStatus("freeze "+strings.Join(r.Apps, ", "), r.Result, r.Err)
-		if r.Err == nil {
-			if av, ok := m.stack[0].(*appsView); ok {
-				av.marked = map[string]bool{}
-			}
-		}
 	case UnfreezeCommittedMsg:
 		m.done()
 		m.commitStatus("unfreeze "+strings.Join(r.Apps, ", "), r.Result, r.Err)
@@ -415,11 +410,7 @@ func (m *Model) onResult(msg tea.Msg) tea.Cmd {
 			m.setStatus("revert "+shortHash(r.Hash)+": "+r.Err.Error(), true)
 			return nil
 		}
-		subject := ""
-		if hv, ok := m.top().(*historyView); ok {
-			subject = hv.subject(r.Hash)
-		}
-		m.dialog = revertDialog(m.c, r, subject)
+		m.dialog = revertDialog(m.c, r)
 		m.setStatus("", false)
 	case RevertCommittedMsg:
 		m.done()
