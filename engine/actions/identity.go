@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/config"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // Identity is the person an action is recorded for: the commit's author and
@@ -18,11 +17,6 @@ type Identity struct {
 
 // String renders the identity as "Name <email>".
 func (i Identity) String() string { return fmt.Sprintf("%s <%s>", i.Name, i.Email) }
-
-func (i Identity) signature(at object.Signature) object.Signature {
-	at.Name, at.Email = i.Name, i.Email
-	return at
-}
 
 var identityRE = regexp.MustCompile(`^\s*([^<>]*[^<>\s])\s*<([^<>\s]+@[^<>\s]+)>\s*$`)
 

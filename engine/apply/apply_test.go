@@ -60,7 +60,7 @@ func deployment(name string, replicas int) string {
 func owners(u *unstructured.Unstructured, field string) []string {
 	var out []string
 	for _, e := range u.GetManagedFields() {
-		if e.FieldsV1 != nil && strings.Contains(string(e.FieldsV1.Raw), field) {
+		if e.FieldsV1 != nil && strings.Contains(e.FieldsV1.GetRawString(), field) {
 			out = append(out, e.Manager+"/"+string(e.Operation)+"/"+e.Subresource)
 		}
 	}
@@ -147,7 +147,7 @@ func TestOmitIgnored(t *testing.T) {
 	live.SetManagedFields([]metav1.ManagedFieldsEntry{{
 		Manager: "cloud-controller", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps/v1",
 		FieldsType: "FieldsV1",
-		FieldsV1:   &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"main\"}":{"f:image":{}}}}}}}`)},
+		FieldsV1:   metav1.NewFieldsV1(`{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"main\"}":{"f:image":{}}}}}}}`),
 	}})
 	rules := []app.IgnoreRule{
 		{Group: "apps", Kind: "Deployment", JSONPointers: []string{"/spec/replicas"}},

@@ -19,7 +19,7 @@ func managedSet(e metav1.ManagedFieldsEntry) (*fieldpath.Set, error) {
 	if e.FieldsV1 == nil {
 		return s, nil
 	}
-	if err := s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+	if err := s.FromJSON(bytes.NewReader(e.FieldsV1.GetRawBytes())); err != nil {
 		return nil, fmt.Errorf("managedFields of manager %q: %w", e.Manager, err)
 	}
 	return s, nil
@@ -151,30 +151,6 @@ func splitPointer(p string) []string {
 		parts[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
 	}
 	return parts
-}
-
-// getPointer reads the value at a JSON pointer.
-func getPointer(obj any, p string) (any, bool) {
-	cur := obj
-	for _, tok := range splitPointer(p) {
-		switch t := cur.(type) {
-		case map[string]any:
-			v, ok := t[tok]
-			if !ok {
-				return nil, false
-			}
-			cur = v
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(t) {
-				return nil, false
-			}
-			cur = t[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
 }
 
 // deletePointer removes the value at a JSON pointer, if present.

@@ -44,7 +44,7 @@ func NewOwnership(live *unstructured.Unstructured, opts Options) (*Ownership, er
 			continue
 		}
 		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.GetRawBytes())); err != nil {
 			return nil, fmt.Errorf("managedFields of manager %q: cannot parse fieldsV1: %w", e.Manager, err)
 		}
 		owner := status.Owner{

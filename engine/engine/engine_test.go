@@ -220,8 +220,8 @@ func TestIgnoreReleasesOwnership(t *testing.T) {
 		t.Fatalf("replicas = %d, want 12 (fact 4: never default to 1)", *d.Spec.Replicas)
 	}
 	for _, mf := range d.ManagedFields {
-		if mf.Manager == "kdrift" && mf.FieldsV1 != nil && strings.Contains(string(mf.FieldsV1.Raw), "f:replicas") {
-			t.Fatalf("kdrift still owns spec.replicas: %s", mf.FieldsV1.Raw)
+		if mf.Manager == "kdrift" && mf.FieldsV1 != nil && strings.Contains(mf.FieldsV1.GetRawString(), "f:replicas") {
+			t.Fatalf("kdrift still owns spec.replicas: %s", mf.FieldsV1.GetRawString())
 		}
 	}
 	// A person scales: ignored, not drift.

@@ -52,8 +52,8 @@ func TestIgnoreByManager(t *testing.T) {
 		t.Fatalf("image = %s: self-heal must leave the ignored manager's value", img)
 	}
 	for _, mf := range d.ManagedFields {
-		if mf.Manager == "kdrift" && mf.FieldsV1 != nil && strings.Contains(string(mf.FieldsV1.Raw), "f:image") {
-			t.Fatalf("kdrift still owns the image: %s", mf.FieldsV1.Raw)
+		if mf.Manager == "kdrift" && mf.FieldsV1 != nil && strings.Contains(mf.FieldsV1.GetRawString(), "f:image") {
+			t.Fatalf("kdrift still owns the image: %s", mf.FieldsV1.GetRawString())
 		}
 	}
 }

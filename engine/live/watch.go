@@ -415,7 +415,7 @@ func ownership(obj *unstructured.Unstructured) []entryKey {
 		}
 		k := entryKey{manager: e.Manager, operation: string(e.Operation), subresource: e.Subresource}
 		if e.FieldsV1 != nil {
-			k.fields = string(e.FieldsV1.Raw)
+			k.fields = e.FieldsV1.GetRawString()
 		}
 		out = append(out, k)
 	}

@@ -125,7 +125,7 @@ func replicasOwner(t *testing.T, d *appsv1.Deployment) string {
 			continue
 		}
 		var fields map[string]map[string]any
-		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+		if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &fields); err != nil {
 			t.Fatalf("fieldsV1 of %s: %v", mf.Manager, err)
 		}
 		if _, ok := fields["f:spec"]["f:replicas"]; ok {
@@ -147,7 +147,7 @@ func hasManager(d *appsv1.Deployment, name string) bool {
 func describe(d *appsv1.Deployment) string {
 	var parts []string
 	for _, mf := range d.ManagedFields {
-		parts = append(parts, fmt.Sprintf("%s/%s/%s %s", mf.Manager, mf.Operation, mf.Subresource, mf.FieldsV1.Raw))
+		parts = append(parts, fmt.Sprintf("%s/%s/%s %s", mf.Manager, mf.Operation, mf.Subresource, mf.FieldsV1.GetRawString()))
 	}
 	return strings.Join(parts, "; ")
 }
