@@ -116,21 +116,12 @@ func fieldFor(fields map[string]*status.FieldChange, path string) *status.FieldC
 	return nil
 }
 
-// mainOwner picks the owner that matters most: person, then controller,
-// then kdrift.
+// mainOwner picks the owner that matters most (status.OwnerClass.Rank):
+// person, then controller, then kdrift.
 func mainOwner(owners []status.Owner) (status.Owner, bool) {
-	rank := map[status.OwnerClass]int{status.OwnerPerson: 0, status.OwnerController: 1, status.OwnerKdrift: 2}
 	best, ok := status.Owner{}, false
 	for _, o := range owners {
-		r, known := rank[o.Class]
-		if !known {
-			r = 3
-		}
-		br, bknown := rank[best.Class]
-		if !bknown {
-			br = 3
-		}
-		if !ok || r < br {
+		if !ok || o.Class.Rank() < best.Class.Rank() {
 			best, ok = o, true
 		}
 	}

@@ -91,14 +91,18 @@ func resourceStyle(st *Styles, r status.Resource) lipgloss.Style {
 	return st.Bad
 }
 
+// classStyles colours each owner class; every status.OwnerClasses entry
+// has one (a test checks).
+var classStyles = map[status.OwnerClass]func(*Styles) lipgloss.Style{
+	status.OwnerPerson:     func(st *Styles) lipgloss.Style { return st.Warn },
+	status.OwnerController: func(st *Styles) lipgloss.Style { return st.Info },
+	status.OwnerKdrift:     func(st *Styles) lipgloss.Style { return st.Good },
+	status.OwnerDefaulted:  func(st *Styles) lipgloss.Style { return st.Muted },
+}
+
 func classStyle(st *Styles, c status.OwnerClass) lipgloss.Style {
-	switch c {
-	case status.OwnerPerson:
-		return st.Warn
-	case status.OwnerController:
-		return st.Info
-	case status.OwnerKdrift:
-		return st.Good
+	if f, ok := classStyles[c]; ok {
+		return f(st)
 	}
 	return st.Muted
 }

@@ -31,7 +31,6 @@ type ownersView struct {
 	lines    []blameLine
 	flagged  []int
 	managers []string
-	width    int
 	cursor   int
 	top      int
 	height   int

@@ -63,3 +63,14 @@ func TestSpinnerWhileWorkRuns(t *testing.T) {
 		t.Errorf("busy = %d after the plan came back", h.m.busy)
 	}
 }
+
+// TestEveryOwnerClassHasAStyle: a new owner class fails here until the UI
+// colours it (status.OwnerClasses is the list; its own test keeps that
+// list whole).
+func TestEveryOwnerClassHasAStyle(t *testing.T) {
+	for _, c := range status.OwnerClasses() {
+		if _, ok := classStyles[c]; !ok {
+			t.Errorf("owner class %q has no style in classStyles", c)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package actions
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,9 +14,18 @@ import (
 	"kdrift.dev/kdrift/engine/app"
 )
 
+// appSet is the Apps of one snapshot: the ones app.Parse accepts, and the
+// reason each named App it refused is broken.
+type appSet struct {
+	apps    []app.App
+	invalid map[string]error
+}
+
 // loadApps reads every App document in .kdrift/*.yaml (and *.yml) of a
-// snapshot, sorted by name. Two Apps with one name are an error.
-func loadApps(s *snapshot) ([]app.App, error) {
+// snapshot with app.Parse, the engine's own parser, sorted by name. A
+// broken App does not hide the others: findApps names its problem when an
+// action asks for it. Two Apps with one name are an error.
+func loadApps(s *snapshot) (appSet, error) {
 	var files []string
 	for p := range s.tree {
 		if path.Dir(p) == app.Dir && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
@@ -25,47 +33,40 @@ func loadApps(s *snapshot) ([]app.App, error) {
 		}
 	}
 	sort.Strings(files)
-	var out []app.App
+	set := appSet{invalid: map[string]error{}}
 	seen := map[string]string{}
 	for _, f := range files {
 		data, _, err := s.read(f)
 		if err != nil {
-			return nil, err
+			return appSet{}, err
 		}
-		apps, err := parseApps(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
+		apps, errs := app.Parse(f, data)
+		for _, err := range errs {
+			var e *app.Error
+			if errors.As(err, &e) && e.App != "" {
+				set.invalid[e.App] = errors.Join(set.invalid[e.App], err)
+			}
 		}
 		for _, a := range apps {
 			if prev, dup := seen[a.Metadata.Name]; dup {
-				return nil, fmt.Errorf("App %s is declared twice, in %s and %s; rename one", a.Metadata.Name, prev, f)
+				return appSet{}, fmt.Errorf("App %s is declared twice, in %s and %s; rename one", a.Metadata.Name, prev, f)
 			}
 			seen[a.Metadata.Name] = f
-			a.File = f
-			out = append(out, a)
+			set.apps = append(set.apps, a)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Metadata.Name < out[j].Metadata.Name })
-	return out, nil
+	sort.Slice(set.apps, func(i, j int) bool { return set.apps[i].Metadata.Name < set.apps[j].Metadata.Name })
+	return set, nil
 }
 
-// parseApps decodes the App documents of one file; other kinds are skipped.
-func parseApps(data []byte) ([]app.App, error) {
-	docs, err := parseDocs(data)
-	if err != nil {
-		return nil, err
+// parseApps decodes the App documents of one file with app.Parse; any
+// document it refuses is an error.
+func parseApps(file string, data []byte) ([]app.App, error) {
+	apps, errs := app.Parse(file, data)
+	if len(errs) > 0 {
+		return apps, errors.Join(errs...)
 	}
-	var out []app.App
-	for _, d := range docs {
-		a, ok, err := decodeApp(d)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out = append(out, a)
-		}
-	}
-	return out, nil
+	return apps, nil
 }
 
 // parseDocs parses every document of a YAML stream into nodes.
@@ -85,31 +86,18 @@ func parseDocs(data []byte) ([]*yaml.Node, error) {
 	}
 }
 
-// decodeApp turns a document into an App; ok is false for other kinds.
-func decodeApp(doc *yaml.Node) (app.App, bool, error) {
+// isApp reports whether a parsed document is the App named name.
+func isApp(doc *yaml.Node, name string) bool {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return app.App{}, false, nil
+		return false
 	}
 	root := doc.Content[0]
 	if _, k := mapGet(root, "kind"); k == nil || k.Value != app.Kind {
-		return app.App{}, false, nil
+		return false
 	}
-	var generic any
-	if err := root.Decode(&generic); err != nil {
-		return app.App{}, false, fmt.Errorf("App at line %d: %w", root.Line, err)
-	}
-	js, err := json.Marshal(generic)
-	if err != nil {
-		return app.App{}, false, fmt.Errorf("App at line %d: %w", root.Line, err)
-	}
-	var a app.App
-	if err := json.Unmarshal(js, &a); err != nil {
-		return app.App{}, false, fmt.Errorf("App at line %d: %w", root.Line, err)
-	}
-	if a.Metadata.Name == "" {
-		return app.App{}, false, fmt.Errorf("App at line %d has no metadata.name", root.Line)
-	}
-	return a, true, nil
+	_, md := mapGet(root, "metadata")
+	_, n := mapGet(md, "name")
+	return n != nil && n.Value == name
 }
 
 // mapGet returns a mapping node's key and value nodes for key.
@@ -127,7 +115,8 @@ func mapGet(m *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
 
 // findApps picks the named Apps from a snapshot, in the order given; a name
 // that is not there is an error listing what is.
-func findApps(all []app.App, names []string) ([]app.App, error) {
+func findApps(set appSet, names []string) ([]app.App, error) {
+	all := set.apps
 	byName := map[string]app.App{}
 	for _, a := range all {
 		byName[a.Metadata.Name] = a
@@ -141,6 +130,9 @@ func findApps(all []app.App, names []string) ([]app.App, error) {
 		}
 		seen[n] = true
 		a, ok := byName[n]
+		if err, broken := set.invalid[n]; !ok && broken {
+			return nil, fmt.Errorf("App %s cannot be read: %w; fix its App file first", n, err)
+		}
 		if !ok {
 			missing = append(missing, n)
 			continue

@@ -92,7 +92,7 @@ func (r *Repo) Audit(ctx context.Context, opts AuditOptions) ([]AuditEntry, erro
 	if err != nil {
 		return nil, err
 	}
-	for _, a := range apps {
+	for _, a := range apps.apps {
 		current[a.Metadata.Name] = a.Spec.Freeze != nil
 	}
 	freezeStates(all, r.opts.Now(), current)

@@ -2,6 +2,7 @@ package actions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -82,16 +83,16 @@ func (sel Selection) validate() error {
 }
 
 // pick resolves the selection against the apps of a snapshot.
-func (sel Selection) pick(all []app.App) ([]app.App, error) {
+func (sel Selection) pick(set appSet) ([]app.App, error) {
 	if !sel.All {
-		return findApps(all, sel.Apps)
+		return findApps(set, sel.Apps)
 	}
 	want, err := parseSelector(sel.Selector)
 	if err != nil {
 		return nil, err
 	}
 	var out []app.App
-	for _, a := range all {
+	for _, a := range set.apps {
 		ok := true
 		for k, v := range want {
 			if a.Metadata.Labels[k] != v {
@@ -141,11 +142,28 @@ func editApps(s *snapshot, p *plan, apps []app.App, edit func(src []byte, a app.
 	}
 	sort.Strings(files)
 	for _, f := range files {
-		if _, err := parseApps(texts[f]); err != nil {
-			return fmt.Errorf("%s: the edit would break the file (%v); nothing was committed", f, err)
+		if err := stillParses(f, texts[f], apps); err != nil {
+			return err
 		}
 		if err := p.setText(s, f, texts[f]); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// stillParses checks that every edited App of file still parses with
+// app.Parse after the edit; documents that were broken before are not the
+// edit's fault.
+func stillParses(file string, text []byte, edited []app.App) error {
+	got, errs := app.Parse(file, text)
+	ok := map[string]bool{}
+	for _, a := range got {
+		ok[a.Metadata.Name] = true
+	}
+	for _, a := range edited {
+		if a.File == file && !ok[a.Metadata.Name] {
+			return fmt.Errorf("%s: the edit would break the file (%v); nothing was committed", file, errors.Join(errs...))
 		}
 	}
 	return nil

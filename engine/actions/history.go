@@ -139,20 +139,20 @@ func touches(s storer.EncodedObjectStorer, c *object.Commit, paths []string, app
 	}
 	// The file changed: did this App's document change? Other Apps may
 	// share the file. A version that does not parse counts as a change.
-	a, err := appDocJSON(s, now, appName)
+	a, err := appDocJSON(s, now, appFile, appName)
 	if err != nil {
 		return true, nil
 	}
-	b, err := appDocJSON(s, before, appName)
+	b, err := appDocJSON(s, before, appFile, appName)
 	if err != nil {
 		return true, nil
 	}
 	return !bytes.Equal(a, b), nil
 }
 
-// appDocJSON is the App named name in the blob, as JSON (nil when absent);
-// an error means the file does not parse.
-func appDocJSON(s storer.EncodedObjectStorer, blob plumbing.Hash, name string) ([]byte, error) {
+// appDocJSON is the App named name in the blob of file, as JSON (nil when
+// absent); an error means that App does not parse.
+func appDocJSON(s storer.EncodedObjectStorer, blob plumbing.Hash, file, name string) ([]byte, error) {
 	if blob.IsZero() {
 		return nil, nil
 	}
@@ -160,16 +160,13 @@ func appDocJSON(s storer.EncodedObjectStorer, blob plumbing.Hash, name string) (
 	if err != nil {
 		return nil, err
 	}
-	apps, err := parseApps(data)
-	if err != nil {
-		return nil, err
-	}
+	apps, err := parseApps(file, data)
 	for _, a := range apps {
 		if a.Metadata.Name == name {
 			return json.Marshal(a)
 		}
 	}
-	return nil, nil
+	return nil, err
 }
 
 // entryHash is the hash of the file or folder at p in t; zero when absent.

@@ -112,7 +112,7 @@ func (r *Repo) touchedApps(t *revertTarget, head *snapshot) ([]string, error) {
 			// (it may be what is being reverted); the list is a hint.
 			continue
 		}
-		apps = append(apps, as...)
+		apps = append(apps, as.apps...)
 	}
 	set := map[string]bool{}
 	for _, a := range apps {

@@ -40,11 +40,7 @@ func (f *yamlFile) bytes() []byte { return []byte(strings.Join(f.lines, "")) }
 // mapping value.
 func (f *yamlFile) appSpec(name string) (*yaml.Node, *yaml.Node, error) {
 	for _, d := range f.docs {
-		a, ok, err := decodeApp(d)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !ok || a.Metadata.Name != name {
+		if !isApp(d, name) {
 			continue
 		}
 		k, v := mapGet(d.Content[0], "spec")

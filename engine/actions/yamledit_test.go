@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+	sigsyaml "sigs.k8s.io/yaml"
+
 	"kdrift.dev/kdrift/engine/app"
 )
 
@@ -40,16 +43,29 @@ spec:
 
 # trailing comment`
 
+// decodeOne decodes the App named name from an edited file. The editor's
+// fixtures are sloppy on purpose (no apiVersion, unknown fields), so this
+// reads each document leniently instead of with app.Parse: it checks the
+// edit kept the YAML well formed and the values right, not the schema.
 func decodeOne(t *testing.T, src []byte, name string) app.App {
 	t.Helper()
-	apps, err := parseApps(src)
+	docs, err := parseDocs(src)
 	if err != nil {
 		t.Fatalf("edited file does not parse: %v\n%s", err, src)
 	}
-	for _, a := range apps {
-		if a.Metadata.Name == name {
-			return a
+	for _, d := range docs {
+		if !isApp(d, name) {
+			continue
 		}
+		out, err := yaml.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a app.App
+		if err := sigsyaml.Unmarshal(out, &a); err != nil {
+			t.Fatalf("edited App %s does not decode: %v\n%s", name, err, src)
+		}
+		return a
 	}
 	t.Fatalf("App %s missing after edit:\n%s", name, src)
 	return app.App{}

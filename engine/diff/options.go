@@ -108,25 +108,12 @@ func (o Options) Classify(manager string) status.OwnerClass {
 	return status.OwnerController
 }
 
-// rank orders classes by how much they matter: person first.
-func rank(c status.OwnerClass) int {
-	switch c {
-	case status.OwnerPerson:
-		return 0
-	case status.OwnerController:
-		return 1
-	case status.OwnerKdrift:
-		return 2
-	}
-	return 3
-}
-
 // TopClass is the class that matters most among owners: person before
 // controller before kdrift; defaulted when there are none.
 func TopClass(owners []status.Owner) status.OwnerClass {
 	best := status.OwnerDefaulted
 	for _, o := range owners {
-		if rank(o.Class) < rank(best) {
+		if o.Class.Rank() < best.Rank() {
 			best = o.Class
 		}
 	}

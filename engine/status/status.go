@@ -71,6 +71,26 @@ const (
 	OwnerKdrift OwnerClass = "kdrift"
 )
 
+// ownerClasses is every OwnerClass, the one that matters most first: a new
+// class goes here, at its rank (a test fails while it is missing here or
+// from the UI's styles).
+var ownerClasses = []OwnerClass{OwnerPerson, OwnerController, OwnerKdrift, OwnerDefaulted}
+
+// OwnerClasses is every owner class, the one that matters most first.
+func OwnerClasses() []OwnerClass { return append([]OwnerClass(nil), ownerClasses...) }
+
+// Rank orders classes by how much they matter: 0 (a person) first, then
+// controllers, kdrift, and defaulted fields; a class this build does not
+// know ranks after all of them.
+func (c OwnerClass) Rank() int {
+	for i, k := range ownerClasses {
+		if k == c {
+			return i
+		}
+	}
+	return len(ownerClasses)
+}
+
 // ObjectRef names one Kubernetes object.
 type ObjectRef struct {
 	Group     string `json:"group"`
