@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/status"
 )
 
@@ -45,21 +46,11 @@ type Backend interface {
 	Revert(ctx context.Context, hash, reason string) (CommitResult, error)
 }
 
-// SyncPlan is what a sync of one app would do.
-type SyncPlan struct {
-	App   string
-	Steps []PlanStep
-}
+// SyncPlan is what a sync of one app would do: the engine's typed plan.
+type SyncPlan = engine.Plan
 
-// PlanStep is one object a sync would touch.
-type PlanStep struct {
-	Ref status.ObjectRef
-	// Action is "create", "apply", "prune" or "replace".
-	Action string
-	// Fields are the JSON pointers the step changes; empty for create and
-	// prune.
-	Fields []string
-}
+// PlanStep is one object a sync would touch, and what it would do to it.
+type PlanStep = engine.Step
 
 // CommitResult is the commit an action made.
 type CommitResult struct {

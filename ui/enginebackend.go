@@ -3,9 +3,6 @@ package ui
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -70,34 +67,8 @@ func (b *EngineBackend) PlanSync(ctx context.Context, appName string) (SyncPlan,
 	if err != nil {
 		return SyncPlan{}, err
 	}
-	if res.Err != "" {
-		return SyncPlan{}, errors.New(res.Err)
-	}
-	plan := SyncPlan{App: appName}
-	for _, r := range res.Plan {
-		step := PlanStep{Ref: r.Ref}
-		switch r.Status {
-		case status.ResourceMissing:
-			step.Action = "create"
-		case status.ResourceExtraneous:
-			if !b.prunes(appName) {
-				continue
-			}
-			step.Action = "prune"
-		case status.ResourceRequiresReplace:
-			step.Action = "replace"
-		case status.ResourceOutOfSync:
-			step.Action = "apply"
-			for _, f := range r.Fields {
-				if f.IsDrift() {
-					step.Fields = append(step.Fields, f.Path)
-				}
-			}
-		default:
-			continue
-		}
-		plan.Steps = append(plan.Steps, step)
-	}
+	plan := engine.PlanOf(res)
+	plan.App = appName
 	return plan, nil
 }
 
@@ -110,23 +81,10 @@ func (b *EngineBackend) prunes(appName string) bool {
 // Sync applies Git to the app now; the UI has already asked twice when the
 // app is frozen.
 func (b *EngineBackend) Sync(ctx context.Context, appName string) error {
-	res, err := b.eng.Sync(ctx, appName, engine.SyncOptions{AllowFrozen: true, Prune: b.prunes(appName)})
-	if err != nil {
-		return err
-	}
-	if res.Err != "" {
-		return errors.New(res.Err)
-	}
-	if n := res.Failed(); n > 0 {
-		var msgs []string
-		for _, o := range res.Objects {
-			if o.Error != "" {
-				msgs = append(msgs, o.Error)
-			}
-		}
-		return fmt.Errorf("%d object(s) failed: %s", n, strings.Join(msgs, "; "))
-	}
-	return nil
+	// The engine's error keeps its type: an app-level failure wraps its
+	// cause, failed objects come as *engine.ObjectsFailedError.
+	_, err := b.eng.Sync(ctx, appName, engine.SyncOptions{AllowFrozen: true, Prune: b.prunes(appName)})
+	return err
 }
 
 func (b *EngineBackend) actionsRepo(ctx context.Context) (*actions.Repo, error) {

@@ -98,11 +98,11 @@ func (e *Engine) reconcileApp(ctx context.Context, name string, opts passOptions
 }
 
 // fail ends the pass with an app-level error.
-func (p *pass) fail(sync status.Sync, msg string) bool {
+func (p *pass) fail(sync status.Sync, err error) bool {
 	p.failed = true
 	p.status.Sync = sync
-	p.status.Error = msg
-	p.result.Err = msg
+	p.status.Error, p.status.Cause = err.Error(), err
+	p.result.Err, p.result.Cause = err.Error(), err
 	return false
 }
 
@@ -172,9 +172,11 @@ func summarize(rs []status.ResourceStatus) (status.Sync, status.Health) {
 	return sync, health
 }
 
-// sameStatus compares two statuses without their comparison time.
+// sameStatus compares two statuses without their comparison time, and
+// errors by their message (a new pass makes a new error value).
 func sameStatus(a, b status.AppStatus) bool {
 	a.ComparedAt, b.ComparedAt = time.Time{}, time.Time{}
+	a.Cause, b.Cause = nil, nil
 	return reflect.DeepEqual(a, b)
 }
 

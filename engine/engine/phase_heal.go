@@ -69,7 +69,7 @@ func (p *pass) phaseHeal(ctx context.Context) bool {
 		if apply.PhaseOf(o) == apply.PhaseRest && !waited {
 			waited = true
 			if err := p.cl.applier.WaitEstablished(ctx, objs); err != nil {
-				p.record(ObjectResult{Ref: it.res.Ref, Action: ActionApply, Error: err.Error()})
+				p.record(failed(it.res.Ref, ActionApply, nil, err))
 			}
 		}
 		if o.GetNamespace() == "" {
@@ -77,7 +77,7 @@ func (p *pass) phaseHeal(ctx context.Context) bool {
 			p.defaultNamespace(ctx, o, ns)
 		}
 		if err := p.healObject(ctx, it); err != nil {
-			p.record(ObjectResult{Ref: it.res.Ref, Action: ActionApply, Fields: it.fields, Error: err.Error()})
+			p.record(failed(it.res.Ref, ActionApply, it.fields, err))
 			p.e.bus.publish(status.ErrorEvent{Base: status.Base{App: p.name, Time: p.e.opts.Now()}, Ref: &it.res.Ref, Message: err.Error()})
 			continue
 		}

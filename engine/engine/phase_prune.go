@@ -27,7 +27,7 @@ func (p *pass) phasePrune(ctx context.Context) bool {
 	for _, o := range p.extra {
 		ref := live.RefOf(o)
 		if err := p.cl.applier.Prune(ctx, p.name, o, p.opts.dryRun); err != nil {
-			p.record(ObjectResult{Ref: ref, Action: ActionPrune, Error: err.Error()})
+			p.record(failed(ref, ActionPrune, nil, err))
 			p.e.bus.publish(status.ErrorEvent{Base: status.Base{App: p.name, Time: p.e.opts.Now()}, Ref: &ref, Message: err.Error()})
 			continue
 		}

@@ -19,17 +19,17 @@ import (
 func (p *pass) phaseRender(ctx context.Context) bool {
 	objs, err := p.e.renderer.Render(p.snap, p.app.Spec.Path)
 	if err != nil {
-		return p.fail(status.SyncError, fmt.Sprintf("render %s: %v", p.app.Spec.Path, err))
+		return p.fail(status.SyncError, fmt.Errorf("render %s: %w", p.app.Spec.Path, err))
 	}
 	cl, err := p.e.clusterFor(p.app.Spec.Destination.Context)
 	if err != nil {
-		return p.fail(status.SyncUnknown, err.Error())
+		return p.fail(status.SyncUnknown, err)
 	}
 	p.cl = cl
 	err = cl.check(ctx)
 	p.e.reach(status.TargetCluster, cl.name, err)
 	if err != nil {
-		return p.fail(status.SyncUnknown, err.Error())
+		return p.fail(status.SyncUnknown, err)
 	}
 	ns := p.app.Spec.Destination.Namespace
 	if ns == "" {

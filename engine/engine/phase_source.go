@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"kdrift.dev/kdrift/engine/status"
@@ -53,14 +54,14 @@ func (p *pass) phaseSource() bool {
 	p.status.Revision = p.rev.Hash
 	p.status.RevisionAuthor = p.rev.Author
 	if p.snap == nil {
-		return p.fail(status.SyncUnknown, "Git has not been read yet")
+		return p.fail(status.SyncUnknown, errors.New("Git has not been read yet"))
 	}
 	if !ok {
 		if bad {
 			p.status.File = inv.File
-			return p.fail(status.SyncError, fmt.Sprintf("App %s in %s is invalid: %v", p.name, inv.File, inv.Err))
+			return p.fail(status.SyncError, fmt.Errorf("App %s in %s is invalid: %w", p.name, inv.File, inv.Err))
 		}
-		return p.fail(status.SyncError, fmt.Sprintf("App %s is no longer declared at %s", p.name, p.rev.Short()))
+		return p.fail(status.SyncError, fmt.Errorf("App %s is no longer declared at %s", p.name, p.rev.Short()))
 	}
 	p.app = a
 	p.status.File, p.status.Path, p.status.Destination = a.File, a.Spec.Path, a.Spec.Destination
@@ -82,7 +83,8 @@ func (p *pass) phaseSource() bool {
 	e.reach(status.TargetGit, "", fetchErr)
 	if err := fetchErr; err != nil {
 		// Keep working from the last fetched revision, but say so.
-		p.status.Error = fmt.Sprintf("comparing the last fetched revision %s: %v", p.rev.Short(), err)
+		p.status.Cause = fmt.Errorf("comparing the last fetched revision %s: %w", p.rev.Short(), err)
+		p.status.Error = p.status.Cause.Error()
 	}
 	return true
 }

@@ -37,6 +37,14 @@ type ObjectResult struct {
 	Fields []string `json:"fields,omitempty"`
 	// Error is the failure, object first; empty on success.
 	Error string `json:"error,omitempty"`
+	// Cause is the failure with its type (an *apply.ObjectError and what
+	// it wraps); Error is its message. Nil on success and after JSON.
+	Cause error `json:"-"`
+}
+
+// failed is the result of an operation on one object that returned err.
+func failed(ref status.ObjectRef, action string, fields []string, err error) ObjectResult {
+	return ObjectResult{Ref: ref, Action: action, Fields: fields, Error: err.Error(), Cause: err}
 }
 
 // SyncResult is the outcome of a sync: the comparison it started from (the
@@ -52,6 +60,9 @@ type SyncResult struct {
 	// Err is an app-level failure (invalid App, render error, cluster
 	// unreachable); empty otherwise.
 	Err string `json:"error,omitempty"`
+	// Cause is Err with its type (a *render.Error, an *app.Error, a
+	// *live.ClusterError, …); nil when Err is empty and after JSON.
+	Cause error `json:"-"`
 }
 
 // Failed counts the objects whose operation failed.
@@ -67,6 +78,31 @@ func (r SyncResult) Failed() int {
 
 // ErrFrozen is returned by Sync for a frozen app without AllowFrozen.
 var ErrFrozen = errors.New("app is frozen")
+
+// ObjectsFailedError is Sync's error when some objects failed: each
+// failed object's result, whose Cause keeps its type.
+type ObjectsFailedError struct {
+	App    string
+	Failed []ObjectResult
+}
+
+// Error says how many failed; each object's own error says why.
+func (e *ObjectsFailedError) Error() string {
+	return fmt.Sprintf("app %s: %d object(s) failed; see each object's error", e.App, len(e.Failed))
+}
+
+// Unwrap is every failed object's error.
+func (e *ObjectsFailedError) Unwrap() []error {
+	out := make([]error, 0, len(e.Failed))
+	for _, o := range e.Failed {
+		if o.Cause != nil {
+			out = append(out, o.Cause)
+		} else {
+			out = append(out, errors.New(o.Error))
+		}
+	}
+	return out
+}
 
 // record adds one object's outcome to the pass's result.
 func (p *pass) record(r ObjectResult) {
@@ -95,6 +131,9 @@ func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncR
 	}
 	res := e.reconcileApp(ctx, name, passOptions{heal: true, force: true, prune: opts.Prune, allowFrozen: opts.AllowFrozen || opts.DryRun, dryRun: opts.DryRun})
 	if res.Err != "" {
+		if res.Cause != nil {
+			return res, fmt.Errorf("app %s: %w", name, res.Cause)
+		}
 		return res, fmt.Errorf("app %s: %s", name, res.Err)
 	}
 	var replace []string
@@ -106,8 +145,14 @@ func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncR
 	if len(replace) > 0 {
 		return res, fmt.Errorf("app %s: %v changed an immutable field and need to be replaced (deleted and re-created); kdrift never does that on its own: do it by hand or revert the change in Git", name, replace)
 	}
-	if n := res.Failed(); n > 0 {
-		return res, fmt.Errorf("app %s: %d object(s) failed; see each object's error", name, n)
+	if res.Failed() > 0 {
+		fe := &ObjectsFailedError{App: name}
+		for _, o := range res.Objects {
+			if o.Error != "" {
+				fe.Failed = append(fe.Failed, o)
+			}
+		}
+		return res, fe
 	}
 	return res, nil
 }

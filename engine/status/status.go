@@ -181,6 +181,9 @@ type AppStatus struct {
 	// Error is the reason for Sync Error or Unknown: a render failure, an
 	// invalid App, an unreachable cluster.
 	Error string `json:"error,omitempty"`
+	// Cause is Error with its type, for callers in this process that
+	// branch on it (errors.As); nil after JSON, which carries Error.
+	Cause error `json:"-"`
 	// Fights are the fields where another manager kept rewriting what
 	// kdrift healed; kdrift stopped healing them.
 	Fights     []Fight   `json:"fights,omitempty"`

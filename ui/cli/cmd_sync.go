@@ -43,12 +43,14 @@ func runSync(ctx context.Context, env *cliEnv, args []string) int {
 		if err := enc.Encode(res); err != nil {
 			return env.errorf("write result: %v", err)
 		}
-	} else {
-		verb := ""
-		if *dryRun {
-			verb = " (dry run: nothing changed)"
+	} else if *dryRun {
+		p := engine.PlanOf(res)
+		p.App = name
+		if err := report.Plan(env.stdout, p, syncErr); err != nil {
+			return env.errorf("write plan: %v", err)
 		}
-		fmt.Fprintf(env.stdout, "sync %s%s\n", name, verb)
+	} else {
+		fmt.Fprintf(env.stdout, "sync %s\n", name)
 		for _, o := range res.Objects {
 			line := fmt.Sprintf("  %-6s %s", o.Action, o.Ref)
 			if len(o.Fields) > 0 {
@@ -62,7 +64,7 @@ func runSync(ctx context.Context, env *cliEnv, args []string) int {
 		if len(res.Objects) == 0 && syncErr == nil {
 			fmt.Fprintln(env.stdout, "  nothing to do: in sync")
 		}
-		if !*dryRun && syncErr == nil {
+		if syncErr == nil {
 			if err := report.Status(env.stdout, []status.AppStatus{res.Status}, time.Now()); err != nil {
 				return env.errorf("write status: %v", err)
 			}

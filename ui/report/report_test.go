@@ -12,6 +12,7 @@ import (
 )
 
 func TestEventLine(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
 	ref := status.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "prod", Name: "render"}
 	line, err := EventLine(status.Fight{Base: status.Base{App: "render-prod", Time: at}, Ref: ref, Field: "/spec/replicas", Manager: "kubectl", Rewrites: 3})
@@ -28,6 +29,7 @@ func TestEventLine(t *testing.T) {
 }
 
 func TestDiffAndStatus(t *testing.T) {
+	t.Parallel()
 	since := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
 	a := status.AppStatus{Name: "render-prod", Sync: status.SyncOutOfSync, Health: status.HealthHealthy, SelfHeal: status.SelfHealOn, OutOfSyncSince: &since,
 		Resources: []status.ResourceStatus{

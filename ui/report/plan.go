@@ -1,0 +1,39 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"kdrift.dev/kdrift/engine/engine"
+)
+
+// Plan writes what a dry-run sync would do, the text of `kdrift sync
+// --dry-run`: a header, then one object a line with its action, the
+// fields an apply puts back and the apiserver's refusal, if any:
+//
+//	sync render-prod (dry run: nothing changed)
+//	  apply  Deployment/prod/render [/spec/replicas]
+//	  prune  ConfigMap/prod/render-old
+//
+// syncErr is the dry run's own error: an empty plan reads "in sync" only
+// without one.
+func Plan(w io.Writer, p engine.Plan, syncErr error) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "sync %s (dry run: nothing changed)\n", p.App)
+	for _, st := range p.Steps {
+		fmt.Fprintf(&b, "  %-6s %s", st.Action, st.Ref)
+		if len(st.Fields) > 0 {
+			fmt.Fprintf(&b, " %v", st.Fields)
+		}
+		if st.Err != nil {
+			b.WriteString("  FAILED: " + st.Err.Error())
+		}
+		b.WriteByte('\n')
+	}
+	if len(p.Steps) == 0 && syncErr == nil {
+		b.WriteString("  nothing to do: in sync\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
