@@ -3,6 +3,7 @@ package actions
 import "testing"
 
 func TestParseIdentity(t *testing.T) {
+	t.Parallel()
 	good := map[string]Identity{
 		"Lao Li <lao.li@example.com>":     {"Lao Li", "lao.li@example.com"},
 		"  J. R. Smith <jr@example.com> ": {"J. R. Smith", "jr@example.com"},

@@ -38,6 +38,7 @@ func randLines(r *rand.Rand, n, alphabet int) []string {
 // TestDiffLinesMinimalAndCorrect checks on random inputs that the hunks turn
 // a into b and change no more lines than a longest common subsequence needs.
 func TestDiffLinesMinimalAndCorrect(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewSource(1))
 	for iter := 0; iter < 500; iter++ {
 		a := randLines(r, r.Intn(25), 6)
@@ -62,6 +63,7 @@ func TestDiffLinesMinimalAndCorrect(t *testing.T) {
 }
 
 func TestMerge3Cases(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, base, ours, theirs, want string
 		conflict                       bool
@@ -93,6 +95,7 @@ func TestMerge3Cases(t *testing.T) {
 // random edits of a file of distinct lines (where line diffs are unambiguous):
 // both must agree on whether the merge is clean, and on the result.
 func TestMerge3AgreesWithGitMergeFile(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewSource(7))
 	dir := t.TempDir()
 	edit := func(base []string) []string {
@@ -155,6 +158,7 @@ func TestMerge3AgreesWithGitMergeFile(t *testing.T) {
 }
 
 func TestUnifiedDiff(t *testing.T) {
+	t.Parallel()
 	got := unifiedDiff("a/f", "b/f", []byte("1\n2\n3\n4\n5\n6\n7\n8\n9\n"), []byte("1\n2\n3\n4\nfive\n6\n7\n8\n9\n"))
 	want := "--- a/f\n+++ b/f\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n"
 	if got != want {
@@ -187,6 +191,7 @@ func BenchmarkMerge3(b *testing.B) {
 // TestDiffLinesLargeInputs covers texts past maxEdit: a few changes are
 // still found exactly; a full rewrite falls back to one replacement.
 func TestDiffLinesLargeInputs(t *testing.T) {
+	t.Parallel()
 	var a, b, c []string
 	for i := 0; i < 1500; i++ {
 		a = append(a, fmt.Sprintf("a%d\n", i))

@@ -6,6 +6,7 @@ import (
 )
 
 func TestSubjectFor(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		action string
 		apps   []string
@@ -28,6 +29,7 @@ func TestSubjectFor(t *testing.T) {
 }
 
 func TestMessageRoundTrip(t *testing.T) {
+	t.Parallel()
 	m := message{Subject: "freeze(a): x", Body: "x\n\nsecond paragraph", Trailers: actionTrailers("freeze", []string{"a", "b"})}
 	got := parseMessage(m.String())
 	if got.Subject != m.Subject || got.Body != m.Body || got.trailer(TrailerAction) != "freeze" || strings.Join(got.trailerValues(TrailerApp), ",") != "a,b" {

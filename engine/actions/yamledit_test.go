@@ -81,6 +81,7 @@ func changedLineCount(a, b []byte) (removed, added int) {
 }
 
 func TestFreezeUnfreezeRoundTripIsByteExact(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
 	until := at.Add(4 * time.Hour)
 	variants := map[string]string{
@@ -131,6 +132,7 @@ func TestFreezeUnfreezeRoundTripIsByteExact(t *testing.T) {
 }
 
 func TestSetFreezeReplacesHandWrittenFreeze(t *testing.T) {
+	t.Parallel()
 	src := "kind: App\nmetadata:\n  name: a\nspec:\n  freeze:\n    reason: old\n    by: x\n  path: p # keep\n"
 	out, err := setFreeze([]byte(src), "a", app.Freeze{Reason: "new", By: "A <a@b.c>", At: time.Unix(0, 0)})
 	if err != nil {
@@ -148,6 +150,7 @@ func TestSetFreezeReplacesHandWrittenFreeze(t *testing.T) {
 }
 
 func TestAppendIgnoreRule(t *testing.T) {
+	t.Parallel()
 	rule := app.IgnoreRule{Group: "apps", Kind: "Deployment", Name: "render", JSONPointers: []string{"/spec/replicas"}}
 	for _, name := range []string{"render-prod", "render-staging"} {
 		out, err := appendIgnoreRule([]byte(appsFile), name, rule)
@@ -184,6 +187,7 @@ func TestAppendIgnoreRule(t *testing.T) {
 // spec, comments at odd indents, a document end marker, and tab-free but
 // 4-space indentation: each freeze parses, and unfreeze restores the bytes.
 func TestEditsOnTrickyLayouts(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	files := map[string]string{
 		"block scalar last":  "kind: App\nmetadata:\n  name: a\nspec:\n  path: p\n  notes: |\n    line one\n\n    line three\n# top comment\nstatus: {}\n",

@@ -54,6 +54,7 @@ func loadFromGit(t *testing.T, files map[string]string) app.LoadResult {
 }
 
 func TestLoadStrict(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		file     string // the bad App's file content, in .kdrift/bad.yaml
@@ -126,6 +127,7 @@ func TestLoadStrict(t *testing.T) {
 }
 
 func TestLoadDuplicateNames(t *testing.T) {
+	t.Parallel()
 	res := loadFromGit(t, map[string]string{
 		".kdrift/a.yaml": bad("web", "  path: deploy/good\n"),
 		".kdrift/b.yml":  bad("web", "  path: deploy/other\n") + "---\n" + bad("api", "  path: deploy/other\n"),
@@ -150,6 +152,7 @@ func TestLoadDuplicateNames(t *testing.T) {
 }
 
 func TestLoadFullApp(t *testing.T) {
+	t.Parallel()
 	res := loadFromGit(t, map[string]string{
 		".kdrift/apps.yaml": "# comment\n---\n" + goodApp + "---\n\n---\n" + bad("frozen", `  path: ./deploy/other/
   freeze:
@@ -180,6 +183,7 @@ func TestLoadFullApp(t *testing.T) {
 }
 
 func TestLoadNoAppsFolder(t *testing.T) {
+	t.Parallel()
 	res := loadFromGit(t, map[string]string{"README.md": "x"})
 	if len(res.Apps) != 0 || len(res.Invalid) != 0 {
 		t.Fatalf("want nothing, got %+v", res)
@@ -187,6 +191,7 @@ func TestLoadNoAppsFolder(t *testing.T) {
 }
 
 func TestCheckJSONPointer(t *testing.T) {
+	t.Parallel()
 	for p, ok := range map[string]bool{"": true, "/": true, "/a/b": true, "/a~0b/~1": true, "a": false, "/a~": false, "/a~x": false} {
 		if err := app.CheckJSONPointer(p); (err == nil) != ok {
 			t.Errorf("CheckJSONPointer(%q) = %v, want ok=%v", p, err, ok)
@@ -195,6 +200,7 @@ func TestCheckJSONPointer(t *testing.T) {
 }
 
 func TestLoadCleansPath(t *testing.T) {
+	t.Parallel()
 	res := loadFromGit(t, map[string]string{".kdrift/a.yaml": bad("dotted", "  path: ./deploy/other/\n")})
 	if a, ok := res.Find("dotted"); !ok || a.Spec.Path != "deploy/other" {
 		t.Fatalf("path = %q, want deploy/other (invalid: %+v)", a.Spec.Path, res.Invalid)
@@ -202,6 +208,7 @@ func TestLoadCleansPath(t *testing.T) {
 }
 
 func TestParseLinesAcrossDocuments(t *testing.T) {
+	t.Parallel()
 	data := goodApp + "---\n" + bad("second", "  path: a\n  destinaton: {}\n") + "--- # third\n" + bad("third", "  path: b\n")
 	apps, errs := app.Parse(".kdrift/apps.yaml", []byte(data))
 	if len(apps) != 2 || apps[0].Metadata.Name != "good" || apps[1].Metadata.Name != "third" || apps[1].File != ".kdrift/apps.yaml" {

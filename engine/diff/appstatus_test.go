@@ -7,6 +7,7 @@ import (
 )
 
 func TestAppStatus(t *testing.T) {
+	t.Parallel()
 	rs := func(pairs ...string) []status.ResourceStatus {
 		var out []status.ResourceStatus
 		for i := 0; i < len(pairs); i += 2 {

@@ -120,6 +120,7 @@ const editEnvEntry = `  - manager: kubectl-edit
 const debugEnv = `        - {name: DEBUG, value: "1"}`
 
 func TestCompareDeployment(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		status  status.Resource
 		fields  []string // "path class extra ignored"
@@ -218,6 +219,7 @@ func TestCompareDeployment(t *testing.T) {
 }
 
 func TestCompareFieldValuesAndOwners(t *testing.T) {
+	t.Parallel()
 	got := Compare(Input{
 		Desired: obj(t, desiredDeploy),
 		DryRun:  obj(t, liveWith(t, "101", "3", `"f:replicas":{},`, "", "")),
@@ -251,6 +253,7 @@ func TestCompareFieldValuesAndOwners(t *testing.T) {
 }
 
 func TestComparePersonManagersOption(t *testing.T) {
+	t.Parallel()
 	entry := strings.ReplaceAll(scaleEntry, "manager: kubectl", "manager: k9s")
 	in := Input{
 		Desired: obj(t, desiredDeploy),
@@ -291,6 +294,7 @@ data: {mode: prod, hotfix: "true"}
 `
 
 func TestCompareExtraConfigMapKey(t *testing.T) {
+	t.Parallel()
 	live := obj(t, liveCM)
 	live.SetAnnotations(map[string]string{"cloud.example/zone": "a", "kubectl.kubernetes.io/last-applied-configuration": "{}"})
 	got := Compare(Input{Desired: obj(t, desiredCM), DryRun: live.DeepCopy(), Live: live, Options: DefaultOptions()})
@@ -313,6 +317,7 @@ func TestCompareExtraConfigMapKey(t *testing.T) {
 }
 
 func TestCompareSecretMasked(t *testing.T) {
+	t.Parallel()
 	desired := obj(t, `{apiVersion: v1, kind: Secret, metadata: {name: db, namespace: prod}, stringData: {password: hunter2}}`)
 	dry := obj(t, `{apiVersion: v1, kind: Secret, metadata: {name: db, namespace: prod}, type: Opaque, data: {password: aHVudGVyMg==, token: dG9r}}`)
 	live := obj(t, `{apiVersion: v1, kind: Secret, metadata: {name: db, namespace: prod, managedFields: [{manager: kubectl-edit, operation: Update, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {"f:data":{"f:password":{},"f:token":{}}}}]}, type: Opaque, data: {password: c2VjcmV0, token: dG9r}}`)
@@ -331,6 +336,7 @@ func TestCompareSecretMasked(t *testing.T) {
 }
 
 func TestCompareStatuses(t *testing.T) {
+	t.Parallel()
 	desired := obj(t, desiredDeploy)
 	live := obj(t, liveWith(t, "1", "3", "", "", ""))
 	gr := schema.GroupResource{Group: "apps", Resource: "deployments"}
@@ -369,6 +375,7 @@ func TestCompareStatuses(t *testing.T) {
 }
 
 func TestCompareListChanges(t *testing.T) {
+	t.Parallel()
 	base := `
 apiVersion: v1
 kind: Service
@@ -394,6 +401,7 @@ spec:
 }
 
 func TestCompareDefaultedExtras(t *testing.T) {
+	t.Parallel()
 	created := `  - manager: kubectl-create
     operation: Update
     apiVersion: apps/v1

@@ -8,6 +8,7 @@ import (
 )
 
 func TestDetailLines(t *testing.T) {
+	t.Parallel()
 	live := obj(t, liveWith(t, "100", "6", "", scaleEntry, ""))
 	live.Object["data"] = map[string]any{"script": "line one\nline two\n", "on": "yes"}
 	desired := obj(t, desiredDeploy)
@@ -92,6 +93,7 @@ spec:
 }
 
 func TestDetailMasksSecrets(t *testing.T) {
+	t.Parallel()
 	desired := obj(t, `{apiVersion: v1, kind: Secret, metadata: {name: db}, stringData: {password: hunter2}}`)
 	live := obj(t, `{apiVersion: v1, kind: Secret, metadata: {name: db}, data: {password: aHVudGVyMg==}}`)
 	d := Detail("a", desired, live, status.ResourceStatus{})

@@ -7,6 +7,7 @@ import (
 )
 
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, doc string
 		want      status.Health

@@ -71,6 +71,7 @@ spec:
 `
 
 func TestOwnershipListKeys(t *testing.T) {
+	t.Parallel()
 	own, err := NewOwnership(obj(t, keyedLive), DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
@@ -113,6 +114,7 @@ func TestOwnershipListKeys(t *testing.T) {
 }
 
 func TestOwnershipBadFieldsV1(t *testing.T) {
+	t.Parallel()
 	bad := obj(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: c, managedFields: [{manager: broken, operation: Update, fieldsType: FieldsV1, fieldsV1: {"k:{bad": {}}}]}}`)
 	if _, err := NewOwnership(bad, DefaultOptions()); err == nil || !strings.Contains(err.Error(), `"broken"`) {
 		t.Errorf("err = %v, want one naming the manager", err)
@@ -124,6 +126,7 @@ func TestOwnershipBadFieldsV1(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	o := DefaultOptions()
 	o.PersonManagers = []string{"lens"}
 	for m, want := range map[string]status.OwnerClass{
@@ -142,6 +145,7 @@ func TestClassify(t *testing.T) {
 }
 
 func TestPointers(t *testing.T) {
+	t.Parallel()
 	o := obj(t, `{apiVersion: v1, kind: X, metadata: {annotations: {a/b: "1", "c~d": "2"}}, spec: {l: [{x: 1}, {x: 2}, {x: 3}], m: {k: v}}}`)
 	if v, ok := ValueAt(o.Object, "/metadata/annotations/a~1b"); !ok || v != "1" {
 		t.Errorf("a~1b = %v %v", v, ok)

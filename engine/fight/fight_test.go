@@ -13,6 +13,7 @@ type clock struct{ t time.Time }
 func (c *clock) now() time.Time { return c.t }
 
 func TestDetector(t *testing.T) {
+	t.Parallel()
 	ref := status.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "prod", Name: "render"}
 	key := Key{App: "render-prod", Ref: ref, Field: "/spec/replicas"}
 	other := Key{App: "render-prod", Ref: ref, Field: "/spec/template/spec/containers/0/image"}
@@ -117,6 +118,7 @@ func TestDetector(t *testing.T) {
 }
 
 func TestSettledAndReset(t *testing.T) {
+	t.Parallel()
 	c := &clock{t: time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)}
 	d := New(Options{Rewrites: 1, Now: c.now})
 	k := Key{App: "a", Field: "/spec/replicas"}
