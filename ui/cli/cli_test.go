@@ -111,7 +111,7 @@ func TestDiffSyncStatusCLI(t *testing.T) {
 	if code, out, errOut := kdrift(t, ctx, append([]string{"diff", "cli"}, g...)...); code != exitDrift || !strings.Contains(out, "Deployment/cli/render  Missing") {
 		t.Fatalf("diff before sync: code %d\n%s\n%s", code, out, errOut)
 	}
-	if code, out, errOut := kdrift(t, ctx, append([]string{"sync", "cli", "--dry-run"}, g...)...); code != exitOK || !strings.Contains(out, "apply  Deployment/cli/render") {
+	if code, out, errOut := kdrift(t, ctx, append([]string{"sync", "cli", "--dry-run"}, g...)...); code != exitOK || !strings.Contains(out, "create Deployment/cli/render") {
 		t.Fatalf("sync --dry-run: code %d\n%s\n%s", code, out, errOut)
 	}
 	if code, out, errOut := kdrift(t, ctx, append([]string{"sync", "cli"}, g...)...); code != exitOK {
