@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -250,4 +251,35 @@ func TestPasteIntoTheReason(t *testing.T) {
 	h.send(tea.PasteMsg{Content: "INC-4242 pasted"})
 	h.keys("enter")
 	h.wantCalls(`freeze api-prod reason="INC-4242 pasted" for=0s`)
+}
+
+// TestPasteIntoTheFilter: a paste reaches the focused view through its
+// update, and only while it takes text.
+func TestPasteIntoTheFilter(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.send(tea.PasteMsg{Content: "render"})
+	if av := h.m.stack[0].(*appsView); av.filter != "" {
+		t.Fatalf("a paste outside the filter prompt set the filter to %q", av.filter)
+	}
+	h.keys("/")
+	h.send(tea.PasteMsg{Content: "render"})
+	if av := h.m.stack[0].(*appsView); av.filter != "render" || len(av.rows) != 1 {
+		t.Fatalf("filter = %q with %d rows, want the pasted text and one row", av.filter, len(av.rows))
+	}
+}
+
+// TestFreezeSpendsTheMarks: the apps view clears its own marks once the
+// freeze they chose is committed, and keeps them when it failed.
+func TestFreezeSpendsTheMarks(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.keys("g", "space", "space")
+	av := h.m.stack[0].(*appsView)
+	h.send(FreezeCommittedMsg{Apps: []string{"x"}, Err: errors.New("push refused")})
+	if len(av.marked) != 2 {
+		t.Fatalf("a failed freeze cleared the marks: %v", av.marked)
+	}
+	h.send(FreezeCommittedMsg{Apps: []string{"x"}, Result: CommitResult{Hash: "f00dfee", Pushed: true}})
+	if len(av.marked) != 0 {
+		t.Fatalf("marks kept after the freeze: %v", av.marked)
+	}
 }
