@@ -2,6 +2,7 @@ package ui
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -281,5 +282,24 @@ func TestFreezeSpendsTheMarks(t *testing.T) {
 	h.send(FreezeCommittedMsg{Apps: []string{"x"}, Result: CommitResult{Hash: "f00dfee", Pushed: true}})
 	if len(av.marked) != 0 {
 		t.Fatalf("marks kept after the freeze: %v", av.marked)
+	}
+}
+
+// TestNamedByType: an error that names its object (by type, not by its
+// text) is shown as is; any other error gets the object in front.
+func TestNamedByType(t *testing.T) {
+	typed := &fakeObjectError{ref: deployRef, msg: "Deployment/prod/render: get failed: timeout"}
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{typed, "Deployment/prod/render: get failed: timeout"},
+		{fmt.Errorf("reading: %w", errors.New("cluster prod unreachable")), "Deployment/prod/render: reading: cluster prod unreachable"},
+		{&fakeObjectError{ref: cmRef, msg: "ConfigMap/prod/render-old: gone"}, "Deployment/prod/render: ConfigMap/prod/render-old: gone"},
+	}
+	for _, tt := range tests {
+		if got := named(deployRef, tt.err); got != tt.want {
+			t.Errorf("named(%v) = %q, want %q", tt.err, got, tt.want)
+		}
 	}
 }

@@ -53,10 +53,21 @@ func (f *fakeBackend) Events() <-chan status.Event {
 }
 func (f *fakeBackend) Apps() []status.AppStatus { return f.apps }
 func (f *fakeBackend) Refresh()                 { f.mu.Lock(); f.refreshed++; f.mu.Unlock() }
+
+// fakeObjectError is an error that names its object first, as the
+// engine's Detail errors do (engine.ObjectError).
+type fakeObjectError struct {
+	ref status.ObjectRef
+	msg string
+}
+
+func (e *fakeObjectError) Error() string            { return e.msg }
+func (e *fakeObjectError) Object() status.ObjectRef { return e.ref }
+
 func (f *fakeBackend) Detail(_ context.Context, a string, ref status.ObjectRef) (status.ObjectDetail, error) {
 	d, ok := f.details[ref]
 	if !ok {
-		return d, fmt.Errorf("%s: not found in app %s", ref, a)
+		return d, &fakeObjectError{ref: ref, msg: fmt.Sprintf("%s: not found in app %s", ref, a)}
 	}
 	return d, nil
 }

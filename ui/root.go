@@ -373,7 +373,7 @@ func (m *Model) onResult(msg tea.Msg) tea.Cmd {
 	case DetailLoadedMsg:
 		m.done()
 		if r.Err != nil {
-			m.setStatus(named(r.Ref.String(), r.Err), true)
+			m.setStatus(named(r.Ref, r.Err), true)
 		}
 	case HistoryLoadedMsg:
 		m.done()
@@ -419,13 +419,17 @@ func (m *Model) onResult(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-// named is err's text starting with who, unless it already does (the
-// engine's errors name their object first).
-func named(who string, err error) string {
-	if strings.HasPrefix(err.Error(), who) {
+// objectError is an error whose message starts with the object it is
+// about (engine.ObjectError).
+type objectError interface{ Object() status.ObjectRef }
+
+// named is err's text starting with the object ref, unless err is an
+// object error about ref, which names it already.
+func named(ref status.ObjectRef, err error) string {
+	if oe, ok := err.(objectError); ok && oe.Object() == ref {
 		return err.Error()
 	}
-	return who + ": " + err.Error()
+	return ref.String() + ": " + err.Error()
 }
 
 func (m *Model) commitStatus(what string, res CommitResult, err error) {
