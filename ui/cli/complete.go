@@ -1,0 +1,298 @@
+package cli
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	gogit "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/source"
+)
+
+// Shell completion. Everything here reads local files only: committed Git
+// of a repository on disk and the kubeconfig. It never contacts a cluster
+// or a Git remote, never renders, and offers nothing (without an error)
+// where there is nothing to offer, such as outside a repository.
+
+// completionCommits is how many of the branch's latest commits revert
+// offers.
+const completionCommits = 50
+
+// completionDurations are what --for and --extend offer: the lengths an
+// incident freeze usually has.
+var completionDurations = []string{"30m", "1h", "2h", "4h", "8h", "12h", "24h"}
+
+// completionKinds are what --kind offers: the kinds kdrift's deploy/ roles
+// cover (README "Running headless in a cluster"), plus the kinds the
+// repository's ignore rules already name.
+var completionKinds = []string{
+	"ConfigMap", "CronJob", "DaemonSet", "Deployment", "HorizontalPodAutoscaler", "Ingress", "Job",
+	"Namespace", "NetworkPolicy", "PersistentVolumeClaim", "PodDisruptionBudget", "Service",
+	"ServiceAccount", "StatefulSet",
+}
+
+// registerCompletions attaches completion to the flags of cmd that have
+// one: --context (kubeconfig contexts), -o, --for and --extend
+// (durations), --kind. Flags cmd does not have are passed over.
+func registerCompletions(cmd *cobra.Command, g *globalFlags) {
+	fixed := func(values ...string) cobra.CompletionFunc {
+		return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return withPrefix(values, toComplete), cobra.ShellCompDirectiveNoFileComp
+		}
+	}
+	fns := map[string]cobra.CompletionFunc{
+		"context": func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return kubeContexts(g.kubeconfig, toComplete), cobra.ShellCompDirectiveNoFileComp
+		},
+		"output": fixed(outputFormats...),
+		"for":    fixed(completionDurations...),
+		"extend": fixed(completionDurations...),
+		"kind": func(c *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return withPrefix(kindsOf(c.Context(), g), toComplete), cobra.ShellCompDirectiveNoFileComp
+		},
+		"branch": func(c *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return withPrefix(branches(g.repo), toComplete), cobra.ShellCompDirectiveNoFileComp
+		},
+	}
+	for name, fn := range fns {
+		if cmd.Flags().Lookup(name) != nil {
+			// The only error is a flag that does not exist, checked above.
+			_ = cmd.RegisterFlagCompletionFunc(name, fn)
+		}
+	}
+}
+
+// completeApps completes APP arguments with the names of the Apps the
+// repository declares (a name and, after a tab, its path). multi says
+// whether the command takes several; names already given are not offered
+// again.
+func completeApps(g *globalFlags, multi bool) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if !multi && len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		apps := declaredApps(cmd.Context(), g.repo, g.branch)
+		out := make([]cobra.Completion, 0, len(apps))
+		for _, a := range apps {
+			name := a.Metadata.Name
+			if !strings.HasPrefix(name, toComplete) || contains(args, name) {
+				continue
+			}
+			out = append(out, cobra.CompletionWithDesc(name, appDescription(a)))
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// appDescription is what the shell shows beside an App's name.
+func appDescription(a app.App) string {
+	d := a.Spec.Path
+	if ctx := a.Spec.Destination.Context; ctx != "" {
+		d += " → " + ctx
+	}
+	if a.Spec.Freeze != nil {
+		d += " (frozen)"
+	}
+	return d
+}
+
+// completeCommits completes revert's COMMIT with the branch's latest
+// commits: the short hash and, after a tab, the subject.
+func completeCommits(g *globalFlags) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return recentCommits(cmd.Context(), g.repo, g.branch, toComplete), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// openLocalRepo opens the repository at location for completion: a path
+// on disk only. A URL or a path that does not exist gives nil, since
+// completing must never clone or fetch.
+func openLocalRepo(ctx context.Context, location, branch string) *source.Repo {
+	if location == "" {
+		location = "."
+	}
+	if strings.Contains(location, "://") {
+		return nil
+	}
+	if _, err := os.Stat(location); err != nil {
+		return nil
+	}
+	r, err := source.Open(ctx, source.Options{Location: location, Branch: branch})
+	if err != nil {
+		return nil
+	}
+	return r
+}
+
+// declaredApps returns the Apps declared in the .kdrift folder at the head
+// of the branch, sorted by name: decoded, not validated and not rendered,
+// so that completion stays fast on a repository of a thousand Apps. A
+// document that does not decode is passed over. It returns nil when there
+// is no local repository.
+func declaredApps(ctx context.Context, location, branch string) []app.App {
+	r := openLocalRepo(ctx, location, branch)
+	if r == nil {
+		return nil
+	}
+	return appsAtHead(ctx, r)
+}
+
+func appsAtHead(ctx context.Context, r *source.Repo) []app.App {
+	head, err := r.Head(ctx)
+	if err != nil {
+		return nil
+	}
+	snap, err := r.Snapshot(head.Hash)
+	if err != nil {
+		return nil
+	}
+	entries, err := fs.ReadDir(snap, app.Dir)
+	if err != nil {
+		return nil
+	}
+	var apps []app.App
+	for _, e := range entries {
+		ext := path.Ext(e.Name())
+		if e.IsDir() || (ext != ".yaml" && ext != ".yml") {
+			continue
+		}
+		file := path.Join(app.Dir, e.Name())
+		data, err := fs.ReadFile(snap, file)
+		if err != nil {
+			continue
+		}
+		parsed, _ := app.Parse(file, data)
+		apps = append(apps, parsed...)
+	}
+	sort.SliceStable(apps, func(i, j int) bool { return apps[i].Metadata.Name < apps[j].Metadata.Name })
+	return apps
+}
+
+// kindsOf is completionKinds and the kinds the repository's ignore rules
+// name, sorted and without repeats.
+func kindsOf(ctx context.Context, g *globalFlags) []string {
+	seen := map[string]bool{}
+	for _, k := range completionKinds {
+		seen[k] = true
+	}
+	for _, a := range declaredApps(ctx, g.repo, g.branch) {
+		for _, r := range a.Spec.IgnoreDifferences {
+			if r.Kind != "" {
+				seen[r.Kind] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// recentCommits are the latest commits of the branch whose hash starts with
+// prefix, newest first.
+func recentCommits(ctx context.Context, location, branch, prefix string) []cobra.Completion {
+	r := openLocalRepo(ctx, location, branch)
+	if r == nil {
+		return nil
+	}
+	head, err := r.Head(ctx)
+	if err != nil {
+		return nil
+	}
+	iter, err := r.Git().Log(&gogit.LogOptions{From: plumbing.NewHash(head.Hash)})
+	if err != nil {
+		return nil
+	}
+	defer iter.Close()
+	var out []cobra.Completion
+	for n := 0; n < completionCommits; n++ {
+		c, err := iter.Next()
+		if err != nil {
+			break
+		}
+		hash := c.Hash.String()[:12]
+		if !strings.HasPrefix(hash, prefix) {
+			continue
+		}
+		subject, _, _ := strings.Cut(c.Message, "\n")
+		desc := strings.TrimSpace(subject) + " (" + c.Author.Name + ", " + c.Author.When.Format(time.DateOnly) + ")"
+		out = append(out, cobra.CompletionWithDesc(hash, desc))
+	}
+	return out
+}
+
+// branches are the local branches of the repository.
+func branches(location string) []string {
+	r := openLocalRepo(context.Background(), location, "")
+	if r == nil {
+		return nil
+	}
+	iter, err := r.Git().Branches()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	_ = iter.ForEach(func(ref *plumbing.Reference) error {
+		out = append(out, ref.Name().Short())
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+// kubeContexts are the contexts of the kubeconfig (--kubeconfig, else
+// $KUBECONFIG, else ~/.kube/config) that start with prefix, each with its
+// cluster and namespace. It reads the files only; it connects to nothing.
+func kubeContexts(kubeconfig, prefix string) []cobra.Completion {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	cfg, err := rules.Load()
+	if err != nil {
+		return nil
+	}
+	names := make([]string, 0, len(cfg.Contexts))
+	for name := range cfg.Contexts {
+		if strings.HasPrefix(name, prefix) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	out := make([]cobra.Completion, 0, len(names))
+	for _, name := range names {
+		c := cfg.Contexts[name]
+		desc := "cluster " + c.Cluster
+		if c.Namespace != "" {
+			desc += ", namespace " + c.Namespace
+		}
+		if name == cfg.CurrentContext {
+			desc += " (current)"
+		}
+		out = append(out, cobra.CompletionWithDesc(name, desc))
+	}
+	return out
+}
+
+// withPrefix is the values that start with prefix.
+func withPrefix(values []string, prefix string) []cobra.Completion {
+	var out []cobra.Completion
+	for _, v := range values {
+		if strings.HasPrefix(v, prefix) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
