@@ -1,17 +1,23 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"kdrift.dev/kdrift/engine/app"
@@ -94,7 +100,7 @@ func completeApps(g *globalFlags, multi bool) cobra.CompletionFunc {
 }
 
 // appDescription is what the shell shows beside an App's name.
-func appDescription(a app.App) string {
+func appDescription(a declaredApp) string {
 	d := a.Spec.Path
 	if ctx := a.Spec.Destination.Context; ctx != "" {
 		d += " → " + ctx
@@ -136,23 +142,51 @@ func openLocalRepo(ctx context.Context, location, branch string) *source.Repo {
 	return r
 }
 
+// declaredApp is what completion reads of an App document: enough to
+// offer its name with a description, and the kinds of its ignore rules.
+// It is also the form of the completion cache (JSON).
+type declaredApp struct {
+	APIVersion string `yaml:"apiVersion" json:"apiVersion"`
+	Kind       string `yaml:"kind" json:"kind"`
+	Metadata   struct {
+		Name string `yaml:"name" json:"name"`
+	} `yaml:"metadata" json:"metadata"`
+	Spec struct {
+		Path        string `yaml:"path" json:"path"`
+		Destination struct {
+			Context string `yaml:"context" json:"context,omitempty"`
+		} `yaml:"destination" json:"destination"`
+		IgnoreDifferences []struct {
+			Kind string `yaml:"kind" json:"kind,omitempty"`
+		} `yaml:"ignoreDifferences" json:"ignoreDifferences,omitempty"`
+		Freeze *struct{} `yaml:"freeze" json:"freeze,omitempty"`
+	} `yaml:"spec" json:"spec"`
+}
+
 // declaredApps returns the Apps declared in the .kdrift folder at the head
-// of the branch, sorted by name: decoded, not validated and not rendered,
-// so that completion stays fast on a repository of a thousand Apps. A
-// document that does not decode is passed over. It returns nil when there
-// is no local repository.
-func declaredApps(ctx context.Context, location, branch string) []app.App {
+// of the branch, sorted by name, or nil when there is no local repository.
+//
+// It decodes each document once, leniently, into declaredApp, rather than
+// with app.Parse, which decodes strictly three times over to find every
+// mistake with its line. A document that does not decode is passed over;
+// `kdrift status` names its problem. What it decoded is kept in the cache
+// under the hash of the .kdrift folder's tree, so the next tab press on the
+// same App files reads one small file instead of parsing a thousand Apps.
+func declaredApps(ctx context.Context, location, branch string) []declaredApp {
 	r := openLocalRepo(ctx, location, branch)
 	if r == nil {
 		return nil
 	}
-	return appsAtHead(ctx, r)
-}
-
-func appsAtHead(ctx context.Context, r *source.Repo) []app.App {
 	head, err := r.Head(ctx)
 	if err != nil {
 		return nil
+	}
+	key := appsTreeHash(r, head.Hash)
+	if key == "" {
+		return nil // no .kdrift folder: no Apps
+	}
+	if apps, ok := readAppsCache(key); ok {
+		return apps
 	}
 	snap, err := r.Snapshot(head.Hash)
 	if err != nil {
@@ -162,22 +196,147 @@ func appsAtHead(ctx context.Context, r *source.Repo) []app.App {
 	if err != nil {
 		return nil
 	}
-	var apps []app.App
+	apps := []declaredApp{}
 	for _, e := range entries {
 		ext := path.Ext(e.Name())
 		if e.IsDir() || (ext != ".yaml" && ext != ".yml") {
 			continue
 		}
-		file := path.Join(app.Dir, e.Name())
-		data, err := fs.ReadFile(snap, file)
+		data, err := fs.ReadFile(snap, path.Join(app.Dir, e.Name()))
 		if err != nil {
 			continue
 		}
-		parsed, _ := app.Parse(file, data)
-		apps = append(apps, parsed...)
+		apps = append(apps, decodeApps(data)...)
 	}
 	sort.SliceStable(apps, func(i, j int) bool { return apps[i].Metadata.Name < apps[j].Metadata.Name })
+	writeAppsCache(key, apps)
 	return apps
+}
+
+// appsTreeHash is the hash of the .kdrift folder's tree at commit, "" when
+// the commit has none.
+func appsTreeHash(r *source.Repo, commit string) string {
+	c, err := r.Git().CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		return ""
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return ""
+	}
+	e, err := tree.FindEntry(app.Dir)
+	if err != nil || e.Mode != filemode.Dir {
+		return ""
+	}
+	return e.Hash.String()
+}
+
+// appsCacheVersion changes when declaredApp does, so an older cache is
+// never read as a newer one.
+const appsCacheVersion = "v1"
+
+// appsCacheKept is how many cached App lists stay; older ones are removed.
+const appsCacheKept = 32
+
+// appsCacheDir is where completion keeps what it decoded:
+// $XDG_CACHE_HOME/kdrift/completion (or the platform's cache folder).
+func appsCacheDir() string {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(base, "kdrift", "completion")
+}
+
+func appsCacheFile(key string) string {
+	dir := appsCacheDir()
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, "apps-"+appsCacheVersion+"-"+key+".json")
+}
+
+// readAppsCache returns the Apps cached for a .kdrift tree hash.
+func readAppsCache(key string) ([]declaredApp, bool) {
+	file := appsCacheFile(key)
+	if file == "" {
+		return nil, false
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, false
+	}
+	var apps []declaredApp
+	if err := json.Unmarshal(data, &apps); err != nil {
+		return nil, false
+	}
+	return apps, true
+}
+
+// writeAppsCache keeps apps under key, written whole or not at all, and
+// removes the oldest cached lists beyond appsCacheKept. Completion must
+// not fail for want of a cache, so errors only mean no cache.
+func writeAppsCache(key string, apps []declaredApp) {
+	file := appsCacheFile(key)
+	if file == "" {
+		return
+	}
+	data, err := json.Marshal(apps)
+	if err != nil {
+		return
+	}
+	dir := filepath.Dir(file)
+	if os.MkdirAll(dir, 0o700) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(dir, ".apps-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), file) != nil {
+		_ = os.Remove(tmp.Name())
+		return
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) <= appsCacheKept {
+		return
+	}
+	type aged struct {
+		name string
+		mod  time.Time
+	}
+	var files []aged
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && strings.HasPrefix(e.Name(), "apps-") {
+			files = append(files, aged{e.Name(), info.ModTime()})
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].mod.After(files[j].mod) })
+	for _, f := range files[min(len(files), appsCacheKept):] {
+		_ = os.Remove(filepath.Join(dir, f.name))
+	}
+}
+
+// decodeApps returns the App documents of one file that have a name; it
+// stops at the first document that is not YAML.
+func decodeApps(data []byte) []declaredApp {
+	var out []declaredApp
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var a declaredApp
+		if err := dec.Decode(&a); err != nil {
+			var typeErr *yaml.TypeError
+			if !errors.As(err, &typeErr) {
+				return out // io.EOF, or a syntax error the decoder cannot pass
+			}
+			continue // a document of the wrong shape
+		}
+		if a.APIVersion == app.APIVersion && a.Kind == app.Kind && a.Metadata.Name != "" {
+			out = append(out, a)
+		}
+	}
 }
 
 // kindsOf is completionKinds and the kinds the repository's ignore rules
