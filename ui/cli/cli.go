@@ -14,10 +14,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -205,7 +207,6 @@ the UI also has a command, for scripts and CI.`,
 	}
 	root.SetOut(env.stdout)
 	root.SetErr(env.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	if env.name != programName {
 		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: env.name}
 	}
@@ -224,9 +225,9 @@ the UI also has a command, for scripts and CI.`,
 			root.AddCommand(newCmd(env))
 		}
 	}
-	for name, newCmd := range commands {
-		if !contains(commandOrder, name) {
-			root.AddCommand(newCmd(env))
+	for _, name := range slices.Sorted(maps.Keys(commands)) {
+		if !slices.Contains(commandOrder, name) {
+			root.AddCommand(commands[name](env))
 		}
 	}
 	// Made here rather than lazily by Execute, so the tree is complete for
@@ -252,15 +253,6 @@ func allCommands(root *cobra.Command) []*cobra.Command {
 		out = append(out, allCommands(c)...)
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, l := range list {
-		if l == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Where help texts name kdrift as a command: an example line starting

@@ -9,15 +9,18 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"kdrift.dev/kdrift/engine/app"
@@ -90,10 +93,12 @@ func completeApps(g *globalFlags, multi bool) cobra.CompletionFunc {
 		out := make([]cobra.Completion, 0, len(apps))
 		for _, a := range apps {
 			name := a.Metadata.Name
-			if !strings.HasPrefix(name, toComplete) || contains(args, name) {
+			// A name kdrift would reject is not offered; the check also keeps
+			// a hostile name from breaking the one-per-line protocol.
+			if !strings.HasPrefix(name, toComplete) || slices.Contains(args, name) || len(validation.IsDNS1123Subdomain(name)) > 0 {
 				continue
 			}
-			out = append(out, cobra.CompletionWithDesc(name, appDescription(a)))
+			out = append(out, offer(name, appDescription(a)))
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -142,6 +147,20 @@ func openLocalRepo(ctx context.Context, location, branch string) *source.Repo {
 	return r
 }
 
+// localHead opens the repository at location (see openLocalRepo) and
+// returns it with the hash of the branch's head; nil when either fails.
+func localHead(ctx context.Context, location, branch string) (*source.Repo, string) {
+	r := openLocalRepo(ctx, location, branch)
+	if r == nil {
+		return nil, ""
+	}
+	head, err := r.Head(ctx)
+	if err != nil {
+		return nil, ""
+	}
+	return r, head.Hash
+}
+
 // declaredApp is what completion reads of an App document: enough to
 // offer its name with a description, and the kinds of its ignore rules.
 // It is also the form of the completion cache (JSON).
@@ -173,22 +192,18 @@ type declaredApp struct {
 // under the hash of the .kdrift folder's tree, so the next tab press on the
 // same App files reads one small file instead of parsing a thousand Apps.
 func declaredApps(ctx context.Context, location, branch string) []declaredApp {
-	r := openLocalRepo(ctx, location, branch)
+	r, head := localHead(ctx, location, branch)
 	if r == nil {
 		return nil
 	}
-	head, err := r.Head(ctx)
-	if err != nil {
-		return nil
-	}
-	key := appsTreeHash(r, head.Hash)
+	key := appsTreeHash(r, head)
 	if key == "" {
 		return nil // no .kdrift folder: no Apps
 	}
 	if apps, ok := readAppsCache(key); ok {
 		return apps
 	}
-	snap, err := r.Snapshot(head.Hash)
+	snap, err := r.Snapshot(head)
 	if err != nil {
 		return nil
 	}
@@ -348,7 +363,7 @@ func kindsOf(ctx context.Context, g *globalFlags) []string {
 	}
 	for _, a := range declaredApps(ctx, g.repo, g.branch) {
 		for _, r := range a.Spec.IgnoreDifferences {
-			if r.Kind != "" {
+			if r.Kind != "" && !strings.ContainsFunc(r.Kind, unicode.IsControl) {
 				seen[r.Kind] = true
 			}
 		}
@@ -364,15 +379,11 @@ func kindsOf(ctx context.Context, g *globalFlags) []string {
 // recentCommits are the latest commits of the branch whose hash starts with
 // prefix, newest first.
 func recentCommits(ctx context.Context, location, branch, prefix string) []cobra.Completion {
-	r := openLocalRepo(ctx, location, branch)
+	r, head := localHead(ctx, location, branch)
 	if r == nil {
 		return nil
 	}
-	head, err := r.Head(ctx)
-	if err != nil {
-		return nil
-	}
-	iter, err := r.Git().Log(&gogit.LogOptions{From: plumbing.NewHash(head.Hash)})
+	iter, err := r.Git().Log(&gogit.LogOptions{From: plumbing.NewHash(head)})
 	if err != nil {
 		return nil
 	}
@@ -389,7 +400,7 @@ func recentCommits(ctx context.Context, location, branch, prefix string) []cobra
 		}
 		subject, _, _ := strings.Cut(c.Message, "\n")
 		desc := strings.TrimSpace(subject) + " (" + c.Author.Name + ", " + c.Author.When.Format(time.DateOnly) + ")"
-		out = append(out, cobra.CompletionWithDesc(hash, desc))
+		out = append(out, offer(hash, desc))
 	}
 	return out
 }
@@ -425,7 +436,7 @@ func kubeContexts(kubeconfig, prefix string) []cobra.Completion {
 	}
 	names := make([]string, 0, len(cfg.Contexts))
 	for name := range cfg.Contexts {
-		if strings.HasPrefix(name, prefix) {
+		if strings.HasPrefix(name, prefix) && !strings.ContainsFunc(name, unicode.IsControl) {
 			names = append(names, name)
 		}
 	}
@@ -440,9 +451,22 @@ func kubeContexts(kubeconfig, prefix string) []cobra.Completion {
 		if name == cfg.CurrentContext {
 			desc += " (current)"
 		}
-		out = append(out, cobra.CompletionWithDesc(name, desc))
+		out = append(out, offer(name, desc))
 	}
 	return out
+}
+
+// offer is one completion: value and, after a tab, desc, whose control
+// characters become spaces (a newline would start another completion in
+// cobra's protocol, and a repository is untrusted).
+func offer(value, desc string) cobra.Completion {
+	desc = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, desc)
+	return cobra.CompletionWithDesc(value, desc)
 }
 
 // withPrefix is the values that start with prefix.

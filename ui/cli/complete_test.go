@@ -44,16 +44,19 @@ func appDoc(name, path, extra string) string {
 	return fmt.Sprintf("apiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata:\n  name: %s\nspec:\n  path: %s\n%s", name, path, extra)
 }
 
-// appsRepo is a repository declaring several Apps in two files, one of
-// them with an ignore rule for a custom kind, plus a broken document and a
-// file that is not YAML.
+// appsRepo is a repository declaring several Apps in three files, one of
+// them with an ignore rule for a custom kind, plus a broken document, a
+// hostile name and path (newlines would break the completion protocol) and
+// a file that is not YAML.
 func appsRepo(t *testing.T) string {
 	t.Helper()
 	return gitRepo(t, map[string]string{
 		".kdrift/render.yaml": appDoc("render-prod", "deploy", "  destination: {context: prod}\n") + "---\n" +
 			appDoc("render-dev", "deploy", "  ignoreDifferences:\n  - kind: Widget\n    jsonPointers: [/spec/size]\n") + "---\n" +
 			"apiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata: [not, a, map]\n",
-		".kdrift/tts.yml":   appDoc("tts-prod", "deploy", ""),
+		".kdrift/tts.yml": appDoc("tts-prod", "deploy", ""),
+		".kdrift/hostile.yaml": appDoc(`"evil\ninjected"`, "deploy", "") + "---\n" +
+			appDoc("hostile-desc", `"deploy\ninjected\tdesc"`, ""),
 		".kdrift/README.md": "not an App\n",
 		"deploy/cm.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
 	})
@@ -62,7 +65,7 @@ func appsRepo(t *testing.T) string {
 func TestCompleteAppNames(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	repo := appsRepo(t)
-	all := "render-dev render-prod tts-prod"
+	all := "hostile-desc render-dev render-prod tts-prod"
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -70,8 +73,8 @@ func TestCompleteAppNames(t *testing.T) {
 		{[]string{"diff", "--repo", repo, ""}, all},
 		{[]string{"sync", "--repo", repo, "render-"}, "render-dev render-prod"},
 		{[]string{"sync", "--repo", repo, "render-prod", ""}, ""}, // takes one APP
-		{[]string{"status", "--repo", repo, "render-prod", ""}, "render-dev tts-prod"},
-		{[]string{"freeze", "--repo", repo, "tts-prod", "render-dev", ""}, "render-prod"},
+		{[]string{"status", "--repo", repo, "render-prod", ""}, "hostile-desc render-dev tts-prod"},
+		{[]string{"freeze", "--repo", repo, "tts-prod", "render-dev", "hostile-desc", ""}, "render-prod"},
 		{[]string{"unfreeze", "--repo", repo, "t"}, "tts-prod"},
 		{[]string{"ignore", "--repo", repo, ""}, all},
 		{[]string{"audit", "--repo", repo, ""}, all},
@@ -92,6 +95,10 @@ func TestCompleteAppNames(t *testing.T) {
 	_, out, _ := kdrift(t, context.Background(), cobra.ShellCompRequestCmd, "diff", "render-p")
 	if !strings.Contains(out, "render-prod\tdeploy → prod\n") {
 		t.Errorf("render-prod's description: %q", out)
+	}
+	_, out, _ = kdrift(t, context.Background(), cobra.ShellCompRequestCmd, "diff", "h")
+	if !strings.HasPrefix(out, "hostile-desc\tdeploy injected desc\n:4\n") {
+		t.Errorf("a hostile description is not flattened to one line: %q", out)
 	}
 }
 
@@ -198,7 +205,7 @@ func TestCompleteAppsCache(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cache)
 	repo := appsRepo(t)
-	if got, _ := complete(t, "diff", "--repo", repo, ""); strings.Join(got, " ") != "render-dev render-prod tts-prod" {
+	if got, _ := complete(t, "diff", "--repo", repo, ""); strings.Join(got, " ") != "hostile-desc render-dev render-prod tts-prod" {
 		t.Fatalf("first completion: %q", got)
 	}
 	files, _ := filepath.Glob(filepath.Join(cache, "kdrift", "completion", "apps-*.json"))

@@ -141,3 +141,23 @@ func TestPluginExamples(t *testing.T) {
 		t.Errorf("invokedAs(kubectl_complete-kdrift) = %q %q", name, args)
 	}
 }
+
+// TestNoColor: every command takes --no-color, and NO_COLOR alone turns
+// the colours off too.
+func TestNoColor(t *testing.T) {
+	t.Setenv("NO_COLOR", "")
+	for _, args := range [][]string{{"version", "--no-color"}, {"--no-color", "version"}, {"help", "--no-color"}} {
+		env := &cliEnv{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+		if code := run(context.Background(), args, env); code != exitOK || !env.colorOff() {
+			t.Errorf("kdrift %q: exit %d, colours off %v", args, code, env.colorOff())
+		}
+	}
+	env := &cliEnv{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	if code := run(context.Background(), []string{"version"}, env); code != exitOK || env.colorOff() {
+		t.Errorf("without --no-color or NO_COLOR the colours are off")
+	}
+	t.Setenv("NO_COLOR", "1")
+	if !env.colorOff() {
+		t.Errorf("NO_COLOR=1 leaves the colours on")
+	}
+}
