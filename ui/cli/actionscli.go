@@ -24,9 +24,6 @@ func (a *actionFlags) register(fs *flag.FlagSet) {
 }
 
 func (a *actionFlags) open(ctx context.Context) (*actions.Repo, error) {
-	if err := a.output.check(); err != nil {
-		return nil, err
-	}
 	return actions.Open(ctx, actions.RepoOptions{Repo: a.repo, Branch: a.branch, Author: a.author})
 }
 

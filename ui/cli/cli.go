@@ -204,6 +204,13 @@ the UI also has a command, for scripts and CI.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return exit(runUI(cmd.Context(), env, &g, &u))
 		},
+		// Every command's -o is checked here, as bad usage.
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if f := cmd.Flags().Lookup("output"); f != nil {
+				return (&outputFlag{format: f.Value.String()}).check()
+			}
+			return nil
+		},
 	}
 	root.SetOut(env.stdout)
 	root.SetErr(env.stderr)

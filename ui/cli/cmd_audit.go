@@ -58,9 +58,6 @@ freeze, whether it is still active, expired or lifted. Only Git is read.`,
 }
 
 func runAudit(ctx context.Context, env *cliEnv, f *auditFlags, app string) int {
-	if err := f.output.check(); err != nil {
-		return env.errorf("%v", err)
-	}
 	repo, err := actions.Open(ctx, actions.RepoOptions{Repo: f.repo, Branch: f.branch})
 	if err != nil {
 		return env.errorf("%v", err)

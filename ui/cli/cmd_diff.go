@@ -45,9 +45,6 @@ The exit code follows kubectl diff: 0 in sync, 1 drift, 2 error.
 }
 
 func runDiff(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, name string) int {
-	if err := o.check(); err != nil {
-		return env.errorf("%v", err)
-	}
 	e, err := openEngine(g, true, name)
 	if err != nil {
 		return env.errorf("%v", err)

@@ -42,9 +42,6 @@ commits. Exit 2 when nothing could be pushed.`,
 }
 
 func runPush(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag) int {
-	if err := o.check(); err != nil {
-		return env.errorf("%v", err)
-	}
 	repo, err := actions.Open(ctx, actions.RepoOptions{Repo: g.repo, Branch: g.branch})
 	if err != nil {
 		return env.errorf("%v", err)

@@ -44,9 +44,6 @@ README's "JSON output").`,
 }
 
 func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, names []string) int {
-	if err := o.check(); err != nil {
-		return env.errorf("%v", err)
-	}
 	e, err := openEngine(g, true, names...)
 	if err != nil {
 		return env.errorf("%v", err)

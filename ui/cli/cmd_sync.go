@@ -63,9 +63,6 @@ is refused unless --force says so.`,
 }
 
 func runSync(ctx context.Context, env *cliEnv, f *syncFlags, name string) int {
-	if err := f.output.check(); err != nil {
-		return env.errorf("%v", err)
-	}
 	e, err := openEngine(&f.globalFlags, false, name)
 	if err != nil {
 		return env.errorf("%v", err)

@@ -110,9 +110,6 @@ was built with, and the versions of client-go and kustomize it carries.`,
 		Args:              argsExactly(0, ""),
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.check(); err != nil {
-				return err
-			}
 			bi, ok := debug.ReadBuildInfo()
 			if !ok {
 				bi = nil

@@ -110,6 +110,8 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"revert", "-m"}, []string{"flag needs an argument", "Run 'kdrift revert --help' for usage."}},
 		{[]string{"push", "now"}, []string{`push takes no arguments; got ["now"]`, "Run 'kdrift push --help' for usage."}},
 		{[]string{"version", "-o", "xml"}, []string{"-o xml: want text, json or yaml", "Run 'kdrift version --help' for usage."}},
+		{[]string{"status", "-o", "wide"}, []string{"-o wide: want text, json or yaml", "Run 'kdrift status --help' for usage."}},
+		{[]string{"freeze", "x", "--reason", "r", "--output=xml"}, []string{"-o xml: want text, json or yaml", "Run 'kdrift freeze --help' for usage."}},
 		{[]string{"--bogus"}, []string{"unknown flag: --bogus", "Run 'kdrift --help' for usage."}},
 	} {
 		code, out, errOut := kdrift(t, context.Background(), tc.args...)

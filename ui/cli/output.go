@@ -29,7 +29,8 @@ func (o *outputFlag) register(fs *flag.FlagSet) {
 	fs.StringVarP(&o.format, "output", "o", outputText, "output format: text, json or yaml")
 }
 
-// check returns an error naming the formats when -o is none of them.
+// check returns an error naming the formats when -o is none of them; the
+// root command runs it before every command.
 func (o *outputFlag) check() error {
 	for _, f := range outputFormats {
 		if o.format == f {
