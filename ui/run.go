@@ -28,6 +28,9 @@ type Options struct {
 	// Context is the initial `:ctx` filter: only apps whose destination
 	// context it is are listed. Empty lists every app.
 	Context string
+	// NoColor drops every colour (--no-color); NO_COLOR in the environment
+	// does too.
+	NoColor bool
 	// ProgramOptions are extra Bubble Tea options (input, output, size),
 	// for tests and embedding.
 	ProgramOptions []tea.ProgramOption
@@ -108,7 +111,7 @@ func buildConfig(opts Options) (Config, func(), error) {
 		Keys:     keys,
 		Readonly: opts.Readonly || fc.Readonly,
 		Context:  opts.Context,
-		NoColor:  os.Getenv("NO_COLOR") != "",
+		NoColor:  opts.NoColor || os.Getenv("NO_COLOR") != "",
 		Log:      slog.New(slog.NewTextHandler(w, nil)),
 	}, closeLog, nil
 }

@@ -111,3 +111,24 @@ func TestLibraryLogsGoToTheLogFile(t *testing.T) {
 		}
 	}
 }
+
+// TestRunNoColor: --no-color (Options.NoColor) and NO_COLOR each turn the
+// colours off; without either they stay on.
+func TestRunNoColor(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	for _, tc := range []struct {
+		opt  bool
+		env  string
+		want bool
+	}{{false, "", false}, {true, "", true}, {false, "1", true}} {
+		t.Setenv("NO_COLOR", tc.env)
+		cfg, closeLog, err := buildConfig(Options{NoColor: tc.opt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeLog()
+		if cfg.NoColor != tc.want {
+			t.Errorf("Options.NoColor %v, NO_COLOR %q: Config.NoColor = %v, want %v", tc.opt, tc.env, cfg.NoColor, tc.want)
+		}
+	}
+}

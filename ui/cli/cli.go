@@ -1,21 +1,30 @@
-// Package cli is kdrift's command line: the subcommands (diff, sync,
-// status, controller, freeze, unfreeze, revert, ignore, audit, push, demo)
-// and the terminal UI they share flags with. Each subcommand lives in its own
-// cmd_*.go file and registers itself in commands; the formatting and the
-// work live in engine/ packages.
+// Package cli is kdrift's command line: the subcommands (status, diff,
+// audit, sync, freeze, unfreeze, revert, ignore, push, ui, controller, demo,
+// version, completion) and the terminal UI they share flags with, as a
+// cobra command tree. Each subcommand lives in its own cmd_*.go file and
+// registers its constructor in commands; the formatting lives in ui/report
+// and the work in engine/ packages.
+//
+// The same binary installed as kubectl-kdrift is a kubectl plugin: help,
+// examples and usage errors then name it "kubectl kdrift".
 package cli
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	flag "github.com/spf13/pflag"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
-	"sort"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/spf13/cobra"
+	flag "github.com/spf13/pflag"
 )
 
 // Exit codes shared by every subcommand (diff follows kubectl diff).
@@ -23,6 +32,23 @@ const (
 	exitOK    = 0
 	exitDrift = 1
 	exitError = 2
+)
+
+// Names kdrift answers to: its own, and kubectl's plugin names (kubectl
+// runs kubectl-kdrift for `kubectl kdrift …` and kubectl_complete-kdrift to
+// complete it).
+const (
+	programName        = "kdrift"
+	pluginName         = "kubectl kdrift"
+	pluginBinary       = "kubectl-kdrift"
+	pluginCompleteName = "kubectl_complete-kdrift"
+)
+
+// Command groups of `kdrift help`.
+const (
+	groupLook = "look"
+	groupAct  = "act"
+	groupRun  = "run"
 )
 
 // globalFlags are the flags every subcommand and the UI take.
@@ -42,16 +68,21 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.logFile, "log-file", "", "write logs to this file (nothing is ever logged to the screen)")
 }
 
-// command is one subcommand: its one-line summary and what runs it.
-type command struct {
-	summary string
-	run     func(ctx context.Context, env *cliEnv, args []string) int
-}
-
-// cliEnv is what a subcommand writes to.
+// cliEnv is what a subcommand writes to, and how kdrift was called.
 type cliEnv struct {
 	stdout io.Writer
 	stderr io.Writer
+	// name is how the person called kdrift: "kdrift", or "kubectl kdrift"
+	// for the plugin. Empty means "kdrift".
+	name string
+	// noColor is --no-color.
+	noColor bool
+}
+
+// colorOff says whether colours are off: --no-color, or NO_COLOR set to
+// anything (https://no-color.org).
+func (e *cliEnv) colorOff() bool {
+	return e.noColor || os.Getenv("NO_COLOR") != ""
 }
 
 // errorf prints "kdrift: ..." on stderr and returns exitError.
@@ -60,63 +91,213 @@ func (e *cliEnv) errorf(format string, a ...any) int {
 	return exitError
 }
 
-// commands is filled by the files that implement each subcommand.
-var commands = map[string]command{}
+// commands holds the constructor of every subcommand, filled by the files
+// that implement them, keyed by name.
+var commands = map[string]func(env *cliEnv) *cobra.Command{}
+
+// commandOrder is the order of `kdrift help` within each group: what a
+// person on call reaches for first comes first.
+var commandOrder = []string{
+	"status", "diff", "audit", "owners",
+	"sync", "freeze", "unfreeze", "revert", "ignore", "push",
+	"ui", "controller", "demo",
+	"version",
+}
+
+// exitStatus is what a command's RunE returns to end kdrift with a code
+// after it has reported the reason itself.
+type exitStatus int
+
+// Error says which exit code the command chose.
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// exit turns a command's exit code into the error RunE returns: nil for 0.
+func exit(code int) error {
+	if code == exitOK {
+		return nil
+	}
+	return exitStatus(code)
+}
 
 // Main runs kdrift with args (without the program name) until it is done
 // or SIGINT/SIGTERM arrives, and returns the exit code: 0 ok, 1 drift (diff),
-// 2 error.
+// 2 error or bad usage. Called as kubectl-kdrift (os.Args[0]) it is the
+// kubectl plugin, and as kubectl_complete-kdrift it answers kubectl's
+// completion requests.
 func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return run(ctx, args, &cliEnv{stdout: stdout, stderr: stderr})
+	env := &cliEnv{stdout: stdout, stderr: stderr, name: programName}
+	var argv0 string
+	if len(os.Args) > 0 {
+		argv0 = os.Args[0]
+	}
+	env.name, args = invokedAs(argv0, args)
+	return run(ctx, args, env)
 }
 
+// invokedAs returns the name kdrift was called by, from its program path,
+// and the arguments to run: kubectl's completion helper gets cobra's
+// completion request in front of them.
+func invokedAs(argv0 string, args []string) (string, []string) {
+	base := strings.TrimSuffix(filepath.Base(argv0), ".exe")
+	switch base {
+	case pluginBinary:
+		return pluginName, args
+	case pluginCompleteName:
+		return pluginName, append([]string{cobra.ShellCompRequestCmd}, args...)
+	}
+	return programName, args
+}
+
+// run builds the command tree and runs args through it. Errors a command
+// reported itself end with its exit code; anything else (an unknown
+// command or flag, a wrong number of arguments) is bad usage: the error,
+// how to get help, and exit 2.
 func run(ctx context.Context, args []string, env *cliEnv) int {
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		name := args[0]
-		if name == "help" {
-			usage(env.stdout)
-			return exitOK
-		}
-		cmd, ok := commands[name]
-		if !ok {
-			return env.errorf("unknown command %q; run `kdrift help` for the list", name)
-		}
-		return cmd.run(ctx, env, args[1:])
+	if env.name == "" {
+		env.name = programName
 	}
-	if ui, ok := commands["ui"]; ok {
-		return ui.run(ctx, env, args)
+	root := newRootCmd(env)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK
 	}
-	usage(env.stderr)
+	var st exitStatus
+	if errors.As(err, &st) {
+		return int(st)
+	}
+	path := env.name
+	if cmd != nil {
+		path = cmd.CommandPath()
+	}
+	fmt.Fprintf(env.stderr, "kdrift: %v\nRun '%s --help' for usage.\n", err, path)
 	return exitError
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "kdrift: Git holds the desired state, the cluster holds the facts; kdrift shows the drift.")
-	fmt.Fprintln(w, "\nUsage:\n  kdrift [flags]            start the terminal UI\n  kdrift COMMAND [flags]    run one command\n\nCommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		if n != "ui" {
-			names = append(names, n)
+// newRootCmd is the whole command tree. With no subcommand, kdrift starts
+// the terminal UI, so the root takes the UI's flags.
+func newRootCmd(env *cliEnv) *cobra.Command {
+	var g globalFlags
+	var u uiFlags
+	root := &cobra.Command{
+		Use:   programName + " [flags]",
+		Short: "Git holds the desired state, the cluster holds the facts; kdrift shows the drift",
+		Long: `Git holds the desired state, the cluster holds the facts; kdrift shows the drift.
+
+With no command, kdrift starts the terminal UI on the repository in the
+current folder (or --repo) and the clusters its Apps name. Every action of
+the UI also has a command, for scripts and CI.`,
+		Example: `  # the terminal UI on the repository in the current folder
+  kdrift
+
+  # read only, on another repository and kubeconfig context
+  kdrift --readonly --repo ~/src/gitops --context prod
+
+  # what drifted, for a script
+  kdrift status -o json`,
+		Args:              cobra.NoArgs,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exit(runUI(cmd.Context(), env, &g, &u))
+		},
+		// Every command's -o is checked here, as bad usage.
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if f := cmd.Flags().Lookup("output"); f != nil {
+				return (&outputFlag{format: f.Value.String()}).check()
+			}
+			return nil
+		},
+	}
+	root.SetOut(env.stdout)
+	root.SetErr(env.stderr)
+	if env.name != programName {
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: env.name}
+	}
+	g.register(root.Flags())
+	u.register(root.Flags())
+	registerCompletions(root, &g)
+	root.PersistentFlags().BoolVar(&env.noColor, "no-color", false, "no colours on the screen (also when NO_COLOR is set)")
+
+	root.AddGroup(
+		&cobra.Group{ID: groupLook, Title: "Look at the drift:"},
+		&cobra.Group{ID: groupAct, Title: "Act (each action is a Git commit):"},
+		&cobra.Group{ID: groupRun, Title: "Run kdrift:"},
+	)
+	for _, name := range commandOrder {
+		if newCmd, ok := commands[name]; ok {
+			root.AddCommand(newCmd(env))
 		}
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+	for _, name := range slices.Sorted(maps.Keys(commands)) {
+		if !slices.Contains(commandOrder, name) {
+			root.AddCommand(commands[name](env))
+		}
 	}
-	fmt.Fprintln(w, "\nRun `kdrift COMMAND -h` for a command's flags.")
+	// Made here rather than lazily by Execute, so the tree is complete for
+	// the help golden tests and the plugin's names apply to them too.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range allCommands(root) {
+		c.Example = pluginExamples(c.Example, env.name)
+		c.Long = pluginExamples(c.Long, env.name)
+	}
+	return root
 }
 
-// parseFlags parses a subcommand's flags, printing errors on env.stderr. It
-// returns false (and the exit code to use) when the command should stop.
-func parseFlags(fs *flag.FlagSet, args []string, env *cliEnv) (bool, int) {
-	fs.SetOutput(env.stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return false, exitOK
-		}
-		return false, exitError
+func init() {
+	// `kdrift help` lists the commands in commandOrder, not sorted.
+	cobra.EnableCommandSorting = false
+}
+
+// allCommands is root and every command under it.
+func allCommands(root *cobra.Command) []*cobra.Command {
+	out := []*cobra.Command{root}
+	for _, c := range root.Commands() {
+		out = append(out, allCommands(c)...)
 	}
-	return true, exitOK
+	return out
+}
+
+// Where help texts name kdrift as a command: an example line starting
+// with it, or a quoted or backquoted command in a description.
+var (
+	exampleCommand = regexp.MustCompile("(?m)^(\\s*)kdrift( |$)")
+	quotedCommand  = regexp.MustCompile("([`\"])kdrift( |[`\"])")
+)
+
+// pluginExamples rewrites the commands in a help text to the name kdrift
+// was called by, so the plugin's examples read "kubectl kdrift freeze …".
+func pluginExamples(text, name string) string {
+	if name == programName || name == "" {
+		return text
+	}
+	text = exampleCommand.ReplaceAllString(text, "${1}"+name+"${2}")
+	return quotedCommand.ReplaceAllString(text, "${1}"+name+"${2}")
+}
+
+// argsAtMost accepts up to n arguments; what names them in the error.
+func argsAtMost(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > n {
+			return fmt.Errorf("%s takes at most %d %s; got %d arguments", cmd.Name(), n, what, len(args))
+		}
+		return nil
+	}
+}
+
+// argsExactly accepts exactly n arguments; what names them in the error.
+func argsExactly(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) == n:
+			return nil
+		case n == 0:
+			return fmt.Errorf("%s takes no arguments; got %q", cmd.Name(), args)
+		}
+		return fmt.Errorf("%s takes %d %s; got %d arguments", cmd.Name(), n, what, len(args))
+	}
 }

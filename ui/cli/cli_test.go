@@ -52,7 +52,7 @@ func kdrift(t *testing.T, ctx context.Context, args ...string) (int, string, str
 
 // gitRepo makes a Git repository in a temporary folder and commits files
 // with the git command.
-func gitRepo(t *testing.T, files map[string]string) string {
+func gitRepo(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, body := range files {

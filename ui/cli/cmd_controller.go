@@ -4,23 +4,43 @@ import (
 	"context"
 	"fmt"
 
-	flag "github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"kdrift.dev/kdrift/ui/report"
 )
 
 func init() {
-	commands["controller"] = command{summary: "run the engine headless until SIGTERM, writing every event as one JSON line to stdout", run: runController}
+	commands["controller"] = newControllerCmd
 }
 
-func runController(ctx context.Context, env *cliEnv, args []string) int {
+func newControllerCmd(env *cliEnv) *cobra.Command {
 	var g globalFlags
-	fs := flag.NewFlagSet("kdrift controller [APP...]", flag.ContinueOnError)
-	g.register(fs)
-	if ok, code := parseFlags(fs, args, env); !ok {
-		return code
+	cmd := &cobra.Command{
+		Use:     "controller [APP...]",
+		GroupID: groupRun,
+		Short:   "Run the engine headless until SIGTERM, writing every event as one JSON line",
+		Long: `Run kdrift's engine without the UI: it compares, heals and prunes as the
+Apps say (all of them, or only the APPs named) until SIGTERM or SIGINT, and
+writes every event as one JSON object per line on stdout, with sorted keys
+and at least time, type and app (see README's "JSON output"). This is what
+deploy/ runs in a cluster.`,
+		Example: `  # every app of a remote repository, events to a file
+  kdrift controller --repo https://git.example.com/org/gitops.git > events.jsonl
+
+  # two apps, only the heals
+  kdrift controller render-prod tts-prod | jq -c 'select(.type == "Healed")'`,
+		ValidArgsFunction: completeApps(&g, true),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exit(runController(cmd.Context(), env, &g, args))
+		},
 	}
-	e, err := openEngine(&g, false, fs.Args()...)
+	g.register(cmd.Flags())
+	registerCompletions(cmd, &g)
+	return cmd
+}
+
+func runController(ctx context.Context, env *cliEnv, g *globalFlags, apps []string) int {
+	e, err := openEngine(g, false, apps...)
 	if err != nil {
 		return env.errorf("%v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 	"k8s.io/client-go/kubernetes"
 
@@ -19,7 +20,7 @@ import (
 )
 
 func init() {
-	commands["demo"] = command{summary: "kdrift on its embedded default: a local control plane, a demo repository and a staged incident", run: runDemo}
+	commands["demo"] = newDemoCmd
 }
 
 // demoFlags are `kdrift demo`'s flags.
@@ -30,17 +31,42 @@ type demoFlags struct {
 	logFile string
 }
 
-func runDemo(ctx context.Context, env *cliEnv, args []string) int {
-	var f demoFlags
-	fs := flag.NewFlagSet("kdrift demo", flag.ContinueOnError)
+func (f *demoFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.dir, "dir", "", "folder for the demo repository and kubeconfig (default: a new temporary folder)")
 	fs.BoolVar(&f.keep, "keep", false, "keep the demo folder on exit (the cluster always stops)")
 	fs.BoolVar(&f.noUI, "no-ui", false, "set everything up, print where it is, and wait for ctrl-c instead of opening the UI")
 	fs.StringVar(&f.logFile, "log-file", "", "write the UI's log to this file")
-	if ok, code := parseFlags(fs, args, env); !ok {
-		return code
+}
+
+func newDemoCmd(env *cliEnv) *cobra.Command {
+	var f demoFlags
+	cmd := &cobra.Command{
+		Use:     "demo [--dir D] [--keep] [--no-ui]",
+		GroupID: groupRun,
+		Short:   "kdrift on its embedded default: a local control plane, a demo repository and a staged incident",
+		Long: `Start a local Kubernetes control plane (built once from kdrift's source
+checkout, then cached), create a demo Git repository and its remote, sync
+three apps of a digital-human service, stage an incident, and open the UI on
+it. Quitting stops the cluster and removes the folder unless --keep says
+otherwise. --no-ui runs the engine headless, for trying the CLI against it.
+It needs kdrift's source checkout (make demo runs it).`,
+		Example: `  # the tour of README.md
+  kdrift demo
+
+  # headless, keeping the folder, for the CLI in another terminal
+  kdrift demo --no-ui --keep --dir /tmp/kdrift-demo`,
+		Args:              argsExactly(0, ""),
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exit(runDemo(cmd.Context(), env, &f))
+		},
 	}
-	d, err := startDemo(ctx, f, env.stderr)
+	f.register(cmd.Flags())
+	return cmd
+}
+
+func runDemo(ctx context.Context, env *cliEnv, f *demoFlags) int {
+	d, err := startDemo(ctx, *f, env.stderr)
 	if err != nil {
 		if d != nil {
 			d.stop(env.stderr)
@@ -66,7 +92,7 @@ kdrift demo is up.
 	}
 	// The newcomer's own actions are recorded under the clone's identity.
 	opts := actions.RepoOptions{Repo: d.repo.Clone}
-	if err := runEngineUI(ctx, d.engine, opts, ui.Options{LogFile: f.logFile}); err != nil {
+	if err := runEngineUI(ctx, d.engine, opts, ui.Options{LogFile: f.logFile, NoColor: env.colorOff()}); err != nil {
 		return env.errorf("%v", err)
 	}
 	return exitOK

@@ -3,28 +3,49 @@ package cli
 import (
 	"context"
 
-	flag "github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/ui/report"
 )
 
 func init() {
-	commands["diff"] = command{summary: "show an app's drifted fields with desired value, live value and owner (exit 0 in sync, 1 drift, 2 error)", run: runDiff}
+	commands["diff"] = newDiffCmd
 }
 
-func runDiff(ctx context.Context, env *cliEnv, args []string) int {
+func newDiffCmd(env *cliEnv) *cobra.Command {
 	var g globalFlags
-	fs := flag.NewFlagSet("kdrift diff APP", flag.ContinueOnError)
-	g.register(fs)
-	if ok, code := parseFlags(fs, args, env); !ok {
-		return code
+	var o outputFlag
+	cmd := &cobra.Command{
+		Use:     "diff APP",
+		GroupID: groupLook,
+		Short:   "Show an app's drifted fields with desired value, live value and owner",
+		Long: `Show each drifted object of APP: every changed field with the value Git
+wants, the live value, and who wrote it (the field manager, its operation and
+its class: person, controller, defaulted or kdrift), from
+metadata.managedFields. kdrift compares once and changes nothing.
+
+The exit code follows kubectl diff: 0 in sync, 1 drift, 2 error.
+-o json and -o yaml print the app's summary as in "kdrift status -o json".`,
+		Example: `  # what drifted in staging, and who did it
+  kdrift diff digital-human-staging
+
+  # in a script: exit 1 means drift
+  kdrift diff render-prod --repo ~/src/gitops || echo drifted`,
+		Args:              argsExactly(1, "APP name (run `kdrift status` for the list)"),
+		ValidArgsFunction: completeApps(&g, false),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exit(runDiff(cmd.Context(), env, &g, &o, args[0]))
+		},
 	}
-	if fs.NArg() != 1 {
-		return env.errorf("diff takes one APP name; run `kdrift status` for the list")
-	}
-	name := fs.Arg(0)
-	e, err := openEngine(&g, true, name)
+	g.register(cmd.Flags())
+	o.register(cmd.Flags())
+	registerCompletions(cmd, &g)
+	return cmd
+}
+
+func runDiff(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, name string) int {
+	e, err := openEngine(g, true, name)
 	if err != nil {
 		return env.errorf("%v", err)
 	}
@@ -32,7 +53,12 @@ func runDiff(ctx context.Context, env *cliEnv, args []string) int {
 		return env.errorf("%v", err)
 	}
 	a, _ := e.App(name)
-	if err := report.Diff(env.stdout, a); err != nil {
+	if o.structured() {
+		err = o.write(env.stdout, report.Summarize([]status.AppStatus{a}).Apps[0])
+	} else {
+		err = report.Diff(env.stdout, a)
+	}
+	if err != nil {
 		return env.errorf("write diff: %v", err)
 	}
 	switch a.Sync {

@@ -2,90 +2,152 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 
 	"kdrift.dev/kdrift/engine/actions"
 )
 
 func init() {
-	commands["freeze"] = command{summary: "stop self-heal and prune of apps, with a reason committed to Git", run: runFreeze}
-	commands["unfreeze"] = command{summary: "lift the freeze of apps, with a reason committed to Git", run: runUnfreeze}
+	commands["freeze"] = newFreezeCmd
+	commands["unfreeze"] = newUnfreezeCmd
 }
 
-func runFreeze(ctx context.Context, env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("freeze", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(env.stderr, "Usage: kdrift freeze APP... --reason TEXT [--for DURATION | --until RFC3339]\n       kdrift freeze --all [--selector k=v,...] --reason TEXT\n       kdrift freeze APP --extend DURATION --reason TEXT")
-		fs.PrintDefaults()
+// freezeFlags are `kdrift freeze`'s flags.
+type freezeFlags struct {
+	actionFlags
+	reason   string
+	forD     time.Duration
+	until    string
+	extend   time.Duration
+	all      bool
+	selector string
+}
+
+func (f *freezeFlags) register(fs *flag.FlagSet) {
+	f.actionFlags.register(fs)
+	fs.StringVar(&f.reason, "reason", "", "why (required; recorded in the commit and in spec.freeze.reason)")
+	fs.DurationVar(&f.forD, "for", 0, "end the freeze after this long (e.g. 4h)")
+	fs.StringVar(&f.until, "until", "", "end the freeze at this time (RFC 3339, e.g. 2026-12-02T19:00:00Z)")
+	fs.DurationVar(&f.extend, "extend", 0, "move the end of an existing freeze by this long")
+	fs.BoolVar(&f.all, "all", false, "freeze every app (matching --selector)")
+	fs.StringVar(&f.selector, "selector", "", "with --all: only apps whose labels match k=v[,k=v]")
+}
+
+func newFreezeCmd(env *cliEnv) *cobra.Command {
+	var f freezeFlags
+	cmd := &cobra.Command{
+		Use:     "freeze (APP... | --all [--selector k=v,...]) --reason TEXT [--for DURATION | --until RFC3339 | --extend DURATION]",
+		GroupID: groupAct,
+		Short:   "Stop self-heal and prune of apps, with a reason committed to Git",
+		Long: `Freeze apps: one commit sets spec.freeze (reason, who, when, optionally
+until) in their App files and is pushed. While an app is frozen, kdrift
+neither heals nor prunes it; drift stays visible. A freeze whose --for or
+--until has passed no longer counts. --all freezes a fleet (only the apps
+whose labels match --selector, if given); --extend moves the end of an
+existing freeze.`,
+		Example: `  # hold staging for an hour during an incident
+  kdrift freeze digital-human-staging --reason "INC-1002 debugging the TTS gateway" --for 1h
+
+  # every prod app, until a given time
+  kdrift freeze --all --selector env=prod --reason "INC-7 change freeze" --until 2026-12-02T19:00:00Z
+
+  # two more hours
+  kdrift freeze digital-human-staging --extend 2h --reason "INC-1002 still open"`,
+		ValidArgsFunction: completeApps(&f.globalFlags, true),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exit(runFreeze(cmd.Context(), env, &f, args))
+		},
 	}
-	var af actionFlags
-	af.register(fs)
-	reason := fs.String("reason", "", "why (required; recorded in the commit and in spec.freeze.reason)")
-	forD := fs.Duration("for", 0, "end the freeze after this long (e.g. 4h)")
-	until := fs.String("until", "", "end the freeze at this time (RFC 3339, e.g. 2026-12-02T19:00:00Z)")
-	extend := fs.Duration("extend", 0, "move the end of an existing freeze by this long")
-	all := fs.Bool("all", false, "freeze every app (matching --selector)")
-	selector := fs.String("selector", "", "with --all: only apps whose labels match k=v[,k=v]")
-	if ok, code := parseFlags(fs, args, env); !ok {
-		return code
-	}
-	if *extend != 0 && (*forD != 0 || *until != "" || *all) {
+	f.register(cmd.Flags())
+	registerCompletions(cmd, &f.globalFlags)
+	return cmd
+}
+
+func runFreeze(ctx context.Context, env *cliEnv, f *freezeFlags, apps []string) int {
+	if f.extend != 0 && (f.forD != 0 || f.until != "" || f.all) {
 		return env.errorf("--extend moves an existing freeze; it takes APP names only, not --for, --until or --all")
 	}
 	var untilT *time.Time
-	if *until != "" {
-		t, err := time.Parse(time.RFC3339, *until)
+	if f.until != "" {
+		t, err := time.Parse(time.RFC3339, f.until)
 		if err != nil {
-			return env.errorf("--until %q: want an RFC 3339 time such as 2026-12-02T19:00:00Z", *until)
+			return env.errorf("--until %q: want an RFC 3339 time such as 2026-12-02T19:00:00Z", f.until)
 		}
 		untilT = &t
 	}
-	repo, err := af.open(ctx)
+	repo, err := f.open(ctx)
 	if err != nil {
 		return env.errorf("%v", err)
 	}
 	var res actions.Result
 	what := "freeze"
-	if *extend != 0 {
+	if f.extend != 0 {
 		what = "extend"
-		res, err = repo.Extend(ctx, actions.ExtendRequest{Apps: fs.Args(), By: *extend, Reason: *reason})
+		res, err = repo.Extend(ctx, actions.ExtendRequest{Apps: apps, By: f.extend, Reason: f.reason})
 	} else {
 		res, err = repo.Freeze(ctx, actions.FreezeRequest{
-			Selection: actions.Selection{Apps: fs.Args(), All: *all, Selector: *selector},
-			Reason:    *reason, For: *forD, Until: untilT,
+			Selection: actions.Selection{Apps: apps, All: f.all, Selector: f.selector},
+			Reason:    f.reason, For: f.forD, Until: untilT,
 		})
 	}
 	if err != nil {
 		return env.errorf("%s: %v", what, err)
 	}
-	return printResult(env, &af, what+" "+strings.Join(res.Apps, ","), res)
+	return printResult(env, &f.actionFlags, what+" "+strings.Join(res.Apps, ","), res)
 }
 
-func runUnfreeze(ctx context.Context, env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("unfreeze", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(env.stderr, "Usage: kdrift unfreeze APP... --reason TEXT\n       kdrift unfreeze --all [--selector k=v,...] --reason TEXT")
-		fs.PrintDefaults()
+// unfreezeFlags are `kdrift unfreeze`'s flags.
+type unfreezeFlags struct {
+	actionFlags
+	reason   string
+	all      bool
+	selector string
+}
+
+func (f *unfreezeFlags) register(fs *flag.FlagSet) {
+	f.actionFlags.register(fs)
+	fs.StringVar(&f.reason, "reason", "", "why (required; recorded in the commit)")
+	fs.BoolVar(&f.all, "all", false, "unfreeze every frozen app (matching --selector)")
+	fs.StringVar(&f.selector, "selector", "", "with --all: only apps whose labels match k=v[,k=v]")
+}
+
+func newUnfreezeCmd(env *cliEnv) *cobra.Command {
+	var f unfreezeFlags
+	cmd := &cobra.Command{
+		Use:     "unfreeze (APP... | --all [--selector k=v,...]) --reason TEXT",
+		GroupID: groupAct,
+		Short:   "Lift the freeze of apps, with a reason committed to Git",
+		Long: `Lift the freeze of apps: one commit removes spec.freeze from their App files,
+with its own reason, and is pushed. Self-heal and prune are on again as the
+App says. --all lifts every freeze (only of the apps whose labels match
+--selector, if given).`,
+		Example: `  # back to Git
+  kdrift unfreeze digital-human-staging --reason "INC-1001 resolved"
+
+  # every prod app
+  kdrift unfreeze --all --selector env=prod --reason "INC-7 change freeze over"`,
+		ValidArgsFunction: completeApps(&f.globalFlags, true),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exit(runUnfreeze(cmd.Context(), env, &f, args))
+		},
 	}
-	var af actionFlags
-	af.register(fs)
-	reason := fs.String("reason", "", "why (required; recorded in the commit)")
-	all := fs.Bool("all", false, "unfreeze every frozen app (matching --selector)")
-	selector := fs.String("selector", "", "with --all: only apps whose labels match k=v[,k=v]")
-	if ok, code := parseFlags(fs, args, env); !ok {
-		return code
-	}
-	repo, err := af.open(ctx)
+	f.register(cmd.Flags())
+	registerCompletions(cmd, &f.globalFlags)
+	return cmd
+}
+
+func runUnfreeze(ctx context.Context, env *cliEnv, f *unfreezeFlags, apps []string) int {
+	repo, err := f.open(ctx)
 	if err != nil {
 		return env.errorf("%v", err)
 	}
-	res, err := repo.Unfreeze(ctx, actions.UnfreezeRequest{Selection: actions.Selection{Apps: fs.Args(), All: *all, Selector: *selector}, Reason: *reason})
+	res, err := repo.Unfreeze(ctx, actions.UnfreezeRequest{Selection: actions.Selection{Apps: apps, All: f.all, Selector: f.selector}, Reason: f.reason})
 	if err != nil {
 		return env.errorf("unfreeze: %v", err)
 	}
-	return printResult(env, &af, "unfreeze "+strings.Join(res.Apps, ","), res)
+	return printResult(env, &f.actionFlags, "unfreeze "+strings.Join(res.Apps, ","), res)
 }

@@ -2,8 +2,8 @@ package cli
 
 import (
 	"context"
-	"fmt"
 
+	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 
 	"kdrift.dev/kdrift/engine/actions"
@@ -11,38 +11,62 @@ import (
 )
 
 func init() {
-	commands["ignore"] = command{summary: "add an ignoreDifferences rule to an app, with a reason", run: runIgnore}
+	commands["ignore"] = newIgnoreCmd
 }
 
-func runIgnore(ctx context.Context, env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("ignore", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(env.stderr, "Usage: kdrift ignore APP --kind K [--group G] [--name N] [--namespace NS] (--json-pointer P | --manager M) --reason TEXT")
-		fs.PrintDefaults()
+// ignoreFlags are `kdrift ignore`'s flags.
+type ignoreFlags struct {
+	actionFlags
+	rule   app.IgnoreRule
+	reason string
+}
+
+func (f *ignoreFlags) register(fs *flag.FlagSet) {
+	f.actionFlags.register(fs)
+	fs.StringVar(&f.rule.Kind, "kind", "", "kind of object the rule covers (required)")
+	fs.StringVar(&f.rule.Group, "group", "", "API group (empty: any)")
+	fs.StringVar(&f.rule.Name, "name", "", "object name (empty: any)")
+	fs.StringVarP(&f.rule.Namespace, "namespace", "n", "", "object namespace (empty: any)")
+	fs.StringArrayVar(&f.rule.JSONPointers, "json-pointer", nil, "field to ignore, as an RFC 6901 JSON pointer (repeatable)")
+	fs.StringArrayVar(&f.rule.ManagedFieldsManagers, "manager", nil, "field manager whose fields Git does not own (repeatable)")
+	fs.StringVar(&f.reason, "reason", "", "why (required; recorded in the commit)")
+}
+
+func newIgnoreCmd(env *cliEnv) *cobra.Command {
+	var f ignoreFlags
+	cmd := &cobra.Command{
+		Use:     "ignore APP --kind K [--group G] [--name N] [-n NS] (--json-pointer P | --manager M)... --reason TEXT",
+		GroupID: groupAct,
+		Short:   "Add an ignoreDifferences rule to an app, with a reason",
+		Long: `Add an ignoreDifferences rule to APP's App file in one commit, and push it:
+the fields it covers (by JSON pointer, or every field a manager owns) are no
+longer Git's, so kdrift neither shows them as drift nor heals them. If kdrift
+alone owned such a field, it first hands the live value over, so the
+apiserver keeps it.`,
+		Example: `  # the HPA owns the render worker's replicas
+  kdrift ignore render-prod --group apps --kind Deployment --name render-worker --json-pointer /spec/replicas --reason "HPA owns replicas"
+
+  # a cloud controller owns these Service fields
+  kdrift ignore tts-dev --kind Service -n tts --manager cloud-controller --reason "the LB pool is the cloud's"`,
+		Args:              argsExactly(1, "APP"),
+		ValidArgsFunction: completeApps(&f.globalFlags, false),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exit(runIgnore(cmd.Context(), env, &f, args[0]))
+		},
 	}
-	var af actionFlags
-	af.register(fs)
-	var rule app.IgnoreRule
-	fs.StringVar(&rule.Kind, "kind", "", "kind of object the rule covers (required)")
-	fs.StringVar(&rule.Group, "group", "", "API group (empty: any)")
-	fs.StringVar(&rule.Name, "name", "", "object name (empty: any)")
-	fs.StringVar(&rule.Namespace, "namespace", "", "object namespace (empty: any)")
-	fs.StringArrayVar(&rule.JSONPointers, "json-pointer", nil, "field to ignore, as an RFC 6901 JSON pointer (repeatable)")
-	fs.StringArrayVar(&rule.ManagedFieldsManagers, "manager", nil, "field manager whose fields Git does not own (repeatable)")
-	reason := fs.String("reason", "", "why (required; recorded in the commit)")
-	if ok, code := parseFlags(fs, args, env); !ok {
-		return code
-	}
-	if fs.NArg() != 1 {
-		return env.errorf("ignore takes one APP; got %d arguments", fs.NArg())
-	}
-	repo, err := af.open(ctx)
+	f.register(cmd.Flags())
+	registerCompletions(cmd, &f.globalFlags)
+	return cmd
+}
+
+func runIgnore(ctx context.Context, env *cliEnv, f *ignoreFlags, name string) int {
+	repo, err := f.open(ctx)
 	if err != nil {
 		return env.errorf("%v", err)
 	}
-	res, err := repo.Ignore(ctx, actions.IgnoreRequest{App: fs.Arg(0), Rule: rule, Reason: *reason})
+	res, err := repo.Ignore(ctx, actions.IgnoreRequest{App: name, Rule: f.rule, Reason: f.reason})
 	if err != nil {
 		return env.errorf("ignore: %v", err)
 	}
-	return printResult(env, &af, "ignore "+fs.Arg(0), res)
+	return printResult(env, &f.actionFlags, "ignore "+name, res)
 }

@@ -2,8 +2,8 @@ package cli
 
 import (
 	"context"
-	"fmt"
 
+	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 
 	"kdrift.dev/kdrift/engine/actions"
@@ -11,38 +11,63 @@ import (
 )
 
 func init() {
-	commands["revert"] = command{summary: "commit the undoing of a commit (like git revert), with a reason", run: runRevert}
+	commands["revert"] = newRevertCmd
 }
 
-func runRevert(ctx context.Context, env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("revert", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(env.stderr, "Usage: kdrift revert COMMIT --reason TEXT [--mainline N] [--preview]")
-		fs.PrintDefaults()
+// revertFlags are `kdrift revert`'s flags.
+type revertFlags struct {
+	actionFlags
+	reason   string
+	mainline int
+	preview  bool
+}
+
+func (f *revertFlags) register(fs *flag.FlagSet) {
+	f.actionFlags.register(fs)
+	fs.StringVar(&f.reason, "reason", "", "why (required; recorded in the commit)")
+	fs.IntVarP(&f.mainline, "mainline", "m", 0, "for a merge commit: the parent (1-based) whose side to keep, as git revert -m")
+	fs.BoolVar(&f.preview, "preview", false, "print what the revert would change, commit nothing")
+}
+
+func newRevertCmd(env *cliEnv) *cobra.Command {
+	var f revertFlags
+	cmd := &cobra.Command{
+		Use:     "revert COMMIT --reason TEXT [-m N] [--preview]",
+		GroupID: groupAct,
+		Short:   "Commit the undoing of a commit (like git revert), with a reason",
+		Long: `Commit the undoing of COMMIT on top of the branch, with the same tree git
+revert would make, a subject 'Revert "…"' and the reason, and push it.
+A revert that conflicts with later changes is refused, naming the files and
+lines. --preview prints the revert's diff and commits nothing.`,
+		Example: `  # look first
+  kdrift revert 3f2c1ab --preview
+
+  # then revert, with the reason recorded
+  kdrift revert 3f2c1ab --reason "INC-2 the new voice model times out"`,
+		Args:              argsExactly(1, "COMMIT"),
+		ValidArgsFunction: completeCommits(&f.globalFlags),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exit(runRevert(cmd.Context(), env, &f, args[0]))
+		},
 	}
-	var af actionFlags
-	af.register(fs)
-	reason := fs.String("reason", "", "why (required; recorded in the commit)")
-	mainline := fs.IntP("mainline", "m", 0, "for a merge commit: the parent (1-based) whose side to keep, as git revert -m")
-	preview := fs.Bool("preview", false, "print what the revert would change, commit nothing")
-	if ok, code := parseFlags(fs, args, env); !ok {
-		return code
-	}
-	if fs.NArg() != 1 {
-		return env.errorf("revert takes one COMMIT; got %d arguments", fs.NArg())
-	}
-	repo, err := af.open(ctx)
+	f.register(cmd.Flags())
+	registerCompletions(cmd, &f.globalFlags)
+	return cmd
+}
+
+func runRevert(ctx context.Context, env *cliEnv, f *revertFlags, commit string) int {
+	repo, err := f.open(ctx)
 	if err != nil {
 		return env.errorf("%v", err)
 	}
-	req := actions.RevertRequest{Commit: fs.Arg(0), Mainline: *mainline, Reason: *reason}
-	if *preview {
+	req := actions.RevertRequest{Commit: commit, Mainline: f.mainline, Reason: f.reason}
+	if f.preview {
 		diffs, err := repo.RevertPreview(ctx, req)
 		if err != nil {
-			return env.errorf("revert %s: %v", fs.Arg(0), err)
+			return env.errorf("revert %s: %v", commit, err)
 		}
-		if af.output == "json" {
-			err = report.WriteJSON(env.stdout, diffs)
+		if f.output.structured() {
+			err = f.output.write(env.stdout, diffs)
 		} else {
 			err = report.WriteRevertPreview(env.stdout, diffs)
 		}
@@ -53,7 +78,7 @@ func runRevert(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	res, err := repo.Revert(ctx, req)
 	if err != nil {
-		return env.errorf("revert %s: %v", fs.Arg(0), err)
+		return env.errorf("revert %s: %v", commit, err)
 	}
-	return printResult(env, &af, "revert "+fs.Arg(0), res)
+	return printResult(env, &f.actionFlags, "revert "+commit, res)
 }

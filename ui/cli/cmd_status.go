@@ -4,36 +4,56 @@ import (
 	"context"
 	"time"
 
-	flag "github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"kdrift.dev/kdrift/ui/report"
 )
 
 func init() {
-	commands["status"] = command{summary: "list apps with sync, health, self-heal state and drifted objects", run: runStatus}
+	commands["status"] = newStatusCmd
 }
 
-func runStatus(ctx context.Context, env *cliEnv, args []string) int {
+func newStatusCmd(env *cliEnv) *cobra.Command {
 	var g globalFlags
-	fs := flag.NewFlagSet("kdrift status [APP...]", flag.ContinueOnError)
-	g.register(fs)
-	output := fs.StringP("output", "o", "text", "output format: text or json")
-	if ok, code := parseFlags(fs, args, env); !ok {
-		return code
+	var o outputFlag
+	cmd := &cobra.Command{
+		Use:     "status [APP...]",
+		GroupID: groupLook,
+		Short:   "List apps with sync, health, self-heal state and drifted objects",
+		Long: `List the apps of the repository (or only the APPs named) with their sync
+state, health, self-heal state (on, off or frozen, with who froze them and
+why) and how many objects drifted. kdrift reads committed Git, compares it
+with the cluster once, and prints; it changes nothing.
+
+-o json and -o yaml print {"apps": [AppSummary...]}, sorted by name (see
+README's "JSON output").`,
+		Example: `  # every app of the repository in the current folder
+  kdrift status
+
+  # two apps, as JSON, on another repository
+  kdrift status render-prod tts-prod -o json --repo ~/src/gitops`,
+		ValidArgsFunction: completeApps(&g, true),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exit(runStatus(cmd.Context(), env, &g, &o, args))
+		},
 	}
-	if *output != "text" && *output != "json" {
-		return env.errorf("-o %q: use text or json", *output)
-	}
-	e, err := openEngine(&g, true, fs.Args()...)
+	g.register(cmd.Flags())
+	o.register(cmd.Flags())
+	registerCompletions(cmd, &g)
+	return cmd
+}
+
+func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, names []string) int {
+	e, err := openEngine(g, true, names...)
 	if err != nil {
 		return env.errorf("%v", err)
 	}
-	if err := e.Reconcile(ctx, fs.Args()...); err != nil {
+	if err := e.Reconcile(ctx, names...); err != nil {
 		return env.errorf("%v", err)
 	}
 	apps := e.Apps()
-	if *output == "json" {
-		err = report.StatusJSON(env.stdout, apps)
+	if o.structured() {
+		err = o.write(env.stdout, report.Summarize(apps))
 	} else {
 		err = report.Status(env.stdout, apps, time.Now())
 	}

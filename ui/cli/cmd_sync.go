@@ -2,10 +2,10 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
+	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 
 	"kdrift.dev/kdrift/engine/engine"
@@ -14,36 +14,65 @@ import (
 )
 
 func init() {
-	commands["sync"] = command{summary: "apply Git to an app now (--prune deletes tracked objects that left Git, --dry-run shows the plan)", run: runSync}
+	commands["sync"] = newSyncCmd
 }
 
-func runSync(ctx context.Context, env *cliEnv, args []string) int {
-	var g globalFlags
-	fs := flag.NewFlagSet("kdrift sync APP", flag.ContinueOnError)
-	g.register(fs)
-	prune := fs.Bool("prune", false, "also delete tracked objects Git no longer renders (never while frozen)")
-	dryRun := fs.Bool("dry-run", false, "change nothing: show what the sync would apply and prune")
-	force := fs.Bool("force", false, "sync even though the app is frozen")
-	output := fs.StringP("output", "o", "text", "output format: text or json")
-	if ok, code := parseFlags(fs, args, env); !ok {
-		return code
+// syncFlags are `kdrift sync`'s flags.
+type syncFlags struct {
+	globalFlags
+	prune  bool
+	dryRun bool
+	force  bool
+	output outputFlag
+}
+
+func (s *syncFlags) register(fs *flag.FlagSet) {
+	s.globalFlags.register(fs)
+	fs.BoolVar(&s.prune, "prune", false, "also delete tracked objects Git no longer renders (never while frozen)")
+	fs.BoolVar(&s.dryRun, "dry-run", false, "change nothing: show what the sync would apply and prune")
+	fs.BoolVar(&s.force, "force", false, "sync even though the app is frozen")
+	s.output.register(fs)
+}
+
+func newSyncCmd(env *cliEnv) *cobra.Command {
+	var f syncFlags
+	cmd := &cobra.Command{
+		Use:     "sync APP",
+		GroupID: groupAct,
+		Short:   "Apply Git to an app now",
+		Long: `Apply what Git renders for APP to the cluster now, with Server-Side Apply
+as field manager kdrift, and print what was applied and the app's status
+after. --prune also deletes the objects kdrift applied earlier that Git no
+longer renders; --dry-run prints the plan and changes nothing. A frozen app
+is refused unless --force says so.`,
+		Example: `  # preview, then apply
+  kdrift sync render-prod --dry-run
+  kdrift sync render-prod
+
+  # apply and prune, although the app is frozen
+  kdrift sync render-prod --prune --force`,
+		Args:              argsExactly(1, "APP name (run `kdrift status` for the list)"),
+		ValidArgsFunction: completeApps(&f.globalFlags, false),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exit(runSync(cmd.Context(), env, &f, args[0]))
+		},
 	}
-	if fs.NArg() != 1 {
-		return env.errorf("sync takes one APP name")
-	}
-	name := fs.Arg(0)
-	e, err := openEngine(&g, false, name)
+	f.register(cmd.Flags())
+	registerCompletions(cmd, &f.globalFlags)
+	return cmd
+}
+
+func runSync(ctx context.Context, env *cliEnv, f *syncFlags, name string) int {
+	e, err := openEngine(&f.globalFlags, false, name)
 	if err != nil {
 		return env.errorf("%v", err)
 	}
-	res, syncErr := e.Sync(ctx, name, engine.SyncOptions{Prune: *prune, DryRun: *dryRun, AllowFrozen: *force})
-	if *output == "json" {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+	res, syncErr := e.Sync(ctx, name, engine.SyncOptions{Prune: f.prune, DryRun: f.dryRun, AllowFrozen: f.force})
+	if f.output.structured() {
+		if err := f.output.write(env.stdout, res); err != nil {
 			return env.errorf("write result: %v", err)
 		}
-	} else if *dryRun {
+	} else if f.dryRun {
 		p := engine.PlanOf(res)
 		p.App = name
 		if err := report.Plan(env.stdout, p, syncErr); err != nil {

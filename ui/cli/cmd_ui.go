@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 	"golang.org/x/term"
 
@@ -15,7 +16,7 @@ import (
 )
 
 func init() {
-	commands["ui"] = command{summary: "the terminal UI (the default when no command is given)", run: runUI}
+	commands["ui"] = newUICmd
 }
 
 // uiFlags are the UI's own flags, beside the global ones.
@@ -26,32 +27,50 @@ type uiFlags struct {
 }
 
 func (u *uiFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&u.readonly, "readonly", false, "disable every key that changes the cluster or Git (also `readonly: true` in the config file)")
+	fs.BoolVar(&u.readonly, "readonly", false, "disable every key that changes the cluster or Git (also readonly: true in the config file)")
 	fs.StringVar(&u.config, "config", "", "config file (default: $XDG_CONFIG_HOME/kdrift/config.yaml or ~/.config/kdrift/config.yaml)")
 	fs.StringVar(&u.author, "author", "", "record actions as \"Name <email>\" (default: $KDRIFT_AUTHOR, then git config)")
 }
 
-func runUI(ctx context.Context, env *cliEnv, args []string) int {
+func newUICmd(env *cliEnv) *cobra.Command {
 	var g globalFlags
 	var u uiFlags
-	fs := flag.NewFlagSet("kdrift", flag.ContinueOnError)
-	g.register(fs)
-	u.register(fs)
-	if ok, code := parseFlags(fs, args, env); !ok {
-		return code
+	cmd := &cobra.Command{
+		Use:     "ui",
+		GroupID: groupRun,
+		Short:   "The terminal UI (the default when no command is given)",
+		Long: `Start the terminal UI: the apps and their drift, kept up to date in the
+background, with the diff, ownership and history views and the actions (sync,
+freeze, unfreeze, revert, ignore) on keys; ? shows them all. "kdrift ui" and
+"kdrift" alone are the same. --readonly disables every key that changes the
+cluster or Git.`,
+		Example: `  # the UI on the repository in the current folder
+  kdrift ui
+
+  # read only, one context, a log file to look at afterwards
+  kdrift ui --readonly --context prod --log-file /tmp/kdrift.log`,
+		Args:              argsExactly(0, ""),
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exit(runUI(cmd.Context(), env, &g, &u))
+		},
 	}
-	if fs.NArg() > 0 {
-		return env.errorf("unexpected argument %q; run `kdrift help` for the commands", fs.Arg(0))
-	}
+	g.register(cmd.Flags())
+	u.register(cmd.Flags())
+	registerCompletions(cmd, &g)
+	return cmd
+}
+
+func runUI(ctx context.Context, env *cliEnv, g *globalFlags, u *uiFlags) int {
 	if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
 		return env.errorf("the UI needs a terminal; for scripts use `kdrift status`, `kdrift diff APP` or `kdrift controller`")
 	}
-	e, err := openEngine(&g, u.readonly)
+	e, err := openEngine(g, u.readonly)
 	if err != nil {
 		return env.errorf("%v", err)
 	}
 	opts := actions.RepoOptions{Repo: g.repo, Branch: g.branch, Author: u.author}
-	if err := runEngineUI(ctx, e, opts, ui.Options{Readonly: u.readonly, LogFile: g.logFile, ConfigPath: u.config}); err != nil {
+	if err := runEngineUI(ctx, e, opts, ui.Options{Readonly: u.readonly, LogFile: g.logFile, ConfigPath: u.config, NoColor: env.colorOff()}); err != nil {
 		return env.errorf("%v", err)
 	}
 	return exitOK
