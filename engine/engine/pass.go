@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"sort"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/redact"
 	"kdrift.dev/kdrift/engine/source"
 	"kdrift.dev/kdrift/engine/status"
 )
@@ -72,6 +74,11 @@ func (e *Engine) reconcileApp(ctx context.Context, name string, opts passOptions
 	}
 	p.result.App = name
 	defer func() {
+		// A panic in one app's pass is that app's error: the other apps,
+		// the UI and the controller go on.
+		if v := recover(); v != nil {
+			p.fail(status.SyncError, fmt.Sprintf("reconcile of %s panicked: %v; the other apps are not affected (please report this)", name, v))
+		}
 		p.finish()
 		res = p.result
 	}()
@@ -112,6 +119,7 @@ func (p *pass) fail(sync status.Sync, msg string) bool {
 func (p *pass) finish() {
 	e := p.e
 	s := &p.status
+	p.scrub()
 	s.ComparedAt = p.now
 	if p.results != nil {
 		s.Resources = p.results
@@ -181,4 +189,23 @@ func sameStatus(a, b status.AppStatus) bool {
 // sortResults orders resources by kind, namespace and name.
 func sortResults(rs []status.ResourceStatus) {
 	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Ref.String() < rs[j].Ref.String() })
+}
+
+// scrub masks, in every message the pass records, the values of the
+// Secrets it rendered and any URL credentials: kustomize and the apiserver
+// quote objects in their errors.
+func (p *pass) scrub() {
+	secrets := &redact.Secrets{}
+	secrets.AddObjects(p.desired)
+	p.status.Error = secrets.Scrub(p.status.Error)
+	p.result.Err = secrets.Scrub(p.result.Err)
+	for i := range p.results {
+		p.results[i].Message = secrets.Scrub(p.results[i].Message)
+	}
+	for i := range p.result.Plan {
+		p.result.Plan[i].Message = secrets.Scrub(p.result.Plan[i].Message)
+	}
+	for i := range p.result.Objects {
+		p.result.Objects[i].Error = secrets.Scrub(p.result.Objects[i].Error)
+	}
 }

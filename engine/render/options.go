@@ -83,6 +83,9 @@ type LimitError struct {
 // Error renders `FILE: LIMIT limit: DETAIL; FIX`.
 func (e *LimitError) Error() string {
 	s := e.Limit + " limit: " + e.Detail
+	if e.Limit == "recursive alias" {
+		s = "recursive alias refused: " + e.Detail
+	}
 	if e.File != "" {
 		s = e.File + ": " + s
 	}

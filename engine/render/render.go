@@ -129,6 +129,9 @@ func (r *Renderer) RenderContext(ctx context.Context, tree Tree, dir string) ([]
 	if !fs.ValidPath(clean) {
 		return nil, &Error{Path: dir, Err: fmt.Errorf("path %q is not a folder inside the repository", dir)}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, &Error{Path: dir, Err: context.Cause(ctx)}
+	}
 	opts := r.Options.withDefaults()
 	ctx, cancel := context.WithTimeoutCause(ctx, opts.Timeout,
 		limitf("", "time", "the render took longer than %s", opts.Timeout))
