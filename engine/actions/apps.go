@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/render"
 )
 
 // loadApps reads every App document in .kdrift/*.yaml (and *.yml) of a
@@ -68,8 +69,16 @@ func parseApps(data []byte) ([]app.App, error) {
 	return out, nil
 }
 
-// parseDocs parses every document of a YAML stream into nodes.
+// parseDocs parses every document of a YAML stream into nodes. The data
+// passes the same guard as every other parser of repository content
+// first: a file that could exhaust the process is refused.
 func parseDocs(data []byte) ([]*yaml.Node, error) {
+	if err := render.CheckYAML("App file", data, render.DefaultOptions()); err != nil {
+		var se *render.SyntaxError
+		if !errors.As(err, &se) {
+			return nil, err
+		}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []*yaml.Node
 	for {

@@ -2,7 +2,6 @@ package actions
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"kdrift.dev/kdrift/engine/app"
-	"kdrift.dev/kdrift/engine/render"
 )
 
 // yamlFile is an App file being edited as text: its lines (each keeping its
@@ -25,14 +23,6 @@ type yamlFile struct {
 }
 
 func newYAMLFile(src []byte) (*yamlFile, error) {
-	// The same guard as every other parser of repository content: a file
-	// that could exhaust the process is refused before it is decoded.
-	if err := render.CheckYAML("App file", src, render.DefaultOptions()); err != nil {
-		var se *render.SyntaxError
-		if !errors.As(err, &se) {
-			return nil, err
-		}
-	}
 	docs, err := parseDocs(src)
 	if err != nil {
 		return nil, err
