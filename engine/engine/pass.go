@@ -52,6 +52,9 @@ type pass struct {
 	cacheMu sync.Mutex
 	// scopes caches, for this pass, whether a kind is namespaced.
 	scopes map[schema.GroupVersionKind]bool
+	// secrets masks the rendered Secrets' values in messages (scrubbed).
+	secrets     *redact.Secrets
+	secretsOnce sync.Once
 	// failed is set when a phase stopped the pass.
 	failed bool
 	// status is what finish records.
@@ -195,17 +198,25 @@ func sortResults(rs []status.ResourceStatus) {
 // Secrets it rendered and any URL credentials: kustomize and the apiserver
 // quote objects in their errors.
 func (p *pass) scrub() {
-	secrets := &redact.Secrets{}
-	secrets.AddObjects(p.desired)
-	p.status.Error = secrets.Scrub(p.status.Error)
-	p.result.Err = secrets.Scrub(p.result.Err)
+	p.status.Error = p.scrubbed(p.status.Error)
+	p.result.Err = p.scrubbed(p.result.Err)
 	for i := range p.results {
-		p.results[i].Message = secrets.Scrub(p.results[i].Message)
+		p.results[i].Message = p.scrubbed(p.results[i].Message)
 	}
 	for i := range p.result.Plan {
-		p.result.Plan[i].Message = secrets.Scrub(p.result.Plan[i].Message)
+		p.result.Plan[i].Message = p.scrubbed(p.result.Plan[i].Message)
 	}
 	for i := range p.result.Objects {
-		p.result.Objects[i].Error = secrets.Scrub(p.result.Objects[i].Error)
+		p.result.Objects[i].Error = p.scrubbed(p.result.Objects[i].Error)
 	}
+}
+
+// scrubbed is msg with the values of the Secrets the pass rendered, and
+// URL credentials, masked.
+func (p *pass) scrubbed(msg string) string {
+	p.secretsOnce.Do(func() {
+		p.secrets = &redact.Secrets{}
+		p.secrets.AddObjects(p.desired)
+	})
+	return p.secrets.Scrub(msg)
 }
