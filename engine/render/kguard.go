@@ -90,23 +90,8 @@ func (g *kguard) folder(dir string, plugins bool) error {
 	}
 	for _, f := range []string{"resources", "bases", "components"} {
 		for _, entry := range strings_(k[f]) {
-			p, err := g.local(file, f, entry)
-			if err != nil {
+			if err := g.reference(file, f, entry, plugins); err != nil {
 				return err
-			}
-			st, err := fs.Stat(g.fsys.tree, p)
-			if err != nil {
-				return &RefusedError{File: file, Field: f, Entry: entry,
-					Problem: "is neither a file nor a folder in the repository at this revision, and kdrift fetches no remote base", Fix: "fix the path, or " + fixVendor}
-			}
-			if st.IsDir() {
-				if err := g.folder(p, plugins); err != nil {
-					return err
-				}
-			} else if plugins {
-				if err := g.pluginFile(file, f, entry, p); err != nil {
-					return err
-				}
 			}
 		}
 	}
@@ -118,20 +103,7 @@ func (g *kguard) folder(dir string, plugins bool) error {
 				}
 				continue
 			}
-			p, err := g.local(file, f, entry)
-			if err != nil {
-				return err
-			}
-			st, err := fs.Stat(g.fsys.tree, p)
-			if err != nil {
-				return &RefusedError{File: file, Field: f, Entry: entry,
-					Problem: "is neither a file nor a folder in the repository at this revision, and kdrift fetches no remote plugin configuration", Fix: "fix the path, or " + fixCopy}
-			}
-			if st.IsDir() {
-				if err := g.folder(p, true); err != nil {
-					return err
-				}
-			} else if err := g.pluginFile(file, f, entry, p); err != nil {
+			if err := g.reference(file, f, entry, true); err != nil {
 				return err
 			}
 		}
@@ -199,6 +171,33 @@ func (g *kguard) folder(dir string, plugins bool) error {
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// reference checks an entry that kustomize reads as a file or a folder and,
+// when neither exists, as a remote base it would clone: it must be a file
+// or folder of the repository. A folder's kustomization is checked in
+// turn; plugins says that files are plugin configurations.
+func (g *kguard) reference(file, field, entry string, plugins bool) error {
+	p, err := g.local(file, field, entry)
+	if err != nil {
+		return err
+	}
+	st, err := fs.Stat(g.fsys.tree, p)
+	if err != nil {
+		fix := fixVendor
+		if plugins {
+			fix = fixCopy
+		}
+		return &RefusedError{File: file, Field: field, Entry: entry,
+			Problem: "is neither a file nor a folder in the repository at this revision, and kdrift fetches nothing remote", Fix: "fix the path, or " + fix}
+	}
+	switch {
+	case st.IsDir():
+		return g.folder(p, plugins)
+	case plugins:
+		return g.pluginFile(file, field, entry, p)
 	}
 	return nil
 }
