@@ -79,24 +79,28 @@ func (g *kguard) folder(dir string, plugins bool) error {
 		}
 		return nil
 	}
+	// kustomize reads the kustomization through JSON, whose field names
+	// match in any case (Resources:) and where a repeated key's last value
+	// wins; a file the guard cannot read the same way is refused rather
+	// than passed on unchecked.
 	var k map[string]any
 	if err := yaml3.Unmarshal(data, &k); err != nil {
-		return nil // kustomize reports the syntax
+		return &SyntaxError{File: file, Doc: 1, Err: err}
 	}
 	for _, f := range []string{"helmCharts", "helmGlobals", "helmChartInflationGenerator"} {
-		if v, ok := k[f]; ok && v != nil {
-			return &RefusedError{File: file, Field: f, Entry: summary(v), Problem: "Helm charts need the helm program, and often a chart repository; kdrift runs no program while rendering", Fix: fixHelm}
+		if v := field(k, f); len(v) > 0 && v[0] != nil {
+			return &RefusedError{File: file, Field: f, Entry: summary(v[0]), Problem: "Helm charts need the helm program, and often a chart repository; kdrift runs no program while rendering", Fix: fixHelm}
 		}
 	}
 	for _, f := range []string{"resources", "bases", "components"} {
-		for _, entry := range strings_(k[f]) {
+		for _, entry := range strings_(field(k, f)) {
 			if err := g.reference(file, f, entry, plugins); err != nil {
 				return err
 			}
 		}
 	}
 	for _, f := range []string{"generators", "transformers", "validators"} {
-		for _, entry := range strings_(k[f]) {
+		for _, entry := range strings_(field(k, f)) {
 			if strings.Contains(entry, "\n") || strings.Contains(entry, "apiVersion:") {
 				if err := g.pluginDocs(file, f, entry, []byte(entry)); err != nil {
 					return err
@@ -110,13 +114,13 @@ func (g *kguard) folder(dir string, plugins bool) error {
 	}
 	// Fields that name files kustomize reads, over HTTP when they are URLs.
 	for _, f := range []string{"crds", "configurations"} {
-		for _, entry := range strings_(k[f]) {
+		for _, entry := range strings_(field(k, f)) {
 			if _, err := g.local(file, f, entry); err != nil {
 				return err
 			}
 		}
 	}
-	for _, entry := range strings_(k["patchesStrategicMerge"]) {
+	for _, entry := range strings_(field(k, "patchesStrategicMerge")) {
 		if strings.Contains(entry, "\n") {
 			continue // an inline patch
 		}
@@ -125,35 +129,33 @@ func (g *kguard) folder(dir string, plugins bool) error {
 		}
 	}
 	for _, f := range []string{"patches", "patchesJson6902", "replacements"} {
-		for _, m := range maps(k[f]) {
-			if entry, ok := m["path"].(string); ok {
+		for _, m := range maps(field(k, f)) {
+			for _, entry := range strings_(field(m, "path")) {
 				if _, err := g.local(file, f, entry); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	if m, ok := k["openapi"].(map[string]any); ok {
-		if entry, ok := m["path"].(string); ok {
+	for _, m := range maps(field(k, "openapi")) {
+		for _, entry := range strings_(field(m, "path")) {
 			if _, err := g.local(file, "openapi", entry); err != nil {
 				return err
 			}
 		}
 	}
 	for _, f := range []string{"configMapGenerator", "secretGenerator"} {
-		for _, gen := range maps(k[f]) {
+		for _, gen := range maps(field(k, f)) {
 			secret := f == "secretGenerator"
 			var files []string
-			for _, entry := range strings_(gen["files"]) {
+			for _, entry := range strings_(field(gen, "files")) {
 				if _, p, ok := strings.Cut(entry, "="); ok {
 					entry = p
 				}
 				files = append(files, entry)
 			}
-			files = append(files, strings_(gen["envs"])...)
-			if env, ok := gen["env"].(string); ok {
-				files = append(files, env)
-			}
+			files = append(files, strings_(field(gen, "envs"))...)
+			files = append(files, strings_(field(gen, "env"))...)
 			for _, entry := range files {
 				p, err := g.local(file, f+" file", entry)
 				if err != nil {
@@ -164,7 +166,7 @@ func (g *kguard) folder(dir string, plugins bool) error {
 				}
 			}
 			if secret {
-				for _, lit := range strings_(gen["literals"]) {
+				for _, lit := range strings_(field(gen, "literals")) {
 					if _, v, ok := strings.Cut(lit, "="); ok {
 						g.secrets.Add(v)
 					}
@@ -325,25 +327,51 @@ func (g *kguard) learnFile(p string) {
 	}
 }
 
-// strings_ returns the string entries of a YAML list.
-func strings_(v any) []string {
-	list, _ := v.([]any)
-	var out []string
-	for _, it := range list {
-		if s, ok := it.(string); ok {
-			out = append(out, s)
+// field returns the values of every key of m that names field in any
+// case, as kustomize's JSON decoding matches them.
+func field(m map[string]any, name string) []any {
+	var out []any
+	for k, v := range m {
+		if strings.EqualFold(k, name) {
+			out = append(out, v)
 		}
 	}
 	return out
 }
 
-// maps returns the mapping entries of a YAML list.
-func maps(v any) []map[string]any {
-	list, _ := v.([]any)
+// strings_ returns the strings among values: a value that is a string
+// itself, or the string items of a value that is a list.
+func strings_(values []any) []string {
+	var out []string
+	for _, v := range values {
+		switch v := v.(type) {
+		case string:
+			out = append(out, v)
+		case []any:
+			for _, it := range v {
+				if s, ok := it.(string); ok {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// maps returns the mappings among values: a value that is a mapping
+// itself, or the mapping items of a value that is a list.
+func maps(values []any) []map[string]any {
 	var out []map[string]any
-	for _, it := range list {
-		if m, ok := it.(map[string]any); ok {
-			out = append(out, m)
+	for _, v := range values {
+		switch v := v.(type) {
+		case map[string]any:
+			out = append(out, v)
+		case []any:
+			for _, it := range v {
+				if m, ok := it.(map[string]any); ok {
+					out = append(out, m)
+				}
+			}
 		}
 	}
 	return out

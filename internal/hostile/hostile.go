@@ -102,6 +102,10 @@ func Cases(tr *Trap) []Case {
 			Files: k("laughs", "resources: [cm.yaml]\n", map[string]string{"cm.yaml": laughs})},
 		{Name: "deep", Want: "nesting depth",
 			Files: map[string]string{"deploy/deep/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\ndata: {a: " + nest(5000) + "}\n"}},
+		{Name: "case", Want: `resources entry "` + url,
+			Files: k("case", "Resources:\n- "+url+"/cm.yaml\n", nil)},
+		{Name: "duplicate-key", Want: "already defined",
+			Files: k("duplicate-key", "resources: [cm.yaml]\nresources:\n- "+url+"/cm.yaml\n", map[string]string{"cm.yaml": cm})},
 		{Name: "outside", Want: "outside the repository",
 			Files: k("outside", "resources: [cm.yaml]\nconfigMapGenerator:\n- name: passwd\n  files: [../../../../../../etc/passwd]\n", map[string]string{"cm.yaml": cm})},
 	}
