@@ -88,19 +88,19 @@ func (g *kguard) folder(dir string, plugins bool) error {
 		return &SyntaxError{File: file, Doc: 1, Err: err}
 	}
 	for _, f := range []string{"helmCharts", "helmGlobals", "helmChartInflationGenerator"} {
-		if v := field(k, f); len(v) > 0 && v[0] != nil {
+		if v := lookup(k, f); len(v) > 0 && v[0] != nil {
 			return &RefusedError{File: file, Field: f, Entry: summary(v[0]), Problem: "Helm charts need the helm program, and often a chart repository; kdrift runs no program while rendering", Fix: fixHelm}
 		}
 	}
 	for _, f := range []string{"resources", "bases", "components"} {
-		for _, entry := range strings_(field(k, f)) {
+		for _, entry := range strings_(lookup(k, f)) {
 			if err := g.reference(file, f, entry, plugins); err != nil {
 				return err
 			}
 		}
 	}
 	for _, f := range []string{"generators", "transformers", "validators"} {
-		for _, entry := range strings_(field(k, f)) {
+		for _, entry := range strings_(lookup(k, f)) {
 			if strings.Contains(entry, "\n") || strings.Contains(entry, "apiVersion:") {
 				if err := g.pluginDocs(file, f, entry, []byte(entry)); err != nil {
 					return err
@@ -114,13 +114,13 @@ func (g *kguard) folder(dir string, plugins bool) error {
 	}
 	// Fields that name files kustomize reads, over HTTP when they are URLs.
 	for _, f := range []string{"crds", "configurations"} {
-		for _, entry := range strings_(field(k, f)) {
+		for _, entry := range strings_(lookup(k, f)) {
 			if _, err := g.local(file, f, entry); err != nil {
 				return err
 			}
 		}
 	}
-	for _, entry := range strings_(field(k, "patchesStrategicMerge")) {
+	for _, entry := range strings_(lookup(k, "patchesStrategicMerge")) {
 		if strings.Contains(entry, "\n") {
 			continue // an inline patch
 		}
@@ -129,33 +129,33 @@ func (g *kguard) folder(dir string, plugins bool) error {
 		}
 	}
 	for _, f := range []string{"patches", "patchesJson6902", "replacements"} {
-		for _, m := range maps(field(k, f)) {
-			for _, entry := range strings_(field(m, "path")) {
+		for _, m := range maps(lookup(k, f)) {
+			for _, entry := range strings_(lookup(m, "path")) {
 				if _, err := g.local(file, f, entry); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	for _, m := range maps(field(k, "openapi")) {
-		for _, entry := range strings_(field(m, "path")) {
+	for _, m := range maps(lookup(k, "openapi")) {
+		for _, entry := range strings_(lookup(m, "path")) {
 			if _, err := g.local(file, "openapi", entry); err != nil {
 				return err
 			}
 		}
 	}
 	for _, f := range []string{"configMapGenerator", "secretGenerator"} {
-		for _, gen := range maps(field(k, f)) {
+		for _, gen := range maps(lookup(k, f)) {
 			secret := f == "secretGenerator"
 			var files []string
-			for _, entry := range strings_(field(gen, "files")) {
+			for _, entry := range strings_(lookup(gen, "files")) {
 				if _, p, ok := strings.Cut(entry, "="); ok {
 					entry = p
 				}
 				files = append(files, entry)
 			}
-			files = append(files, strings_(field(gen, "envs"))...)
-			files = append(files, strings_(field(gen, "env"))...)
+			files = append(files, strings_(lookup(gen, "envs"))...)
+			files = append(files, strings_(lookup(gen, "env"))...)
 			for _, entry := range files {
 				p, err := g.local(file, f+" file", entry)
 				if err != nil {
@@ -166,7 +166,7 @@ func (g *kguard) folder(dir string, plugins bool) error {
 				}
 			}
 			if secret {
-				for _, lit := range strings_(field(gen, "literals")) {
+				for _, lit := range strings_(lookup(gen, "literals")) {
 					if _, v, ok := strings.Cut(lit, "="); ok {
 						g.secrets.Add(v)
 					}
@@ -309,6 +309,26 @@ func (g *kguard) pluginDocs(file, field, entry string, data []byte) error {
 		case apiVersion != "builtin" || !slices.Contains(builtinPlugins, kind):
 			return &RefusedError{File: file, Field: field, Entry: entry, Problem: fmt.Sprintf("%s %s is not a builtin plugin; kdrift runs no exec or KRM function plugin", apiVersion, kind), Fix: fixPlugin}
 		}
+		// Builtins load files too (a PatchTransformer's path, a generator's
+		// files), over HTTP when they are URLs.
+		where := field + " " + kind
+		var paths []string
+		for _, key := range []string{"path", "paths", "files", "envs", "env"} {
+			for _, p := range strings_(lookup(doc, key)) {
+				if _, after, ok := strings.Cut(p, "="); ok && key == "files" {
+					p = after
+				}
+				paths = append(paths, p)
+			}
+		}
+		for _, r := range maps(lookup(doc, "replacements")) {
+			paths = append(paths, strings_(lookup(r, "path"))...)
+		}
+		for _, p := range paths {
+			if _, err := g.local(file, where, p); err != nil {
+				return err
+			}
+		}
 	}
 }
 
@@ -327,9 +347,9 @@ func (g *kguard) learnFile(p string) {
 	}
 }
 
-// field returns the values of every key of m that names field in any
+// lookup returns the values of every key of m that names field in any
 // case, as kustomize's JSON decoding matches them.
-func field(m map[string]any, name string) []any {
+func lookup(m map[string]any, name string) []any {
 	var out []any
 	for k, v := range m {
 		if strings.EqualFold(k, name) {
