@@ -27,8 +27,8 @@ func TestHostileRepository(t *testing.T) {
 	ns := namespace(t, "hostile")
 	tr := hostile.NewTrap(t)
 	files := map[string]string{
-		".kdrift/good.yaml":   appYAML("good", "deploy/good", ns, true, false, ""),
-		"deploy/good/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: good\ndata:\n  a: \"1\"\n",
+		".kdrift/calm.yaml":   appYAML("calm", "deploy/calm", ns, true, false, ""),
+		"deploy/calm/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: calm\ndata:\n  a: \"1\"\n",
 	}
 	cases := hostile.Cases(tr)
 	for _, c := range cases {
@@ -43,8 +43,8 @@ func TestHostileRepository(t *testing.T) {
 	if err := e.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if good := appStatus(t, e, "good"); good.Sync != status.SyncSynced {
-		t.Fatalf("the healthy app must sync beside the hostile ones:\n%s", describe(good))
+	if calm := appStatus(t, e, "calm"); calm.Sync != status.SyncSynced {
+		t.Fatalf("the healthy app must sync beside the hostile ones:\n%s", describe(calm))
 	}
 	for _, c := range cases {
 		a := appStatus(t, e, c.Name)

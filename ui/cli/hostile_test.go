@@ -34,8 +34,8 @@ func TestHostileRepositoryCLI(t *testing.T) {
 	}
 	tr := hostile.NewTrap(t)
 	files := map[string]string{
-		".kdrift/good.yaml":   app("good"),
-		"deploy/good/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: good}\ndata: {a: \"1\"}\n",
+		".kdrift/calm.yaml":   app("calm"),
+		"deploy/calm/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: calm}\ndata: {a: \"1\"}\n",
 	}
 	cases := hostile.Cases(tr)
 	for _, c := range cases {
@@ -46,8 +46,8 @@ func TestHostileRepositoryCLI(t *testing.T) {
 	}
 	g := []string{"--repo", gitRepo(t, files), "--kubeconfig", enginetest.Kubeconfig()}
 
-	if code, out, errOut := kdrift(t, ctx, append([]string{"sync", "good"}, g...)...); code != exitOK {
-		t.Fatalf("sync good: code %d\n%s\n%s", code, out, errOut)
+	if code, out, errOut := kdrift(t, ctx, append([]string{"sync", "calm"}, g...)...); code != exitOK {
+		t.Fatalf("sync calm: code %d\n%s\n%s", code, out, errOut)
 	}
 	code, out, errOut := kdrift(t, ctx, append([]string{"status", "-o", "json"}, g...)...)
 	var doc struct {
@@ -64,19 +64,19 @@ func TestHostileRepositoryCLI(t *testing.T) {
 	for _, a := range doc.Apps {
 		got[a.Name] = a.Sync + " " + a.Error
 	}
-	if !strings.HasPrefix(got["good"], "Synced") {
-		t.Errorf("good = %q, want Synced", got["good"])
+	if !strings.HasPrefix(got["calm"], "Synced") {
+		t.Errorf("calm = %q, want Synced", got["calm"])
 	}
 	for _, c := range cases {
 		if !strings.HasPrefix(got[c.Name], "Error") || !strings.Contains(got[c.Name], c.Want) {
 			t.Errorf("%s = %q, want Error containing %q", c.Name, got[c.Name], c.Want)
 		}
 	}
-	if code, out, errOut := kdrift(t, ctx, append([]string{"status"}, g...)...); !strings.Contains(out, "good") || code == exitError && errOut == "" {
+	if code, out, errOut := kdrift(t, ctx, append([]string{"status"}, g...)...); !strings.Contains(out, "calm") || code == exitError && errOut == "" {
 		t.Fatalf("status: code %d\n%s\n%s", code, out, errOut)
 	}
-	if code, out, errOut := kdrift(t, ctx, append([]string{"diff", "good"}, g...)...); code != exitOK {
-		t.Fatalf("diff good: code %d\n%s\n%s", code, out, errOut)
+	if code, out, errOut := kdrift(t, ctx, append([]string{"diff", "calm"}, g...)...); code != exitOK {
+		t.Fatalf("diff calm: code %d\n%s\n%s", code, out, errOut)
 	}
 	code, out, errOut = kdrift(t, ctx, append([]string{"diff", "upload-pack"}, g...)...)
 	if code == exitOK || !strings.Contains(out+errOut, "vendor the base into the repository") {
