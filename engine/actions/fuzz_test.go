@@ -30,7 +30,7 @@ func FuzzYAMLEdit(f *testing.F) {
 		at := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
 		until := at.Add(time.Hour)
 		fr := app.Freeze{Reason: reason, By: "A <a@example.com>", At: at, Until: &until}
-		rule := app.IgnoreRule{Group: "apps", Kind: "Deployment", Name: reason, JSONPointers: []string{"/spec/replicas"}}
+		rule := app.IgnoreRule{Group: "apps", Kind: "Deployment", Name: strings.ToValidUTF8(reason, "\uFFFD"), JSONPointers: []string{"/spec/replicas"}}
 		for _, a := range apps {
 			name := a.Metadata.Name
 			if countApps(apps, name) != 1 {
@@ -39,7 +39,7 @@ func FuzzYAMLEdit(f *testing.F) {
 			if out, err := setFreeze([]byte(src), name, fr); err == nil {
 				got := mustParse(t, out)
 				b := find(got, name)
-				if b == nil || b.Spec.Freeze == nil || b.Spec.Freeze.Reason != reason || !b.Spec.Freeze.Until.Equal(until) {
+				if b == nil || b.Spec.Freeze == nil || b.Spec.Freeze.Reason != strings.ToValidUTF8(reason, "\uFFFD") || !b.Spec.Freeze.Until.Equal(until) {
 					t.Fatalf("freeze of %s not read back from\n%q", name, out)
 				}
 				sameOthers(t, apps, got, name, out)
