@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/render"
 )
 
 // appSet is the Apps of one snapshot: the ones app.Parse accepts, and the
@@ -69,8 +70,16 @@ func parseApps(file string, data []byte) ([]app.App, error) {
 	return apps, nil
 }
 
-// parseDocs parses every document of a YAML stream into nodes.
+// parseDocs parses every document of a YAML stream into nodes. The data
+// passes the same guard as every other parser of repository content
+// first: a file that could exhaust the process is refused.
 func parseDocs(data []byte) ([]*yaml.Node, error) {
+	if err := render.CheckYAML("App file", data, render.DefaultOptions()); err != nil {
+		var se *render.SyntaxError
+		if !errors.As(err, &se) {
+			return nil, err
+		}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []*yaml.Node
 	for {

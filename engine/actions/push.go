@@ -10,6 +10,8 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"kdrift.dev/kdrift/engine/redact"
 )
 
 // maxPending bounds how many unpushed commits kdrift re-applies on a newer
@@ -40,7 +42,7 @@ func (r *Repo) Push(ctx context.Context) (Result, error) {
 		res.Commit = tip.String()
 		remoteHead, err := r.fetch(ctx, remote, upRef)
 		if err != nil {
-			res.PushError = err.Error()
+			res.PushError = redact.Text(err.Error())
 			return res, nil
 		}
 		base, blocked, err := r.integrate(tip, remoteHead)
@@ -48,7 +50,7 @@ func (r *Repo) Push(ctx context.Context) (Result, error) {
 			return res, err
 		}
 		if blocked != nil {
-			res.PushError = blocked.Error()
+			res.PushError = redact.Text(blocked.Error())
 			return res, nil
 		}
 		if base == remoteHead {
@@ -71,7 +73,7 @@ func (r *Repo) Push(ctx context.Context) (Result, error) {
 			return res, nil
 		}
 		if !isRejected(err) || attempt >= r.opts.MaxPushTries {
-			res.PushError = err.Error()
+			res.PushError = redact.Text(err.Error())
 			return res, nil
 		}
 		res.Retries++
@@ -97,7 +99,7 @@ func (r *Repo) fetch(ctx context.Context, remote string, upRef plumbing.Referenc
 	case errors.Is(err, git.NoMatchingRefSpecError{}), strings.Contains(err.Error(), "couldn't find remote ref"):
 		return plumbing.ZeroHash, nil
 	default:
-		return plumbing.ZeroHash, fmt.Errorf("fetch from %s (%s) failed: %w", remote, r.remoteURL(remote), err)
+		return plumbing.ZeroHash, redact.Error(fmt.Errorf("fetch from %s (%s) failed: %w", remote, r.remoteURL(remote), err))
 	}
 	ref, err := r.git.Storer.Reference(tracking)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
@@ -123,7 +125,7 @@ func (r *Repo) pushBranch(ctx context.Context, remote string, upRef plumbing.Ref
 		Auth:       auth,
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return fmt.Errorf("push to %s (%s) failed: %w", remote, r.remoteURL(remote), err)
+		return redact.Error(fmt.Errorf("push to %s (%s) failed: %w", remote, r.remoteURL(remote), err))
 	}
 	head, err := r.head()
 	if err != nil {

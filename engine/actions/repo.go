@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"kdrift.dev/kdrift/engine/redact"
 	"kdrift.dev/kdrift/engine/source"
 )
 
@@ -68,7 +69,7 @@ func Open(ctx context.Context, opts RepoOptions) (*Repo, error) {
 	if opts.MaxPushTries <= 0 {
 		opts.MaxPushTries = 5
 	}
-	r := &Repo{opts: opts, location: opts.Repo}
+	r := &Repo{opts: opts, location: redact.URL(opts.Repo)}
 	var err error
 	if isURL(opts.Repo) {
 		r.cache = true

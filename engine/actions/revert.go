@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/redact"
 )
 
 // RevertRequest asks for a new commit that undoes Commit.
@@ -232,6 +233,9 @@ func (r *Repo) RevertPreview(ctx context.Context, req RevertRequest) ([]FileDiff
 			fd.Status, nameB = "deleted", "/dev/null"
 		}
 		if !isBinary(a) && !isBinary(b) {
+			// A Secret's values in Git are credentials: the preview says
+			// which keys change, never what they hold.
+			a, b = []byte(redact.SecretYAML(string(a))), []byte(redact.SecretYAML(string(b)))
 			fd.Diff = unifiedDiff(nameA, nameB, a, b)
 		}
 		out = append(out, fd)

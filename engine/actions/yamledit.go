@@ -121,9 +121,11 @@ func childIndent(k, v *yaml.Node) (int, int) {
 	return ind, step
 }
 
-// yamlString renders s as a double-quoted YAML scalar (Go's quoting is
-// valid YAML for valid UTF-8).
-func yamlString(s string) string { return strconv.Quote(s) }
+// yamlString quotes s for YAML. Go's quoting and YAML's double-quoted
+// style agree on every escape but \xNN, which Go writes for a byte that is
+// not UTF-8 and YAML reads as a code point; YAML holds text only, so such
+// bytes become U+FFFD first.
+func yamlString(s string) string { return strconv.Quote(strings.ToValidUTF8(s, "\uFFFD")) }
 
 func yamlTime(t time.Time) string { return yamlString(t.UTC().Format(time.RFC3339)) }
 

@@ -7,6 +7,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"kdrift.dev/kdrift/engine/render"
 )
 
 // LoadResult is every App declared at one revision: the valid ones, and the
@@ -81,6 +83,11 @@ func Load(fsys fs.FS, root string) LoadResult {
 			continue
 		}
 		file := path.Join(Dir, e.Name())
+		if info, err := e.Info(); err == nil && info.Size() > render.DefaultMaxFileBytes {
+			res.Invalid = append(res.Invalid, Invalid{File: file, Err: &Error{File: file,
+				Problem: fmt.Sprintf("is %d bytes, more than the %d an App file may have", info.Size(), render.DefaultMaxFileBytes), Fix: "split the Apps over several files"}})
+			continue
+		}
 		data, err := fs.ReadFile(repo, file)
 		if err != nil {
 			res.Invalid = append(res.Invalid, Invalid{File: file, Err: &Error{File: file, Problem: "cannot read: " + err.Error(), Fix: "check the file in Git"}})

@@ -13,6 +13,8 @@ import (
 
 	yaml3 "gopkg.in/yaml.v3"
 	"sigs.k8s.io/yaml"
+
+	"kdrift.dev/kdrift/engine/render"
 )
 
 // Parse decodes every App document in data, the contents of file (a path
@@ -24,6 +26,15 @@ import (
 func Parse(file string, data []byte) ([]App, []error) {
 	var apps []App
 	var errs []error
+	// The guard reads the file first, expanding nothing: no other parser
+	// sees a recursive alias, a "billion laughs" or a runaway nesting.
+	// Syntax errors are left to the documents below, which name lines.
+	if err := render.CheckYAML(file, data, render.DefaultOptions()); err != nil {
+		var se *render.SyntaxError
+		if !errors.As(err, &se) {
+			return nil, []error{&Error{File: file, Problem: strings.TrimPrefix(err.Error(), file+": "), Fix: "write the App without deep nesting or repeated aliases"}}
+		}
+	}
 	docs, err := splitDocuments(data)
 	if err != nil {
 		return nil, []error{&Error{File: file, Line: err.line, Problem: err.msg, Fix: "put only a comment after ---"}}

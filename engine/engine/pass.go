@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"sort"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/redact"
 	"kdrift.dev/kdrift/engine/source"
 	"kdrift.dev/kdrift/engine/status"
 )
@@ -50,6 +52,9 @@ type pass struct {
 	cacheMu sync.Mutex
 	// scopes caches, for this pass, whether a kind is namespaced.
 	scopes map[schema.GroupVersionKind]bool
+	// secrets masks the rendered Secrets' values in messages (scrubbed).
+	secrets     *redact.Secrets
+	secretsOnce sync.Once
 	// failed is set when a phase stopped the pass.
 	failed bool
 	// status is what finish records.
@@ -72,6 +77,11 @@ func (e *Engine) reconcileApp(ctx context.Context, name string, opts passOptions
 	}
 	p.result.App = name
 	defer func() {
+		// A panic in one app's pass is that app's error: the other apps,
+		// the UI and the controller go on.
+		if v := recover(); v != nil {
+			p.fail(status.SyncError, fmt.Errorf("reconcile of %s panicked: %v; the other apps are not affected (please report this)", name, v))
+		}
 		p.finish()
 		res = p.result
 	}()
@@ -112,6 +122,7 @@ func (p *pass) fail(sync status.Sync, err error) bool {
 func (p *pass) finish() {
 	e := p.e
 	s := &p.status
+	p.scrub()
 	s.ComparedAt = p.now
 	if p.results != nil {
 		s.Resources = p.results
@@ -183,4 +194,31 @@ func sameStatus(a, b status.AppStatus) bool {
 // sortResults orders resources by kind, namespace and name.
 func sortResults(rs []status.ResourceStatus) {
 	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Ref.String() < rs[j].Ref.String() })
+}
+
+// scrub masks, in every message the pass records, the values of the
+// Secrets it rendered and any URL credentials: kustomize and the apiserver
+// quote objects in their errors.
+func (p *pass) scrub() {
+	p.status.Error = p.scrubbed(p.status.Error)
+	p.result.Err = p.scrubbed(p.result.Err)
+	for i := range p.results {
+		p.results[i].Message = p.scrubbed(p.results[i].Message)
+	}
+	for i := range p.result.Plan {
+		p.result.Plan[i].Message = p.scrubbed(p.result.Plan[i].Message)
+	}
+	for i := range p.result.Objects {
+		p.result.Objects[i].Error = p.scrubbed(p.result.Objects[i].Error)
+	}
+}
+
+// scrubbed is msg with the values of the Secrets the pass rendered, and
+// URL credentials, masked.
+func (p *pass) scrubbed(msg string) string {
+	p.secretsOnce.Do(func() {
+		p.secrets = &redact.Secrets{}
+		p.secrets.AddObjects(p.desired)
+	})
+	return p.secrets.Scrub(msg)
 }

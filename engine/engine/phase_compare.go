@@ -42,6 +42,14 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 	g.SetLimit(compareParallelism)
 	for i, d := range p.desired {
 		g.Go(func() error {
+			// A panic here would end the process, whatever the pass
+			// recovers: it is this object's error instead.
+			defer func() {
+				if v := recover(); v != nil {
+					out[i] = one{res: status.ResourceStatus{Ref: live.RefOf(d), Status: status.ResourceError,
+						Message: fmt.Sprintf("comparison panicked: %v; the other objects and apps are not affected (please report this)", v)}}
+				}
+			}()
 			res, lv := p.compareOne(ctx, d, live.RefOf(d))
 			out[i] = one{res, lv}
 			return nil

@@ -78,7 +78,7 @@ func (p *pass) phaseHeal(ctx context.Context) bool {
 		}
 		if err := p.healObject(ctx, it); err != nil {
 			p.record(failed(it.res.Ref, ActionApply, it.fields, err))
-			p.e.bus.publish(status.ErrorEvent{Base: status.Base{App: p.name, Time: p.e.opts.Now()}, Ref: &it.res.Ref, Message: err.Error()})
+			p.e.bus.publish(status.ErrorEvent{Base: status.Base{App: p.name, Time: p.e.opts.Now()}, Ref: &it.res.Ref, Message: p.scrubbed(err.Error())})
 			continue
 		}
 		changed = !p.opts.dryRun

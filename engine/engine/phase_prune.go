@@ -28,7 +28,7 @@ func (p *pass) phasePrune(ctx context.Context) bool {
 		ref := live.RefOf(o)
 		if err := p.cl.applier.Prune(ctx, p.name, o, p.opts.dryRun); err != nil {
 			p.record(failed(ref, ActionPrune, nil, err))
-			p.e.bus.publish(status.ErrorEvent{Base: status.Base{App: p.name, Time: p.e.opts.Now()}, Ref: &ref, Message: err.Error()})
+			p.e.bus.publish(status.ErrorEvent{Base: status.Base{App: p.name, Time: p.e.opts.Now()}, Ref: &ref, Message: p.scrubbed(err.Error())})
 			continue
 		}
 		p.record(ObjectResult{Ref: ref, Action: ActionPrune})

@@ -17,7 +17,7 @@ import (
 // tracking metadata. A render error is the app's status, in kustomize's
 // words; so is a cluster that cannot be reached.
 func (p *pass) phaseRender(ctx context.Context) bool {
-	objs, err := p.e.renderer.Render(p.snap, p.app.Spec.Path)
+	objs, err := p.e.renderer.RenderContext(ctx, p.snap, p.app.Spec.Path)
 	if err != nil {
 		return p.fail(status.SyncError, fmt.Errorf("render %s: %w", p.app.Spec.Path, err))
 	}

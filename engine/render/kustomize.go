@@ -1,20 +1,33 @@
 package render
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+
+	"kdrift.dev/kdrift/engine/redact"
 )
 
-// kustomize builds dir with krusty over a read-recording view of tree.
-// Builds are serialized and a panic inside kustomize becomes an error.
-func (r *Renderer) kustomize(tree Tree, dir string) (e *cacheEntry) {
-	fsys := newTreeFS(tree)
-	r.buildMu.Lock()
-	defer r.buildMu.Unlock()
+// kustomize builds dir with krusty over a read-recording view of tree,
+// after the guard walked its kustomization graph. Builds are serialized
+// and a panic inside kustomize becomes an error.
+func (r *Renderer) kustomize(ctx context.Context, tree Tree, dir string, opts Options) (e *cacheEntry) {
+	secrets := &redact.Secrets{}
+	fsys := newTreeFS(ctx, tree, opts, secrets)
+	if err := checkKustomizations(fsys, dir, secrets); err != nil {
+		e = r.entry(fsys)
+		e.err = &Error{Path: dir, Err: err}
+		return e
+	}
+	if err := acquire(ctx, r.kbuild, "another app's kustomize build"); err != nil {
+		return &cacheEntry{err: &Error{Path: dir, Err: err}}
+	}
+	defer func() { <-r.kbuild }()
 	defer func() {
 		if p := recover(); p != nil {
 			// A panic is treated like a render error, and cached: the same
@@ -23,26 +36,35 @@ func (r *Renderer) kustomize(tree Tree, dir string) (e *cacheEntry) {
 			e.err = &Error{Path: dir, Err: &PanicError{Value: p, Stack: debug.Stack()}}
 		}
 	}()
-	opts := krusty.MakeDefaultOptions()
-	opts.Reorder = krusty.ReorderOptionUnspecified
-	k := krusty.MakeKustomizer(opts)
+	k := krusty.MakeKustomizer(kustomizeOptions())
 	m, err := k.Run(fsys, "/"+dir)
 	e = r.entry(fsys)
-	if err != nil {
-		e.err = &Error{Path: dir, Err: err}
+	if le := fsys.limit(); le != nil {
+		// kustomize may have wrapped the refused read, or tried another
+		// reading of the entry; the budget is the reason.
+		e.err = &Error{Path: dir, Err: le}
 		return e
 	}
+	if err != nil {
+		e.err = &Error{Path: dir, Err: scrubbed(err, secrets)}
+		return e
+	}
+	var size int64
 	for _, res := range m.Resources() {
 		// Through JSON, so that numbers become int64/float64 as in every
 		// other unstructured object (kyaml's own maps hold int).
 		js, err := res.MarshalJSON()
 		if err != nil {
-			e.err = &Error{Path: dir, Err: fmt.Errorf("%s: %w", res.CurId(), err)}
+			e.err = &Error{Path: dir, Err: scrubbed(fmt.Errorf("%s: %w", res.CurId(), err), secrets)}
+			return e
+		}
+		if size += int64(len(js)); size > opts.MaxRenderBytes {
+			e.objs, e.err = nil, &Error{Path: dir, Err: limitf("", "rendered size", "the objects rendered come to more than %d bytes", opts.MaxRenderBytes)}
 			return e
 		}
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON(js); err != nil {
-			e.err = &Error{Path: dir, Err: fmt.Errorf("%s: %w", res.CurId(), err)}
+			e.err = &Error{Path: dir, Err: scrubbed(fmt.Errorf("%s: %w", res.CurId(), err), secrets)}
 			return e
 		}
 		e.objs = append(e.objs, obj)
@@ -50,23 +72,62 @@ func (r *Renderer) kustomize(tree Tree, dir string) (e *cacheEntry) {
 	return e
 }
 
+// kustomizeOptions are kustomize's own defences, a second line behind the
+// guard: builtin plugins only (no exec, no KRM functions), no Helm, and
+// files loaded from the kustomization's own folder only.
+func kustomizeOptions() *krusty.Options {
+	opts := krusty.MakeDefaultOptions()
+	opts.Reorder = krusty.ReorderOptionUnspecified
+	opts.LoadRestrictions = types.LoadRestrictionsRootOnly
+	opts.PluginConfig = types.DisabledPluginConfig()
+	opts.PluginConfig.HelmConfig.Enabled = false
+	opts.PluginConfig.FnpLoadingOptions.EnableExec = false
+	opts.PluginConfig.FnpLoadingOptions.Network = false
+	opts.PluginConfig.FnpLoadingOptions.Mounts = nil
+	return opts
+}
+
 // entry starts the cache entry of a build that read through fsys: its
-// inputs, or none when it must not be cached (a read failed, or a remote
-// base was read and RemoteTTL forbids caching it).
+// inputs, or none when it must not be cached (a read failed, a budget was
+// hit).
 func (r *Renderer) entry(fsys *treeFS) *cacheEntry {
 	e := &cacheEntry{inputs: fsys.inputs()}
-	if fsys.readRemote() {
-		e.expires = time.Now().Add(r.RemoteTTL)
-	}
-	if fsys.failed() || (fsys.readRemote() && r.RemoteTTL <= 0) {
+	if fsys.failed() {
 		e.inputs = nil
 	}
 	return e
 }
 
-// PanicError is a panic inside kustomize, recovered.
+// scrubbed returns err with its message scrubbed of the Secret values the
+// render read and of URL credentials; a typed error is kept as is when
+// there is nothing to scrub.
+func scrubbed(err error, secrets *redact.Secrets) error {
+	msg := err.Error()
+	if clean := secrets.Scrub(msg); clean != msg {
+		return errors.New(clean)
+	}
+	return err
+}
+
+// checkOutput refuses a render whose objects, as JSON, come to more than
+// opts.MaxRenderBytes.
+func checkOutput(objs []*unstructured.Unstructured, opts Options) error {
+	var size int64
+	for _, o := range objs {
+		js, err := o.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("%s/%s: %w", o.GetKind(), o.GetName(), err)
+		}
+		if size += int64(len(js)); size > opts.MaxRenderBytes {
+			return limitf("", "rendered size", "the objects rendered come to more than %d bytes", opts.MaxRenderBytes)
+		}
+	}
+	return nil
+}
+
+// PanicError is a panic inside a render, recovered.
 type PanicError struct {
-	// Value is what kustomize panicked with.
+	// Value is what the render panicked with.
 	Value any
 	// Stack is the goroutine's stack at the panic.
 	Stack []byte

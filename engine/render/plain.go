@@ -19,8 +19,10 @@ import (
 // readPlain reads every *.yaml, *.yml and *.json file in dir and below, in
 // lexical path order, several documents per file; empty documents are
 // skipped, List kinds are flattened into their items, and kustomize
-// configuration documents (kustomize.config.k8s.io) are left out.
-func readPlain(tree Tree, dir string) ([]*unstructured.Unstructured, error) {
+// configuration documents (kustomize.config.k8s.io) are left out. Files are
+// read through fsys, within its budgets and past CheckYAML.
+func readPlain(fsys *treeFS, dir string) ([]*unstructured.Unstructured, error) {
+	tree := fsys.tree
 	var objs []*unstructured.Unstructured
 	var errs []error
 	err := fs.WalkDir(tree, dir, func(name string, d fs.DirEntry, err error) error {
@@ -35,7 +37,10 @@ func readPlain(tree Tree, dir string) ([]*unstructured.Unstructured, error) {
 		default:
 			return nil
 		}
-		data, err := fs.ReadFile(tree, name)
+		data, err := fsys.ReadFile("/" + name)
+		if le := fsys.limit(); le != nil {
+			return le
+		}
 		if err != nil {
 			return err
 		}

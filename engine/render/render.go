@@ -1,23 +1,30 @@
 // Package render turns an App's folder at one Git revision into Kubernetes
 // objects: kustomize (krusty) for folders with a kustomization, plain YAML
 // otherwise. It reads from a Tree (a commit snapshot), never from a working
-// tree, and caches results by the Git tree hashes of every folder a build
-// read. Remote bases are the exception: kustomize clones them with the git
-// command, and their builds are cached for a limited time (RemoteTTL).
+// tree or the local disk, and caches results by the Git tree hashes of
+// every folder a build read.
+//
+// It must never run a program, open a connection or read outside the
+// tree: remote bases, remote files, exec and KRM function plugins and Helm
+// charts are refused before kustomize sees the kustomization, and every
+// render stays within the budgets of Options.
 package render
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/konfig"
+
+	"kdrift.dev/kdrift/engine/redact"
 )
 
 // Tree is a read-only repository tree at one commit, rooted at the
@@ -62,35 +69,34 @@ const DefaultCacheVersions = 2
 // never rendered twice, and a change anywhere a build looked (an overlay's
 // ../../base) renders again. It is safe for concurrent use; kustomize
 // builds run one at a time because kustomize keeps global state.
+//
+// A repository is untrusted: a render reads nothing but the tree, runs no
+// program and opens no connection (see CheckYAML and RefusedError), and
+// stays within Options; a panic in it is that render's error.
 type Renderer struct {
-	// RemoteTTL is how long a build that read a remote base (a URL in
-	// resources, cloned by kustomize) stays cached, since no Git tree hash
-	// says whether the remote changed; 0 or less never caches such builds.
-	// Set it before the first Render. Default DefaultRemoteTTL.
-	RemoteTTL time.Duration
+	// Options are the budgets of every render. Set them before the first
+	// Render; zero fields take the defaults of DefaultOptions.
+	Options Options
 
-	buildMu sync.Mutex // serializes kustomize builds
+	kbuild chan struct{} // holds a token while a kustomize build runs
 
 	mu    sync.Mutex
 	cache map[string][]*cacheEntry // by cleaned App path, newest first
-	paths map[string]*sync.Mutex   // one render of a path at a time
+	paths map[string]chan struct{} // one render of a path at a time
 	stats Stats
 }
 
-// DefaultRemoteTTL is the default Renderer.RemoteTTL.
-const DefaultRemoteTTL = 5 * time.Minute
-
 // cacheEntry is one render result and the inputs it came from.
 type cacheEntry struct {
-	inputs  map[string]string // folder -> tree hash; "" when absent
-	expires time.Time         // set when a remote base was read
-	objs    []*unstructured.Unstructured
-	err     error
+	inputs map[string]string // folder -> tree hash; "" when absent
+	objs   []*unstructured.Unstructured
+	err    error
 }
 
-// NewRenderer returns a Renderer with an empty cache.
+// NewRenderer returns a Renderer with an empty cache and the default
+// budgets.
 func NewRenderer() *Renderer {
-	return &Renderer{RemoteTTL: DefaultRemoteTTL, cache: map[string][]*cacheEntry{}, paths: map[string]*sync.Mutex{}}
+	return &Renderer{Options: DefaultOptions(), kbuild: make(chan struct{}, 1), cache: map[string][]*cacheEntry{}, paths: map[string]chan struct{}{}}
 }
 
 // Stats returns the counts so far.
@@ -100,43 +106,100 @@ func (r *Renderer) Stats() Stats {
 	return r.stats
 }
 
-// Render renders folder dir (an App's spec.path, relative to the repository
-// root) of tree. A folder holding kustomization.yaml, kustomization.yml or
-// Kustomization is built with kustomize; any other folder is read as plain
-// YAML. Objects come back in a deterministic order (kustomize's legacy
-// order, or the kustomization's sortOptions; plain YAML by file path then
-// document) and are the caller's to modify. A failure is an *Error.
+// Render is RenderContext without a context of the caller's: the render
+// still ends at Options.Timeout.
 func (r *Renderer) Render(tree Tree, dir string) ([]*unstructured.Unstructured, error) {
+	return r.RenderContext(context.Background(), tree, dir)
+}
+
+// RenderContext renders folder dir (an App's spec.path, relative to the
+// repository root) of tree. A folder holding kustomization.yaml,
+// kustomization.yml or Kustomization is built with kustomize; any other
+// folder is read as plain YAML. Objects come back in a deterministic order
+// (kustomize's legacy order, or the kustomization's sortOptions; plain
+// YAML by file path then document) and are the caller's to modify. A
+// failure is an *Error; it wraps a *RefusedError for an entry kdrift will
+// not render, a *LimitError for a budget, a *PanicError for a panic.
+//
+// The render runs in a goroutine of its own: when ctx ends or
+// Options.Timeout passes, RenderContext returns at once and the build is
+// abandoned (it stops at its next read; its result is never cached).
+func (r *Renderer) RenderContext(ctx context.Context, tree Tree, dir string) ([]*unstructured.Unstructured, error) {
 	clean := path.Clean(strings.TrimPrefix(dir, "./"))
 	if !fs.ValidPath(clean) {
 		return nil, &Error{Path: dir, Err: fmt.Errorf("path %q is not a folder inside the repository", dir)}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, &Error{Path: dir, Err: context.Cause(ctx)}
+	}
+	opts := r.Options.withDefaults()
+	ctx, cancel := context.WithTimeoutCause(ctx, opts.Timeout,
+		limitf("", "time", "the render took longer than %s", opts.Timeout))
+	defer cancel()
 	// Two renders of one path wait for each other, so the second finds the
 	// first one's result in the cache instead of building it again.
 	r.mu.Lock()
-	pathMu, ok := r.paths[clean]
+	pathSem, ok := r.paths[clean]
 	if !ok {
-		pathMu = &sync.Mutex{}
-		r.paths[clean] = pathMu
+		pathSem = make(chan struct{}, 1)
+		r.paths[clean] = pathSem
 	}
 	r.mu.Unlock()
-	pathMu.Lock()
-	defer pathMu.Unlock()
+	if err := acquire(ctx, pathSem, "another render of "+clean); err != nil {
+		return nil, &Error{Path: dir, Err: err}
+	}
 	if e := r.lookup(tree, clean); e != nil {
+		<-pathSem
 		return copyObjects(e.objs), e.err
 	}
-	e := r.build(tree, clean)
+	done := make(chan *cacheEntry, 1)
+	go func() {
+		defer func() { <-pathSem }()
+		e := r.buildSafe(ctx, tree, clean, opts)
+		r.store(clean, e)
+		done <- e
+	}()
+	select {
+	case e := <-done:
+		return copyObjects(e.objs), e.err
+	case <-ctx.Done():
+		return nil, &Error{Path: dir, Err: context.Cause(ctx)}
+	}
+}
+
+// acquire takes sem's token, or gives up when ctx ends, naming what it
+// waited for.
+func acquire(ctx context.Context, sem chan struct{}, what string) error {
+	select {
+	case sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waited for %s, which is still running: %w", what, context.Cause(ctx))
+	}
+}
+
+// store counts a build and caches its result when it may be reused.
+func (r *Renderer) store(dir string, e *cacheEntry) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.stats.Builds++
 	if e.inputs != nil {
-		list := append([]*cacheEntry{e}, r.cache[clean]...)
+		list := append([]*cacheEntry{e}, r.cache[dir]...)
 		if len(list) > DefaultCacheVersions {
 			list = list[:DefaultCacheVersions]
 		}
-		r.cache[clean] = list
+		r.cache[dir] = list
 	}
-	r.mu.Unlock()
-	return copyObjects(e.objs), e.err
+}
+
+// buildSafe is build with any panic turned into this render's error.
+func (r *Renderer) buildSafe(ctx context.Context, tree Tree, dir string, opts Options) (e *cacheEntry) {
+	defer func() {
+		if p := recover(); p != nil {
+			e = &cacheEntry{err: &Error{Path: dir, Err: &PanicError{Value: p, Stack: debug.Stack()}}}
+		}
+	}()
+	return r.build(ctx, tree, dir, opts)
 }
 
 // Inputs lists the folders the newest cached render of dir read (an
@@ -166,11 +229,7 @@ func (r *Renderer) lookup(tree Tree, dir string) *cacheEntry {
 	r.mu.Lock()
 	entries := append([]*cacheEntry(nil), r.cache[dir]...)
 	r.mu.Unlock()
-	now := time.Now()
 	for _, e := range entries {
-		if !e.expires.IsZero() && now.After(e.expires) {
-			continue
-		}
 		if sameInputs(tree, e.inputs) {
 			r.mu.Lock()
 			r.stats.Hits++
@@ -195,8 +254,8 @@ func sameInputs(tree Tree, inputs map[string]string) bool {
 }
 
 // build renders dir and records its inputs; inputs is nil when the result
-// must not be cached (the tree could not be read).
-func (r *Renderer) build(tree Tree, dir string) *cacheEntry {
+// must not be cached (the tree could not be read, a budget was hit).
+func (r *Renderer) build(ctx context.Context, tree Tree, dir string, opts Options) *cacheEntry {
 	kfile, err := kustomizationFile(tree, dir)
 	if err != nil {
 		return &cacheEntry{err: &Error{Path: dir, Err: err}}
@@ -206,13 +265,22 @@ func (r *Renderer) build(tree Tree, dir string) *cacheEntry {
 		if err != nil {
 			return &cacheEntry{err: &Error{Path: dir, Err: fmt.Errorf("folder does not exist in this revision: %w", err)}}
 		}
-		objs, err := readPlain(tree, dir)
-		if err != nil {
-			err = &Error{Path: dir, Err: err}
+		secrets := &redact.Secrets{}
+		fsys := newTreeFS(ctx, tree, opts, secrets)
+		objs, err := readPlain(fsys, dir)
+		if err == nil {
+			err = checkOutput(objs, opts)
 		}
-		return &cacheEntry{inputs: map[string]string{dir: hash}, objs: objs, err: err}
+		e := &cacheEntry{inputs: map[string]string{dir: hash}, objs: objs}
+		if err != nil {
+			e.objs, e.err = nil, &Error{Path: dir, Err: scrubbed(err, secrets)}
+		}
+		if fsys.failed() {
+			e.inputs = nil
+		}
+		return e
 	}
-	return r.kustomize(tree, dir)
+	return r.kustomize(ctx, tree, dir, opts)
 }
 
 // kustomizationFile returns the name of dir's kustomization file, or "".

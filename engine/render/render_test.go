@@ -154,7 +154,7 @@ func TestRenderInvalidKustomization(t *testing.T) {
 	s := snap()
 	r := render.NewRenderer()
 	_, err := r.Render(s, "deploy/broken")
-	if err == nil || !strings.HasPrefix(err.Error(), "deploy/broken: ") || !strings.Contains(err.Error(), "missing.yaml") || !strings.Contains(err.Error(), "accumulating resources") {
+	if err == nil || !strings.HasPrefix(err.Error(), "deploy/broken: ") || !strings.Contains(err.Error(), `resources entry "missing.yaml"`) || !strings.Contains(err.Error(), "is neither a file nor a folder") {
 		t.Fatalf("broken error = %v", err)
 	}
 	_, err = r.Render(s, "deploy/unknown")
@@ -343,7 +343,7 @@ spec: {path: ./deploy/other}
 	}
 }
 
-func TestRenderRemoteBase(t *testing.T) {
+func TestRenderRefusesRemoteBase(t *testing.T) {
 	upstream := gittest.Init(t)
 	upstream.Commit("upstream", map[string]string{
 		"base/kustomization.yaml": "resources: [cm.yaml]\n",
@@ -352,31 +352,11 @@ func TestRenderRemoteBase(t *testing.T) {
 	_, snap := repo(t, map[string]string{
 		"deploy/remote/kustomization.yaml": "namespace: team\nresources:\n- " + upstream.URL() + "//base?ref=main\n",
 	})
-	s := snap()
-	r := render.NewRenderer()
-	objs, err := r.Render(s, "deploy/remote")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ids(objs) != "ConfigMap/team/upstream" {
-		t.Fatalf("objects = %s", ids(objs))
-	}
-	// Within RemoteTTL the build is cached; with no TTL it runs again and
-	// sees the upstream change.
-	if _, err := r.Render(s, "deploy/remote"); err != nil || r.Stats().Builds != 1 {
-		t.Fatalf("second render: %v, stats %+v", err, r.Stats())
-	}
-	upstream.Commit("bump", map[string]string{"base/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: upstream}\ndata: {v: two}\n"})
-	r2 := render.NewRenderer()
-	r2.RemoteTTL = 0
-	for range 2 {
-		objs, err = r2.Render(s, "deploy/remote")
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if v, _, _ := unstructured.NestedString(objs[0].Object, "data", "v"); v != "two" || r2.Stats().Builds != 2 {
-		t.Fatalf("data.v = %q, stats %+v; want two and 2 builds", v, r2.Stats())
+	_, err := render.NewRenderer().Render(snap(), "deploy/remote")
+	var re *render.RefusedError
+	if !errors.As(err, &re) || re.File != "deploy/remote/kustomization.yaml" || re.Field != "resources" ||
+		!strings.Contains(err.Error(), "vendor the base into the repository") {
+		t.Fatalf("error = %v, want a refused remote base naming the file, the entry and the fix", err)
 	}
 }
 

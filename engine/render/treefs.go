@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +13,8 @@ import (
 	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"kdrift.dev/kdrift/engine/redact"
 )
 
 // errReadOnly is returned by every writing method of treeFS.
@@ -22,53 +25,48 @@ var errReadOnly = errors.New("a Git snapshot is read-only")
 // with that folder's tree hash, so that a cached build can later tell
 // whether any of its inputs changed.
 //
-// Remote bases (resources: [https://github.com/org/repo//path?ref=v1]) are
-// cloned by kustomize with the git command into a temporary folder on disk;
-// paths under that folder are read from disk, and the build is marked as
-// remote because no tree hash covers them.
+// It is also the sandbox of a build: nothing is read from the local disk
+// (kustomize's remote bases, cloned into a temporary folder, are refused
+// before kustomize runs, and a path under that folder is just absent
+// here), nothing is written, every file read is within the budgets of
+// opts and passes CheckYAML, and reads stop once the render's context
+// ends.
 type treeFS struct {
-	tree        Tree
-	disk        filesys.FileSystem
-	clonePrefix string // where kustomize clones remote bases
+	tree    Tree
+	opts    Options
+	ctx     context.Context
+	secrets *redact.Secrets
 
-	mu     sync.Mutex
-	seen   map[string]string // folder -> tree hash, "" when absent
-	broken bool              // a read failed for a reason other than absence
-	remote bool              // a remote base was read from disk
+	mu       sync.Mutex
+	seen     map[string]string // folder -> tree hash, "" when absent
+	broken   bool              // a read failed for a reason other than absence
+	read     int64             // bytes read so far
+	limitErr error             // the first budget a read went past
 }
 
 var _ filesys.FileSystem = (*treeFS)(nil)
 
-func newTreeFS(tree Tree) *treeFS {
-	tmp := os.TempDir()
-	if real, err := filepath.EvalSymlinks(tmp); err == nil {
-		tmp = real // kustomize resolves symbolic links in its clone folder too
-	}
-	return &treeFS{
-		tree:        tree,
-		disk:        filesys.MakeFsOnDisk(),
-		clonePrefix: filepath.Join(tmp, "kustomize-"),
-		seen:        map[string]string{},
-	}
+func newTreeFS(ctx context.Context, tree Tree, opts Options, secrets *redact.Secrets) *treeFS {
+	return &treeFS{tree: tree, opts: opts.withDefaults(), ctx: ctx, secrets: secrets, seen: map[string]string{}}
 }
 
-// onDisk reports whether p is inside a remote base kustomize cloned, and
-// records that the build read one.
-func (t *treeFS) onDisk(p string) bool {
-	if !filepath.IsAbs(p) || !strings.HasPrefix(filepath.Clean(p), t.clonePrefix) {
-		return false
-	}
-	t.mu.Lock()
-	t.remote = true
-	t.mu.Unlock()
-	return true
-}
-
-// readRemote reports whether the build read a remote base.
-func (t *treeFS) readRemote() bool {
+// limit returns the first budget a read went past, or nil.
+func (t *treeFS) limit() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.remote
+	return t.limitErr
+}
+
+// refuse records a budget error (the first one wins) and returns it; the
+// build is not cached, since a budget is a setting and not the input.
+func (t *treeFS) refuse(err error) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.limitErr == nil {
+		t.limitErr = err
+	}
+	t.broken = true
+	return err
 }
 
 // inputs returns a copy of the recorded folders and hashes.
@@ -171,12 +169,8 @@ func (t *treeFS) MkdirAll(p string) error {
 	return &fs.PathError{Op: "mkdir", Path: p, Err: errReadOnly}
 }
 
-// RemoveAll implements filesys.FileSystem: it removes a remote base's clone
-// folder when kustomize is done with it; the tree is read-only.
+// RemoveAll implements filesys.FileSystem; the tree is read-only.
 func (t *treeFS) RemoveAll(p string) error {
-	if t.onDisk(p) {
-		return t.disk.RemoveAll(p)
-	}
 	return &fs.PathError{Op: "remove", Path: p, Err: errReadOnly}
 }
 
@@ -187,9 +181,6 @@ func (t *treeFS) WriteFile(p string, _ []byte) error {
 
 // Open implements filesys.FileSystem for reading.
 func (t *treeFS) Open(p string) (filesys.File, error) {
-	if t.onDisk(p) {
-		return t.disk.Open(p)
-	}
 	data, err := t.ReadFile(p)
 	if err != nil {
 		return nil, err
@@ -204,27 +195,18 @@ func (t *treeFS) Open(p string) (filesys.File, error) {
 
 // IsDir implements filesys.FileSystem.
 func (t *treeFS) IsDir(p string) bool {
-	if t.onDisk(p) {
-		return t.disk.IsDir(p)
-	}
 	_, st, err := t.stat(p)
 	return err == nil && st.IsDir()
 }
 
 // Exists implements filesys.FileSystem.
 func (t *treeFS) Exists(p string) bool {
-	if t.onDisk(p) {
-		return t.disk.Exists(p)
-	}
 	_, _, err := t.stat(p)
 	return err == nil
 }
 
 // ReadDir implements filesys.FileSystem.
 func (t *treeFS) ReadDir(p string) ([]string, error) {
-	if t.onDisk(p) {
-		return t.disk.ReadDir(p)
-	}
 	r, st, err := t.stat(p)
 	if err != nil {
 		return nil, err
@@ -247,9 +229,6 @@ func (t *treeFS) ReadDir(p string) ([]string, error) {
 // with an empty file name, a file as its folder and its name, both with
 // symbolic links resolved.
 func (t *treeFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
-	if t.onDisk(p) {
-		return t.disk.CleanedAbs(p)
-	}
 	r, st, err := t.stat(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -278,9 +257,6 @@ func (t *treeFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
 
 // Glob implements filesys.FileSystem; matches are absolute from "/".
 func (t *treeFS) Glob(pattern string) ([]string, error) {
-	if t.onDisk(pattern) {
-		return t.disk.Glob(pattern)
-	}
 	r, ok := rel(pattern)
 	if !ok {
 		return nil, nil
@@ -298,9 +274,6 @@ func (t *treeFS) Glob(pattern string) ([]string, error) {
 
 // ReadFile implements filesys.FileSystem.
 func (t *treeFS) ReadFile(p string) ([]byte, error) {
-	if t.onDisk(p) {
-		return t.disk.ReadFile(p)
-	}
 	r, st, err := t.stat(p)
 	if err != nil {
 		return nil, err
@@ -308,14 +281,35 @@ func (t *treeFS) ReadFile(p string) ([]byte, error) {
 	if st.IsDir() {
 		return nil, fmt.Errorf("%s is a directory", p)
 	}
-	return fs.ReadFile(t.tree, r)
+	if err := t.ctx.Err(); err != nil {
+		return nil, t.refuse(err)
+	}
+	if st.Size() > t.opts.MaxFileBytes {
+		return nil, t.refuse(limitf(r, "file size", "%d bytes, more than %d", st.Size(), t.opts.MaxFileBytes))
+	}
+	t.mu.Lock()
+	t.read += st.Size()
+	total := t.read
+	t.mu.Unlock()
+	if total > t.opts.MaxRenderBytes {
+		return nil, t.refuse(limitf("", "read size", "the render read more than %d bytes", t.opts.MaxRenderBytes))
+	}
+	data, err := fs.ReadFile(t.tree, r)
+	if err != nil {
+		return nil, err
+	}
+	if yamlName(r) {
+		// Syntax errors are kustomize's to report, in its words; what
+		// would exhaust the process is refused here.
+		if err := checkYAML(r, data, t.opts, t.secrets); err != nil && !isSyntax(err) {
+			return nil, t.refuse(err)
+		}
+	}
+	return data, nil
 }
 
 // Walk implements filesys.FileSystem, in lexical order.
 func (t *treeFS) Walk(p string, walkFn filepath.WalkFunc) error {
-	if t.onDisk(p) {
-		return t.disk.Walk(p, walkFn)
-	}
 	r, _, err := t.stat(p)
 	if err != nil {
 		return walkFn(p, nil, err)

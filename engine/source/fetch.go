@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -12,6 +11,8 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"kdrift.dev/kdrift/engine/redact"
 )
 
 // DefaultInterval is how often Watch fetches when given no interval.
@@ -43,26 +44,15 @@ type RemoteError struct {
 	Err    error
 }
 
-// Error renders `git remote URL: OP failed: ERR; ...`.
+// Error renders `git remote URL: OP failed: ERR; ...`, with every
+// credential redacted (go-git's own messages quote the URL they requested).
 func (e *RemoteError) Error() string {
-	return fmt.Sprintf("git remote %s: %s failed: %v; check the URL, the network and the credentials (%s, %s or %s); kdrift keeps using the last fetched revision",
-		redact(e.Remote), e.Op, e.Err, EnvToken, EnvTokenFallback, EnvSSHKey)
+	return redact.Text(fmt.Sprintf("git remote %s: %s failed: %v; check the URL, the network and the credentials (%s, %s or %s); kdrift keeps using the last fetched revision",
+		redact.URL(e.Remote), e.Op, e.Err, EnvToken, EnvTokenFallback, EnvSSHKey))
 }
 
 // Unwrap returns the underlying error.
 func (e *RemoteError) Unwrap() error { return e.Err }
-
-// redact drops the password of a URL.
-func redact(loc string) string {
-	u, err := url.Parse(loc)
-	if err != nil || u.User == nil {
-		return loc
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
-}
 
 // Fetch brings the Repo up to date. For a remote it fetches every branch from
 // the remote into the cache; a failure is a *RemoteError and the last
@@ -77,7 +67,7 @@ func (r *Repo) Fetch(ctx context.Context) error {
 	// go-git handle indexes the pack files once and would miss new ones.
 	fresh, err := git.PlainOpenWithOptions(r.dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
 	if err != nil {
-		return r.setFetchErr(fmt.Errorf("repository %s: cannot reopen %s: %w", r.location, r.dir, err))
+		return r.setFetchErr(fmt.Errorf("repository %s: cannot reopen %s: %w", r.shown(), r.dir, err))
 	}
 	if r.remote {
 		err := fresh.FetchContext(ctx, &git.FetchOptions{
@@ -92,7 +82,7 @@ func (r *Repo) Fetch(ctx context.Context) error {
 			return r.setFetchErr(&RemoteError{Remote: r.location, Op: "fetch", Err: err})
 		}
 		if fresh, err = git.PlainOpen(r.dir); err != nil {
-			return r.setFetchErr(fmt.Errorf("repository %s: cannot reopen %s: %w", r.location, r.dir, err))
+			return r.setFetchErr(fmt.Errorf("repository %s: cannot reopen %s: %w", r.shown(), r.dir, err))
 		}
 	}
 	r.mu.Lock()
@@ -121,11 +111,11 @@ func (r *Repo) Head(ctx context.Context) (Revision, error) {
 	defer h.mu.Unlock()
 	ref, err := h.repo.Reference(r.BranchRef(), true)
 	if err != nil {
-		return Revision{}, fmt.Errorf("repository %s: branch %q: %w", r.location, r.branch, err)
+		return Revision{}, fmt.Errorf("repository %s: branch %q: %w", r.shown(), r.branch, err)
 	}
 	c, err := h.repo.CommitObject(ref.Hash())
 	if err != nil {
-		return Revision{}, fmt.Errorf("repository %s: commit %s of branch %q: %w", r.location, ref.Hash(), r.branch, err)
+		return Revision{}, fmt.Errorf("repository %s: commit %s of branch %q: %w", r.shown(), ref.Hash(), r.branch, err)
 	}
 	if r.remote {
 		c = r.aheadLocally(h, c)
@@ -192,15 +182,15 @@ func (r *Repo) readSnapshot(hash string) (*Snapshot, error) {
 	defer h.mu.Unlock()
 	ch, err := h.repo.ResolveRevision(plumbing.Revision(hash))
 	if err != nil {
-		return nil, fmt.Errorf("repository %s: commit %s: %w", r.location, hash, err)
+		return nil, fmt.Errorf("repository %s: commit %s: %w", r.shown(), hash, err)
 	}
 	c, err := h.repo.CommitObject(*ch)
 	if err != nil {
-		return nil, fmt.Errorf("repository %s: commit %s: %w", r.location, hash, err)
+		return nil, fmt.Errorf("repository %s: commit %s: %w", r.shown(), hash, err)
 	}
 	tree, err := c.Tree()
 	if err != nil {
-		return nil, fmt.Errorf("repository %s: tree of commit %s: %w", r.location, hash, err)
+		return nil, fmt.Errorf("repository %s: tree of commit %s: %w", r.shown(), hash, err)
 	}
 	return newSnapshot(h, c.Hash.String(), tree), nil
 }

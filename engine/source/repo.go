@@ -20,6 +20,8 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+
+	"kdrift.dev/kdrift/engine/redact"
 )
 
 // RemoteName is the name of the remote in a cache clone.
@@ -109,7 +111,7 @@ func ClonePath(cacheDir, location string) (string, error) {
 	if cacheDir == "" {
 		base, err := os.UserCacheDir()
 		if err != nil {
-			return "", fmt.Errorf("repository %s: no cache folder: %w; set $XDG_CACHE_HOME or HOME", location, err)
+			return "", fmt.Errorf("repository %s: no cache folder: %w; set $XDG_CACHE_HOME or HOME", redact.URL(location), err)
 		}
 		cacheDir = filepath.Join(base, "kdrift", "repos")
 	}
@@ -133,7 +135,7 @@ func isRemote(loc string) bool {
 func (r *Repo) openLocal(opts Options) error {
 	abs, err := filepath.Abs(r.location)
 	if err != nil {
-		return fmt.Errorf("repository %s: %w", r.location, err)
+		return fmt.Errorf("repository %s: %w", r.shown(), err)
 	}
 	// A bare repository is opened as is; a path inside a working copy finds
 	// the enclosing repository.
@@ -142,7 +144,7 @@ func (r *Repo) openLocal(opts Options) error {
 		repo, err = git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
 	}
 	if err != nil {
-		return fmt.Errorf("repository %s: cannot open: %w; pass --repo with a Git repository path or URL", r.location, err)
+		return fmt.Errorf("repository %s: cannot open: %w; pass --repo with a Git repository path or URL", r.shown(), err)
 	}
 	r.dir = abs
 	if wt, err := repo.Worktree(); err == nil { // a bare repository has none: keep abs
@@ -153,15 +155,15 @@ func (r *Repo) openLocal(opts Options) error {
 	if r.branch == "" {
 		head, err := repo.Reference(plumbing.HEAD, false)
 		if err != nil {
-			return fmt.Errorf("repository %s: cannot read HEAD: %w", r.location, err)
+			return fmt.Errorf("repository %s: cannot read HEAD: %w", r.shown(), err)
 		}
 		if head.Type() != plumbing.SymbolicReference || !head.Target().IsBranch() {
-			return fmt.Errorf("repository %s: HEAD is detached; pass --branch to say which branch to read", r.location)
+			return fmt.Errorf("repository %s: HEAD is detached; pass --branch to say which branch to read", r.shown())
 		}
 		r.branch = head.Target().Short()
 	}
 	if _, err := repo.Reference(r.BranchRef(), true); err != nil {
-		return fmt.Errorf("repository %s: branch %q: %w", r.location, r.branch, err)
+		return fmt.Errorf("repository %s: branch %q: %w", r.shown(), r.branch, err)
 	}
 	return nil
 }
@@ -189,7 +191,7 @@ func (r *Repo) openRemote(ctx context.Context, opts Options) error {
 		}
 		r.h = &handle{repo: repo}
 	case err != nil:
-		return fmt.Errorf("repository %s: cache %s is damaged: %w; delete that folder and retry", r.location, r.dir, err)
+		return fmt.Errorf("repository %s: cache %s is damaged: %w; delete that folder and retry", r.shown(), r.dir, err)
 	default:
 		r.h = &handle{repo: repo}
 		fetchErr = r.Fetch(ctx)
@@ -198,7 +200,7 @@ func (r *Repo) openRemote(ctx context.Context, opts Options) error {
 	if r.branch == "" {
 		head, err := repo.Reference(plumbing.HEAD, false)
 		if err != nil || head.Type() != plumbing.SymbolicReference {
-			return errors.Join(fetchErr, fmt.Errorf("repository %s: cannot tell the remote's default branch; pass --branch", r.location))
+			return errors.Join(fetchErr, fmt.Errorf("repository %s: cannot tell the remote's default branch; pass --branch", r.shown()))
 		}
 		r.branch = head.Target().Short()
 	}
@@ -206,7 +208,7 @@ func (r *Repo) openRemote(ctx context.Context, opts Options) error {
 		if fetchErr != nil {
 			return fetchErr
 		}
-		return fmt.Errorf("repository %s: branch %q not found on the remote: %w", r.location, r.branch, err)
+		return fmt.Errorf("repository %s: branch %q not found on the remote: %w", r.shown(), r.branch, err)
 	}
 	r.usable = true
 	return fetchErr
@@ -216,11 +218,11 @@ func (r *Repo) openRemote(ctx context.Context, opts Options) error {
 // renames it into place, so an interrupted clone never leaves a broken cache.
 func (r *Repo) clone(ctx context.Context, cache string) (*git.Repository, error) {
 	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return nil, fmt.Errorf("repository %s: cannot create cache folder: %w", r.location, err)
+		return nil, fmt.Errorf("repository %s: cannot create cache folder: %w", r.shown(), err)
 	}
 	tmp, err := os.MkdirTemp(cache, ".clone-*")
 	if err != nil {
-		return nil, fmt.Errorf("repository %s: cannot create cache folder: %w", r.location, err)
+		return nil, fmt.Errorf("repository %s: cannot create cache folder: %w", r.shown(), err)
 	}
 	_, err = git.PlainCloneContext(ctx, tmp, true, &git.CloneOptions{
 		URL:        r.location,
@@ -240,17 +242,21 @@ func (r *Repo) clone(ctx context.Context, cache string) (*git.Repository, error)
 		if openErr == nil {
 			return repo, rmErr
 		}
-		return nil, errors.Join(fmt.Errorf("repository %s: cannot move the clone into %s: %w", r.location, r.dir, err), rmErr)
+		return nil, errors.Join(fmt.Errorf("repository %s: cannot move the clone into %s: %w", r.shown(), r.dir, err), rmErr)
 	}
 	repo, err := git.PlainOpen(r.dir)
 	if err != nil {
-		return nil, fmt.Errorf("repository %s: cannot open fresh clone %s: %w", r.location, r.dir, err)
+		return nil, fmt.Errorf("repository %s: cannot open fresh clone %s: %w", r.shown(), r.dir, err)
 	}
 	return repo, nil
 }
 
-// Location is the path or URL the Repo was opened from.
-func (r *Repo) Location() string { return r.location }
+// Location is the path or URL the Repo was opened from, with any password
+// or token redacted: it is for showing.
+func (r *Repo) Location() string { return r.shown() }
+
+// shown is the location with its credentials redacted, for messages.
+func (r *Repo) shown() string { return redact.URL(r.location) }
 
 // IsRemote reports whether the Repo is a cache clone of a remote URL.
 func (r *Repo) IsRemote() bool { return r.remote }

@@ -1,0 +1,131 @@
+package render_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"kdrift.dev/kdrift/engine/render"
+	"kdrift.dev/kdrift/internal/hostile"
+)
+
+// memTree is a Tree in memory; a folder's hash covers every file below it.
+type memTree struct{ fstest.MapFS }
+
+func (m memTree) TreeHash(dir string) (string, error) {
+	h := sha256.New()
+	found := false
+	for name, f := range m.MapFS {
+		if dir == "." || name == dir || strings.HasPrefix(name, dir+"/") {
+			found = true
+			h.Write([]byte(name))
+			h.Write(f.Data)
+		}
+	}
+	if !found {
+		return "", fs.ErrNotExist
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// FuzzRenderGuard renders fuzzed kustomizations and plain YAML beside a
+// trap: the git and helm on PATH are impostors that create the marker,
+// HTTP goes to a listener that counts, and the temporary folder must stay
+// empty. Whatever the input, a render returns, runs nothing and connects
+// nowhere.
+func FuzzRenderGuard(f *testing.F) {
+	tr := hostile.NewTrap(f)
+	bin := f.TempDir()
+	for _, prog := range []string{"git", "helm", "sh-plugin"} {
+		script := "#!/bin/sh\necho " + prog + " >> '" + tr.Marker + "'\n"
+		if err := os.WriteFile(filepath.Join(bin, prog), []byte(script), 0o755); err != nil {
+			f.Fatal(err)
+		}
+	}
+	f.Setenv("PATH", bin)
+	tmp := f.TempDir()
+	f.Setenv("TMPDIR", tmp)
+	url := "http://" + tr.Addr
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {a: b}\n"
+	for _, c := range hostile.Cases(tr) {
+		k, rest := "", cm
+		for name, body := range c.Files {
+			switch path.Base(name) {
+			case "kustomization.yaml":
+				if k == "" || strings.Count(name, "/") > 2 {
+					k = body
+				}
+			default:
+				rest = body
+			}
+		}
+		f.Add(k, rest)
+	}
+	f.Add("resources: [cm.yaml]\n", cm)
+	f.Add("resources: [cm.yaml]\nconfigMapGenerator:\n- name: x\n  literals: [a=b]\n", cm)
+	f.Add("resources:\n- "+url+"/x.yaml\n", cm)
+	f.Add("openapi:\n  path: "+url+"/schema.json\n", cm)
+	f.Add("replacements:\n- path: "+url+"/r.yaml\n", cm)
+	f.Add("transformers:\n- |-\n  apiVersion: builtin\n  kind: NamespaceTransformer\n  metadata: {name: x, namespace: y}\n", cm)
+	f.Add("", "")
+	r := render.NewRenderer()
+	r.Options = render.Options{Timeout: 10 * time.Second}
+	f.Fuzz(func(t *testing.T, kustomization, resource string) {
+		tree := memTree{fstest.MapFS{
+			"k/kustomization.yaml": {Data: []byte(kustomization)},
+			"k/cm.yaml":            {Data: []byte(resource)},
+			"k/gen.yaml":           {Data: []byte(resource)},
+			"p/cm.yaml":            {Data: []byte(resource)},
+		}}
+		for _, dir := range []string{"k", "p"} {
+			_, err := r.Render(tree, dir)
+			var pe *render.PanicError
+			if errors.As(err, &pe) && strings.Contains(err.Error(), "runtime error") {
+				t.Logf("%s: recovered %v", dir, err)
+			}
+		}
+		if _, err := os.Stat(tr.Marker); !errors.Is(err, fs.ErrNotExist) {
+			data, _ := os.ReadFile(tr.Marker)
+			t.Fatalf("a program ran (%q) for kustomization %q", data, kustomization)
+		}
+		if n := tr.Accepts(); n != 0 {
+			t.Fatalf("%d connections for kustomization %q", n, kustomization)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Fatalf("the render wrote %s to the temporary folder for kustomization %q", left[0].Name(), kustomization)
+		}
+	})
+}
+
+// FuzzCheckYAML: the guard returns on any input, and what it accepts the
+// other parsers read without a runaway.
+func FuzzCheckYAML(f *testing.F) {
+	for _, seed := range []string{
+		"data: &a {k: *a}\n",
+		"a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n",
+		"a: &a\n  <<: *a\n",
+		"base: &b {image: x}\nc1: *b\n---\n{\"json\": [1, {\"x\": null}]}\n",
+		strings.Repeat("[", 250) + strings.Repeat("]", 250),
+		"a: [unclosed\n",
+		"",
+	} {
+		f.Add(seed)
+	}
+	o := render.Options{MaxAliasNodes: 1000, MaxDepth: 50}
+	f.Fuzz(func(t *testing.T, doc string) {
+		err := render.CheckYAML("f.yaml", []byte(doc), o)
+		var le *render.LimitError
+		var se *render.SyntaxError
+		if err != nil && !errors.As(err, &le) && !errors.As(err, &se) {
+			t.Fatalf("error %v (%T) is neither a limit nor a syntax error", err, err)
+		}
+	})
+}

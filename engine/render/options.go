@@ -1,0 +1,97 @@
+package render
+
+import (
+	"fmt"
+	"time"
+)
+
+// Options are the budgets of one render: what a repository's documents may
+// cost the process. A zero field takes its default.
+type Options struct {
+	// MaxFileBytes bounds one file read by a render. Default 4 MiB: the
+	// largest Kubernetes object the apiserver stores is about 1.5 MiB.
+	MaxFileBytes int64
+	// MaxRenderBytes bounds what one render reads in total and, separately,
+	// the size of what it produces (as JSON). Default 64 MiB.
+	MaxRenderBytes int64
+	// MaxAliasNodes bounds, per YAML document, how many nodes alias
+	// expansion (*name) may add; a self-referencing anchor is refused
+	// whatever the bound. Default 10,000, far above shared container specs
+	// and far below a "billion laughs".
+	MaxAliasNodes int
+	// MaxDepth bounds how deeply a YAML or JSON document nests, aliases
+	// expanded. Default 200: the deepest CRD schemas nest about 60 levels.
+	MaxDepth int
+	// Timeout bounds the wall time of one render, waiting for another
+	// kustomize build included. Default 30s.
+	Timeout time.Duration
+}
+
+// Default budgets; see Options.
+const (
+	DefaultMaxFileBytes   = 4 << 20
+	DefaultMaxRenderBytes = 64 << 20
+	DefaultMaxAliasNodes  = 10_000
+	DefaultMaxDepth       = 200
+	DefaultTimeout        = 30 * time.Second
+)
+
+// DefaultOptions returns the default budgets.
+func DefaultOptions() Options {
+	return Options{
+		MaxFileBytes:   DefaultMaxFileBytes,
+		MaxRenderBytes: DefaultMaxRenderBytes,
+		MaxAliasNodes:  DefaultMaxAliasNodes,
+		MaxDepth:       DefaultMaxDepth,
+		Timeout:        DefaultTimeout,
+	}
+}
+
+// withDefaults fills zero fields with their defaults.
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = d.MaxFileBytes
+	}
+	if o.MaxRenderBytes <= 0 {
+		o.MaxRenderBytes = d.MaxRenderBytes
+	}
+	if o.MaxAliasNodes <= 0 {
+		o.MaxAliasNodes = d.MaxAliasNodes
+	}
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = d.MaxDepth
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = d.Timeout
+	}
+	return o
+}
+
+// LimitError is a render refused because it went past a budget.
+type LimitError struct {
+	// File is the file (relative to the repository root) that went past
+	// the limit; empty for the render as a whole.
+	File string
+	// Limit names the budget: "file size", "rendered size", "read size",
+	// "alias expansion", "recursive alias", "nesting depth" or "time".
+	Limit string
+	// Detail says by how much.
+	Detail string
+}
+
+// Error renders `FILE: LIMIT limit: DETAIL; FIX`.
+func (e *LimitError) Error() string {
+	s := e.Limit + " limit: " + e.Detail
+	if e.Limit == "recursive alias" {
+		s = "recursive alias refused: " + e.Detail
+	}
+	if e.File != "" {
+		s = e.File + ": " + s
+	}
+	return s + "; kdrift refuses documents that could exhaust it (see Security in README)"
+}
+
+func limitf(file, limit, format string, args ...any) *LimitError {
+	return &LimitError{File: file, Limit: limit, Detail: fmt.Sprintf(format, args...)}
+}
