@@ -72,12 +72,6 @@ func (p *pass) phaseSource() bool {
 	case a.Spec.SyncPolicy.SelfHeal:
 		p.status.SelfHeal = status.SelfHealOn
 	}
-	// New ignore rules or a new revision may be the answer to a fight.
-	key := fmt.Sprintf("%s|%v", p.rev.Hash, a.Spec.IgnoreDifferences)
-	if p.st.rulesKey != key {
-		e.fights.ResetApp(p.name)
-		p.st.rulesKey = key
-	}
 	fetchErr := e.repo.LastFetchError()
 	e.reach(status.TargetGit, "", fetchErr)
 	if err := fetchErr; err != nil {

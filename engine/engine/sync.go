@@ -68,6 +68,10 @@ func (r SyncResult) Failed() int {
 // ErrFrozen is returned by Sync for a frozen app without AllowFrozen.
 var ErrFrozen = errors.New("app is frozen")
 
+// ErrReadOnly is returned by Sync (other than a dry run) on an engine
+// opened with Options.ReadOnly.
+var ErrReadOnly = errors.New("kdrift is read-only (--readonly or readonly: true in the config): nothing is applied")
+
 // record adds one object's outcome to the pass's result.
 func (p *pass) record(r ObjectResult) {
 	p.result.Objects = append(p.result.Objects, r)
@@ -79,12 +83,18 @@ func (p *pass) record(r ObjectResult) {
 // refused (ErrFrozen) unless AllowFrozen. With DryRun nothing changes and
 // the result is the plan.
 func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncResult, error) {
+	if e.opts.ReadOnly && !opts.DryRun {
+		return SyncResult{App: name}, fmt.Errorf("app %s: %w", name, ErrReadOnly)
+	}
 	e.freshReads()
 	if err := e.loadHead(ctx, true); err != nil {
 		return SyncResult{App: name}, err
 	}
 	if !e.known(name) {
 		return SyncResult{App: name}, e.unknownApp(name)
+	}
+	if err := e.selected(name); err != nil {
+		return SyncResult{App: name}, err
 	}
 	e.mu.Lock()
 	a, valid := e.apps.Find(name)
