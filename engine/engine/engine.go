@@ -136,10 +136,16 @@ type Engine struct {
 	fights   *fight.Detector
 	bus      *bus
 
-	mu       sync.Mutex
-	head     source.Revision
-	snap     *source.Snapshot
-	apps     app.LoadResult
+	mu   sync.Mutex
+	head source.Revision
+	snap *source.Snapshot
+	apps app.LoadResult
+	// localApps are the Apps of the local branch when it is ahead of the
+	// upstream: only their freezes count.
+	localApps app.LoadResult
+	// applied is the newest revision kdrift applied; self-heal never
+	// applies a revision that does not contain it.
+	applied  string
 	states   map[string]*appState
 	clusters map[string]*cluster
 	// watchCtx is Run's context: informers live as long as it; nil

@@ -55,6 +55,9 @@ type pass struct {
 	unreadable map[string]bool
 	// scopes caches, for this pass, whether a kind is namespaced.
 	scopes map[schema.GroupVersionKind]bool
+	// backWhy, when set, says why this pass neither heals nor prunes:
+	// its revision does not contain one kdrift already applied.
+	backWhy string
 	// failed is set when a phase stopped the pass.
 	failed bool
 	// status is what finish records.
@@ -95,8 +98,12 @@ func (e *Engine) reconcileApp(ctx context.Context, name string, opts passOptions
 	if !p.phaseCompare(ctx) {
 		return p.result
 	}
+	if p.opts.heal || p.opts.prune {
+		// Neither heal nor prune moves the cluster back to older state.
+		p.backWhy, _ = p.movedBack()
+	}
 	changed := p.phaseHeal(ctx)
-	if p.phasePrune(ctx) {
+	if p.backWhy == "" && p.phasePrune(ctx) {
 		changed = true
 	}
 	if changed && !opts.dryRun {

@@ -49,6 +49,10 @@ func (p *pass) phaseHeal(ctx context.Context) bool {
 	if len(items) == 0 {
 		return false
 	}
+	if p.backWhy != "" {
+		p.status.Error = p.backWhy
+		return false
+	}
 	var objs []*unstructured.Unstructured
 	byObj := map[*unstructured.Unstructured]healItem{}
 	for _, it := range items {
@@ -87,6 +91,7 @@ func (p *pass) phaseHeal(ctx context.Context) bool {
 			continue
 		}
 		p.e.applies.Add(1)
+		p.e.appliedAt(p.rev.Hash)
 		for _, f := range it.fields {
 			p.e.fights.Healed(fight.Key{App: p.name, Ref: it.res.Ref, Field: f}, rvOf(it.live))
 		}

@@ -55,6 +55,14 @@ func (e *Engine) Run(ctx context.Context) error {
 	defer wg.Wait()
 	defer queue.ShutDown()
 
+	// Fetch first: the first pass compares with the upstream as it is now,
+	// not as some earlier run left it. A failure is kept by the Repo and
+	// shown per app ("Git unreachable since …"); the remote-tracking ref as
+	// last fetched is used, never the local branch.
+	fctx, fcancel := context.WithTimeout(ctx, firstFetchTimeout)
+	_ = e.repo.Fetch(fctx)
+	fcancel()
+
 	// Git: every new head re-compares every app.
 	revs := e.repo.Watch(ctx, e.opts.FetchInterval)
 	wg.Add(1)
@@ -124,6 +132,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	<-ctx.Done()
 	return nil
 }
+
+// firstFetchTimeout bounds the fetch Run makes before its first pass.
+const firstFetchTimeout = 30 * time.Second
 
 // requeue asks Run (when it runs) for another pass over app name after
 // the debounce.

@@ -97,7 +97,7 @@ func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncR
 		return SyncResult{App: name}, err
 	}
 	e.mu.Lock()
-	a, valid := e.apps.Find(name)
+	a, _, valid := e.findApp(name, e.opts.Now())
 	e.mu.Unlock()
 	if valid && a.Spec.Freeze.ActiveAt(e.opts.Now()) && !opts.AllowFrozen && !opts.DryRun {
 		f := a.Spec.Freeze
