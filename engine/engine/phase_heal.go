@@ -50,7 +50,11 @@ func (p *pass) phaseHeal(ctx context.Context) bool {
 		return false
 	}
 	if p.backWhy != "" {
-		p.status.Error = p.backWhy
+		if p.status.Error != "" {
+			p.status.Error += "; " + p.backWhy
+		} else {
+			p.status.Error = p.backWhy
+		}
 		return false
 	}
 	var objs []*unstructured.Unstructured
