@@ -141,6 +141,12 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 	// lv may be the informer cache's own object: the pass only reads it
 	// (heal copies before changing), and the comparison gets a copy.
 	lv, err := p.cl.peek(ctx, ref)
+	if err != nil && isNoMatch(err) {
+		// Its kind is not served (yet: its CRD may come in this sync), so
+		// no such object can exist; the heal applies it once the CRD is
+		// established.
+		return status.ResourceStatus{Ref: ref, Status: status.ResourceError, Health: status.HealthUnknown, Message: err.Error()}, nil
+	}
 	if err != nil {
 		return p.unread(ref, err), nil
 	}
