@@ -308,8 +308,21 @@ func TestContextSelects(t *testing.T) {
 // read (403 on list and get), the resource is Error with the cause and
 // nothing is applied, even though the credentials could apply it.
 func TestUnreadableObjectIsErrorNotApplied(t *testing.T) {
+	for _, run := range []bool{false, true} {
+		name := "one-shot"
+		if run {
+			name = "run"
+		}
+		t.Run(name, func(t *testing.T) { unreadableNotApplied(t, run) })
+	}
+}
+
+// unreadableNotApplied checks one pass (Reconcile, or Run with informers
+// whose list is refused) over an object the credentials can write but not
+// read.
+func unreadableNotApplied(t *testing.T, run bool) {
 	ctx := context.Background()
-	ns := namespace(t, "blind")
+	ns := namespace(t, map[bool]string{false: "blind", true: "blind-run"}[run])
 	cs := enginetest.Clientset(t)
 	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "writer"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -332,7 +345,10 @@ func TestUnreadableObjectIsErrorNotApplied(t *testing.T) {
 		"deploy/app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: conf\ndata:\n  a: \"1\"\n",
 	})
 	e := newEngine(t, repo, func(o *engine.Options) { o.Kubeconfig = kc })
-	if err := e.Reconcile(ctx); err != nil {
+	if run {
+		runEngine(t, e)
+		eventually(t, "the app compared", func() bool { a, ok := e.App("blind"); return ok && a.Sync != status.SyncUnknown })
+	} else if err := e.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
 	a := appStatus(t, e, "blind")

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -210,22 +211,35 @@ func (w *Watcher) ensure(ctx context.Context, gvk schema.GroupVersionKind, names
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	select {
-	case <-wd.synced:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-w.ctx.Done():
-		return fmt.Errorf("watch %s on context %q: watcher stopped", m.Resource, w.set.Context)
-	case <-timer.C:
-		wd.mu.Lock()
-		last := wd.lastErr
-		wd.mu.Unlock()
-		w.stop(key)
-		if last == nil {
-			last = fmt.Errorf("no list within %s", timeout)
+	// A list the apiserver refuses (403, 401) will not succeed by waiting.
+	poll := time.NewTicker(100 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		select {
+		case <-wd.synced:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.ctx.Done():
+			return fmt.Errorf("watch %s on context %q: watcher stopped", m.Resource, w.set.Context)
+		case <-poll.C:
+			wd.mu.Lock()
+			last := wd.lastErr
+			wd.mu.Unlock()
+			if last != nil && (apierrors.IsForbidden(last) || apierrors.IsUnauthorized(last)) {
+				w.stop(key)
+				return w.set.clusterError("watch "+m.Resource.String(), last)
+			}
+		case <-timer.C:
+			wd.mu.Lock()
+			last := wd.lastErr
+			wd.mu.Unlock()
+			w.stop(key)
+			if last == nil {
+				last = fmt.Errorf("no list within %s", timeout)
+			}
+			return w.set.clusterError("watch "+m.Resource.String(), last)
 		}
-		return w.set.clusterError("watch "+m.Resource.String(), last)
 	}
 }
 
