@@ -3,19 +3,16 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	authnv1 "k8s.io/api/authentication/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/fight"
@@ -338,7 +335,7 @@ func unreadableNotApplied(t *testing.T, run bool) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	kc := tokenKubeconfig(t, ns, "writer")
+	kc := enginetest.TokenKubeconfig(t, ns, "writer")
 	repo := gittest.Init(t)
 	repo.Commit("app", map[string]string{
 		".kdrift/apps.yaml":  appYAML("blind", "deploy/app", ns, true, false, ""),
@@ -365,33 +362,4 @@ func unreadableNotApplied(t *testing.T, run bool) {
 	if n := e.Stats().Applies; n != 0 {
 		t.Fatalf("%d applies", n)
 	}
-}
-
-// tokenKubeconfig writes a kubeconfig for the test cluster whose only
-// credential is a TokenRequest token of ServiceAccount ns/name.
-func tokenKubeconfig(t *testing.T, ns, name string) string {
-	t.Helper()
-	exp := int64(3600)
-	tr, err := enginetest.Clientset(t).CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), name, &authnv1.TokenRequest{
-		Spec: authnv1.TokenRequestSpec{ExpirationSeconds: &exp},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("token for ServiceAccount %s/%s: %v", ns, name, err)
-	}
-	kc, err := clientcmd.LoadFromFile(enginetest.Kubeconfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc.AuthInfos = map[string]*clientcmdapi.AuthInfo{name: {Token: tr.Status.Token}}
-	for _, c := range kc.Contexts {
-		c.AuthInfo = name
-	}
-	path := t.TempDir() + "/kubeconfig"
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(path); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
