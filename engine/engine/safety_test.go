@@ -363,3 +363,50 @@ func unreadableNotApplied(t *testing.T, run bool) {
 		t.Fatalf("%d applies", n)
 	}
 }
+
+// TestFightEndsWhenRenderChanges: a controller that keeps rewriting a
+// healed field makes a fight; a commit that changes nothing the app
+// renders leaves it, and one that changes what the app renders ends it
+// (healing resumes).
+func TestFightEndsWhenRenderChanges(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "fightreset")
+	repo := gittest.Init(t)
+	cm := func(v string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: conf\ndata:\n  v: \"" + v + "\"\n"
+	}
+	repo.Commit("app", map[string]string{
+		".kdrift/apps.yaml":   appYAML("fr", "deploy/app", ns, true, false, ""),
+		"deploy/app/dep.yaml": deploymentYAML("tug", 2),
+		"deploy/app/cm.yaml":  cm("1"),
+	})
+	e := newEngine(t, repo, func(o *engine.Options) { o.Fight = fight.Options{Rewrites: 3, Window: 10 * time.Minute} })
+	if _, err := e.Sync(ctx, "fr", engine.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The first write is plain drift; three more, each after a heal, make
+	// the fight.
+	for i := 0; i < 4; i++ {
+		scaleAs(t, ns, "tug", "autoscaler-x", 7)
+		if err := e.Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a := appStatus(t, e, "fr"); len(a.Fights) != 1 || replicasOf(t, ns, "tug") != 7 {
+		t.Fatalf("fights %+v replicas %d, want a fight and the controller's 7", a.Fights, replicasOf(t, ns, "tug"))
+	}
+	repo.Commit("notes", map[string]string{"docs/notes.md": "nothing the app renders\n"})
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a := appStatus(t, e, "fr"); len(a.Fights) != 1 || replicasOf(t, ns, "tug") != 7 {
+		t.Fatalf("a commit outside the app ended the fight: fights %+v replicas %d", a.Fights, replicasOf(t, ns, "tug"))
+	}
+	repo.Commit("config", map[string]string{"deploy/app/cm.yaml": cm("2")})
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a := appStatus(t, e, "fr"); len(a.Fights) != 0 || replicasOf(t, ns, "tug") != 2 {
+		t.Fatalf("a change to what the app renders must end the fight: fights %+v replicas %d", a.Fights, replicasOf(t, ns, "tug"))
+	}
+}
