@@ -136,16 +136,10 @@ type Engine struct {
 	fights   *fight.Detector
 	bus      *bus
 
-	mu   sync.Mutex
-	head source.Revision
-	snap *source.Snapshot
-	apps app.LoadResult
-	// localApps are the Apps of the local branch when it is ahead of the
-	// upstream: only their freezes count.
-	localApps app.LoadResult
-	// applied is the newest revision kdrift applied; self-heal never
-	// applies a revision that does not contain it.
-	applied  string
+	mu       sync.Mutex
+	head     source.Revision
+	snap     *source.Snapshot
+	apps     app.LoadResult
 	states   map[string]*appState
 	clusters map[string]*cluster
 	// watchCtx is Run's context: informers live as long as it; nil
@@ -155,6 +149,12 @@ type Engine struct {
 	kick     func(names ...string)
 	// later queues one app again after the debounce; nil outside Run.
 	later func(name string)
+	// localApps (guarded by mu) are the Apps of the local branch when it
+	// is ahead of the upstream: only their freezes count.
+	localApps app.LoadResult
+	// applied (guarded by mu) is the newest revision kdrift applied;
+	// self-heal never applies a revision that does not contain it.
+	applied string
 
 	passes, dryRuns, applies atomic.Int64
 

@@ -155,9 +155,17 @@ type AppStatus struct {
 	// OutOfSyncSince is when the app last went OutOfSync; nil when Synced.
 	OutOfSyncSince *time.Time `json:"outOfSyncSince,omitempty"`
 	// Revision is the Git commit compared, with its author.
-	Revision       string `json:"revision"`
-	RevisionAuthor string `json:"revisionAuthor,omitempty"`
-	// RevisionRef is the ref the revision was read from: the branch's
+	Revision       string           `json:"revision"`
+	RevisionAuthor string           `json:"revisionAuthor,omitempty"`
+	Resources      []ResourceStatus `json:"resources"`
+	// Error is the reason for Sync Error or Unknown: a render failure, an
+	// invalid App, an unreachable cluster.
+	Error string `json:"error,omitempty"`
+	// Fights are the fields where another manager kept rewriting what
+	// kdrift healed; kdrift stopped healing them.
+	Fights     []Fight   `json:"fights,omitempty"`
+	ComparedAt time.Time `json:"comparedAt"`
+	// RevisionRef is the ref Revision was read from: the branch's
 	// upstream as last fetched ("origin/main"), or the local branch
 	// ("main") when NoUpstream.
 	RevisionRef string `json:"revisionRef,omitempty"`
@@ -167,15 +175,7 @@ type AppStatus struct {
 	// LocalFreeze says Freeze comes from a local commit not pushed yet:
 	// it stops healing at once, while the rest of that commit is not
 	// applied until the upstream has it.
-	LocalFreeze bool             `json:"localFreeze,omitempty"`
-	Resources   []ResourceStatus `json:"resources"`
-	// Error is the reason for Sync Error or Unknown: a render failure, an
-	// invalid App, an unreachable cluster.
-	Error string `json:"error,omitempty"`
-	// Fights are the fields where another manager kept rewriting what
-	// kdrift healed; kdrift stopped healing them.
-	Fights     []Fight   `json:"fights,omitempty"`
-	ComparedAt time.Time `json:"comparedAt"`
+	LocalFreeze bool `json:"localFreeze,omitempty"`
 }
 
 // DriftedObjects counts the resources that are not Synced or Ignored.
