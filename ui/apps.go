@@ -400,6 +400,9 @@ func (v *appsView) detailLine(w int) string {
 		if a.Freeze.Until != nil {
 			t += " (until " + a.Freeze.Until.In(v.c.loc).Format("2006-01-02 15:04") + ")"
 		}
+		if a.LocalFreeze {
+			t += " · in a local commit not pushed yet"
+		}
 		return s.Info.Render(cut(t, w))
 	case a.Error != "":
 		return s.Bad.Render(cut("✗ "+a.Name+": "+a.Error, w))
@@ -407,6 +410,11 @@ func (v *appsView) detailLine(w int) string {
 	t := a.Name + " · path " + a.Path
 	if a.File != "" {
 		t += " · declared in " + a.File
+	}
+	if a.NoUpstream {
+		t += " · branch " + a.RevisionRef + " has no upstream: the local branch is the truth"
+	} else if a.RevisionRef != "" {
+		t += " · from " + a.RevisionRef + " as fetched"
 	}
 	return s.Muted.Render(cut(t+" · compared "+age(v.c.now().Sub(a.ComparedAt))+" ago", w))
 }

@@ -23,6 +23,10 @@ type PrunedMsg struct{ Event status.Pruned }
 // field and kdrift stopped healing it.
 type FightMsg struct{ Event status.Fight }
 
+// OverrideMsg is the engine's Override event: a person keeps rewriting a
+// field kdrift heals every time.
+type OverrideMsg struct{ Event status.Override }
+
 // ErrorEventMsg is the engine's ErrorEvent.
 type ErrorEventMsg struct{ Event status.ErrorEvent }
 
@@ -115,6 +119,8 @@ func eventMsg(ev status.Event) any {
 		return PrunedMsg{e}
 	case status.Fight:
 		return FightMsg{e}
+	case status.Override:
+		return OverrideMsg{e}
 	case status.ErrorEvent:
 		return ErrorEventMsg{e}
 	case status.Reachability:

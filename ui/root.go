@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -234,7 +235,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func isEvent(msg tea.Msg) bool {
 	switch msg.(type) {
-	case AppStatusChangedMsg, DriftDetectedMsg, HealedMsg, PrunedMsg, FightMsg,
+	case AppStatusChangedMsg, DriftDetectedMsg, HealedMsg, PrunedMsg, FightMsg, OverrideMsg,
 		ErrorEventMsg, ReachabilityMsg, UnknownEventMsg, EventsClosedMsg:
 		return true
 	}
@@ -311,6 +312,10 @@ func (m *Model) onEvent(msg tea.Msg) tea.Cmd {
 	case FightMsg:
 		m.setStatus("fight: "+e.Event.Manager+" keeps rewriting "+e.Event.Field+" on "+e.Event.Ref.String()+
 			"; kdrift stopped healing it (add an ignore rule with i, or change that writer)", true)
+	case OverrideMsg:
+		ev := e.Event
+		m.setStatus(fmt.Sprintf("%s changed %s on %s in %s %d times in %s; kdrift heals it every time: freeze if this is intended",
+			ev.Manager, ev.Field, ev.Ref, ev.App, ev.Rewrites, ev.Time.Sub(ev.Since).Round(time.Second)), true)
 	case ErrorEventMsg:
 		ev := e.Event
 		who := ev.App

@@ -244,9 +244,11 @@ func TestOwnUnpushedCommitsAreNotPublished(t *testing.T) {
 }
 
 // TestURLFreezeWhileRemoteDownCountsForTheEngine: for a URL repository the
-// engine reads the clone the actions commit into, so a freeze that could
-// not be pushed (the remote is down, mid-incident) already stops
-// self-heal; once pushed, the engine reads the same commit from the remote.
+// engine reads the clone the actions commit into: a freeze that could not
+// be pushed (the remote is down, mid-incident) is the local branch ahead
+// of the upstream, whose freezes already stop self-heal while the engine
+// still compares the upstream as last fetched; once pushed, the engine
+// reads the same commit from the remote.
 func TestURLFreezeWhileRemoteDownCountsForTheEngine(t *testing.T) {
 	isolate(t)
 	remote := newRemote(t)
@@ -273,10 +275,14 @@ func TestURLFreezeWhileRemoteDownCountsForTheEngine(t *testing.T) {
 		t.Fatal("fetch from a missing remote succeeded")
 	}
 	head, err := src.Head(ctx)
-	if err != nil || head.Hash != res.Commit {
-		t.Fatalf("engine reads %s (%v), want the unpushed freeze %s", head.Hash, err, res.Commit)
+	if err != nil || head.Hash == res.Commit {
+		t.Fatalf("engine compares %s (%v), want the upstream as last fetched, not the unpushed %s", head.Hash, err, res.Commit)
 	}
-	snap, err := src.Snapshot(head.Hash)
+	ahead, ok, err := src.Ahead(ctx)
+	if err != nil || !ok || ahead.Hash != res.Commit {
+		t.Fatalf("local branch ahead: %s %v %v, want the unpushed freeze %s", ahead.Hash, ok, err, res.Commit)
+	}
+	snap, err := src.Snapshot(ahead.Hash)
 	if err != nil {
 		t.Fatal(err)
 	}

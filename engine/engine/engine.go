@@ -44,12 +44,18 @@ type Options struct {
 	// Kubeconfig is the kubeconfig file (default: $KUBECONFIG, then
 	// ~/.kube/config).
 	Kubeconfig string
-	// Context, when set, overrides every App's destination context.
+	// Context, when set, selects: the engine looks after only the Apps
+	// whose destination is that kubeconfig context (an App with no
+	// destination context counts as the kubeconfig's current context). It
+	// never redirects an App to another cluster.
 	Context string
 	// Apps limits the engine to these App names (default: all).
 	Apps []string
-	// ReadOnly never heals, releases or prunes, whatever the Apps say:
-	// `kdrift diff` and `kdrift status` compare only.
+	// ReadOnly is the one switch that keeps the engine from writing to a
+	// cluster: no heal, hand-over (release), prune or apply from any path,
+	// Sync included (it fails with ErrReadOnly unless it is a dry run),
+	// whatever the Apps say. `kdrift diff` and `kdrift status` set it, and
+	// so do the UI's --readonly flag and `readonly: true` in its config.
 	ReadOnly bool
 	// FetchInterval is how often Run fetches Git (default 30s).
 	FetchInterval time.Duration
@@ -141,6 +147,14 @@ type Engine struct {
 	watchCtx context.Context
 	changes  chan live.Change
 	kick     func(names ...string)
+	// later queues one app again after the debounce; nil outside Run.
+	later func(name string)
+	// localApps (guarded by mu) are the Apps of the local branch when it
+	// is ahead of the upstream: only their freezes count.
+	localApps app.LoadResult
+	// applied (guarded by mu) is the newest revision kdrift applied;
+	// self-heal never applies a revision that does not contain it.
+	applied string
 
 	passes, dryRuns, applies atomic.Int64
 
@@ -244,11 +258,17 @@ func (e *Engine) Reconcile(ctx context.Context, names ...string) error {
 		return err
 	}
 	if len(names) == 0 {
+		if err := e.checkContext(); err != nil {
+			return err
+		}
 		names = e.appNames()
 	} else {
 		for _, n := range names {
 			if !e.known(n) {
 				return e.unknownApp(n)
+			}
+			if err := e.selected(n); err != nil {
+				return err
 			}
 		}
 	}
@@ -275,6 +295,27 @@ func (e *Engine) known(name string) bool {
 	return ok
 }
 
+// selected fails when --context leaves app name out.
+func (e *Engine) selected(name string) error {
+	if e.opts.Context == "" {
+		return nil
+	}
+	e.mu.Lock()
+	a, ok := e.apps.Find(name)
+	e.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("app %s is invalid, so --context %s cannot tell whether it is its destination; fix the App or drop --context", name, e.opts.Context)
+	}
+	if e.inContext(a.Spec.Destination.Context) {
+		return nil
+	}
+	dest := a.Spec.Destination.Context
+	if dest == "" {
+		dest = e.currentContext() + " (the current context)"
+	}
+	return fmt.Errorf("app %s: its destination is context %s, not %s (--context selects Apps, it does not redirect them)", name, dest, e.opts.Context)
+}
+
 func (e *Engine) headShort() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -296,19 +337,94 @@ func (e *Engine) appNames() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var out []string
-	add := func(n string) {
-		if n != "" && e.wanted(n) {
+	for _, a := range e.apps.Apps {
+		if n := a.Metadata.Name; n != "" && e.wanted(n) && e.inContext(a.Spec.Destination.Context) {
 			out = append(out, n)
 		}
 	}
-	for _, a := range e.apps.Apps {
-		add(a.Metadata.Name)
-	}
-	for _, inv := range e.apps.Invalid {
-		add(inv.Name)
+	// An invalid App has no destination to select by: it is listed (with
+	// its error) only when no context was asked for.
+	if e.opts.Context == "" {
+		for _, inv := range e.apps.Invalid {
+			if inv.Name != "" && e.wanted(inv.Name) {
+				out = append(out, inv.Name)
+			}
+		}
 	}
 	sort.Strings(out)
 	return out
+}
+
+// inContext reports whether an App whose destination context is dest is
+// selected by Options.Context; an empty dest is the kubeconfig's current
+// context.
+func (e *Engine) inContext(dest string) bool {
+	if e.opts.Context == "" || dest == e.opts.Context {
+		return true
+	}
+	return dest == "" && e.currentContext() == e.opts.Context
+}
+
+// currentContext is the kubeconfig's current context; "" when the
+// kubeconfig cannot be read (the pass then reports why).
+func (e *Engine) currentContext() string {
+	cs, err := e.clients.For("")
+	if err != nil {
+		return ""
+	}
+	return cs.Context
+}
+
+// NoAppsInContextError says that no App's destination is the context
+// --context selected; Used lists the contexts the Apps do name ("" is the
+// current context).
+type NoAppsInContextError struct {
+	Context string
+	Used    []string
+}
+
+// Error names the context and the contexts the Apps use.
+func (e *NoAppsInContextError) Error() string {
+	used := make([]string, 0, len(e.Used))
+	for _, c := range e.Used {
+		if c == "" {
+			c = "(the current context)"
+		}
+		used = append(used, c)
+	}
+	return fmt.Sprintf("context %s: no App has it as its destination (--context selects Apps, it does not redirect them); the Apps use: %s", e.Context, strings.Join(used, ", "))
+}
+
+// checkContext fails with a *NoAppsInContextError when Options.Context
+// selects none of the declared Apps.
+func (e *Engine) checkContext() error {
+	if e.opts.Context == "" {
+		return nil
+	}
+	e.mu.Lock()
+	apps := e.apps.Apps
+	e.mu.Unlock()
+	if len(apps) == 0 {
+		return nil
+	}
+	cur := e.currentContext()
+	seen := map[string]bool{}
+	var used []string
+	for _, a := range apps {
+		d := a.Spec.Destination.Context
+		if d == e.opts.Context || (d == "" && cur == e.opts.Context) {
+			return nil
+		}
+		if d == "" && cur != "" {
+			d = cur
+		}
+		if !seen[d] {
+			seen[d] = true
+			used = append(used, d)
+		}
+	}
+	sort.Strings(used)
+	return &NoAppsInContextError{Context: e.opts.Context, Used: used}
 }
 
 // wanted reports whether Options.Apps lets the engine look after name.

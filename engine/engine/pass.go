@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/live"
 	"kdrift.dev/kdrift/engine/redact"
 	"kdrift.dev/kdrift/engine/source"
 	"kdrift.dev/kdrift/engine/status"
@@ -48,13 +49,20 @@ type pass struct {
 	results []status.ResourceStatus
 	extra   []*unstructured.Unstructured
 
-	// cacheMu guards st.cache while objects are compared in parallel.
+	// cacheMu guards st.cache and unreadable while objects are compared
+	// in parallel.
 	cacheMu sync.Mutex
+	// unreadable are the objects (by refKey) whose live state could not
+	// be read; nothing is applied to them.
+	unreadable map[string]bool
 	// scopes caches, for this pass, whether a kind is namespaced.
 	scopes map[schema.GroupVersionKind]bool
 	// secrets masks the rendered Secrets' values in messages (scrubbed).
 	secrets     *redact.Secrets
 	secretsOnce sync.Once
+	// backWhy, when set, says why this pass neither heals nor prunes:
+	// its revision does not contain one kdrift already applied.
+	backWhy string
 	// failed is set when a phase stopped the pass.
 	failed bool
 	// status is what finish records.
@@ -67,6 +75,10 @@ type pass struct {
 // prune. Whatever phase stops it, the deferred finish records the app's
 // status and publishes it when it changed.
 func (e *Engine) reconcileApp(ctx context.Context, name string, opts passOptions) (res SyncResult) {
+	if e.opts.ReadOnly && !opts.dryRun {
+		// The one gate: every write (heal, hand-over, prune) is below.
+		opts.heal, opts.prune = false, false
+	}
 	st := e.state(name)
 	st.run.Lock()
 	defer st.run.Unlock()
@@ -92,19 +104,54 @@ func (e *Engine) reconcileApp(ctx context.Context, name string, opts passOptions
 	if !p.phaseRender(ctx) {
 		return p.result
 	}
+	p.register()
 	if !p.phaseCompare(ctx) {
 		return p.result
 	}
+	if p.opts.heal || p.opts.prune {
+		// Neither heal nor prune moves the cluster back to older state.
+		p.backWhy, _ = p.movedBack()
+	}
 	changed := p.phaseHeal(ctx)
-	if p.phasePrune(ctx) {
+	if p.backWhy == "" && p.phasePrune(ctx) {
 		changed = true
 	}
 	if changed && !opts.dryRun {
 		// Report the state after healing, not before.
 		p.cl.lists.reset()
 		p.phaseCompare(ctx)
+		// An informer may not have seen the heal yet: compare again once
+		// the debounce has passed, so the status shows the healed object
+		// even when no further change arrives. Once per run of heals: an
+		// object that drifts back at once (a mutating webhook) is not
+		// re-applied in a loop.
+		if !st.requeued {
+			st.requeued = true
+			e.requeue(name)
+		}
+	} else if !changed {
+		st.requeued = false
 	}
 	return p.result
+}
+
+// register makes the app's destination and every object it renders known
+// to Run before the comparison starts, so a live change that lands while
+// this pass runs (the very object it is about to create, say) finds the
+// app and marks it for another pass instead of being lost.
+func (p *pass) register() {
+	p.e.mu.Lock()
+	defer p.e.mu.Unlock()
+	p.st.context = p.cl.name
+	p.st.contextKey = p.app.Spec.Destination.Context
+	refs := make(map[string]bool, len(p.st.refs)+len(p.desired))
+	for k := range p.st.refs {
+		refs[k] = true
+	}
+	for _, d := range p.desired {
+		refs[refKey(live.RefOf(d))] = true
+	}
+	p.st.refs = refs
 }
 
 // fail ends the pass with an app-level error.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -26,6 +27,7 @@ import (
 // DriftDetected; a field another manager rewrote after kdrift healed it is
 // counted towards a fight.
 func (p *pass) phaseCompare(ctx context.Context) bool {
+	p.unreadable = nil
 	results := make([]status.ResourceStatus, 0, len(p.desired))
 	seen := map[string]bool{}
 	kinds := map[schema.GroupVersionKind]bool{}
@@ -34,8 +36,9 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 	}
 	// Objects are compared in parallel: each is a dry-run round trip.
 	type one struct {
-		res status.ResourceStatus
-		lv  *unstructured.Unstructured
+		res  status.ResourceStatus
+		lv   *unstructured.Unstructured
+		hash string
 	}
 	out := make([]one, len(p.desired))
 	var g errgroup.Group
@@ -50,12 +53,26 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 						Message: fmt.Sprintf("comparison panicked: %v; the other objects and apps are not affected (please report this)", v)}}
 				}
 			}()
-			res, lv := p.compareOne(ctx, d, live.RefOf(d))
-			out[i] = one{res, lv}
+			hash := desiredHash(d, p.app.Spec.IgnoreDifferences)
+			res, lv := p.compareOne(ctx, d, live.RefOf(d), hash)
+			out[i] = one{res, lv, hash}
 			return nil
 		})
 	}
 	_ = g.Wait() // compareOne reports failures in its result
+	// Fights and override bursts end when what the app renders (or its
+	// ignore rules) changed: the person may have answered them. A commit
+	// that changes nothing this app renders leaves them be.
+	inputs := sha256.New()
+	for _, o := range out {
+		inputs.Write([]byte(o.hash))
+	}
+	if key := hex.EncodeToString(inputs.Sum(nil)); p.st.rulesKey != key {
+		if p.st.rulesKey != "" {
+			p.e.fights.ResetApp(p.name)
+		}
+		p.st.rulesKey = key
+	}
 	for i, d := range p.desired {
 		key := refKey(live.RefOf(d))
 		seen[key] = true
@@ -123,18 +140,24 @@ const compareParallelism = 8
 
 // compareOne compares one desired object, from the cache when neither side
 // changed.
-func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref status.ObjectRef) (status.ResourceStatus, *unstructured.Unstructured) {
+// hash is desiredHash of d and the app's ignore rules.
+func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref status.ObjectRef, hash string) (status.ResourceStatus, *unstructured.Unstructured) {
 	key := refKey(ref)
 	if err := p.cl.watch(ctx, d.GroupVersionKind(), d.GetNamespace()); err != nil && !isNoMatch(err) {
-		return status.ResourceStatus{Ref: ref, Status: status.ResourceError, Health: status.HealthUnknown, Message: fmt.Sprintf("%s watch failed: %v", ref, err)}, nil
+		return p.unread(ref, fmt.Errorf("%s watch failed: %w", ref, err)), nil
 	}
 	// lv may be the informer cache's own object: the pass only reads it
 	// (heal copies before changing), and the comparison gets a copy.
 	lv, err := p.cl.peek(ctx, ref)
-	if err != nil {
+	if err != nil && isNoMatch(err) {
+		// Its kind is not served (yet: its CRD may come in this sync), so
+		// no such object can exist; the heal applies it once the CRD is
+		// established.
 		return status.ResourceStatus{Ref: ref, Status: status.ResourceError, Health: status.HealthUnknown, Message: err.Error()}, nil
 	}
-	hash := desiredHash(d, p.app.Spec.IgnoreDifferences)
+	if err != nil {
+		return p.unread(ref, err), nil
+	}
 	rv := ""
 	if lv != nil {
 		rv = lv.GetResourceVersion()
@@ -174,6 +197,25 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 	return res, lv
 }
 
+// unread is the result for an object whose live state could not be read
+// (a list, watch or get that failed: 403, 429, 5xx, a timeout, an
+// informer that never synced). It is an Error with the cause, never
+// Missing, and the heal phase leaves it alone: applying blind could
+// overwrite fields it never saw or skip the hand-over.
+func (p *pass) unread(ref status.ObjectRef, err error) status.ResourceStatus {
+	msg := err.Error()
+	if !strings.Contains(msg, ref.String()) {
+		msg = ref.String() + ": " + msg
+	}
+	p.cacheMu.Lock()
+	if p.unreadable == nil {
+		p.unreadable = map[string]bool{}
+	}
+	p.unreadable[refKey(ref)] = true
+	p.cacheMu.Unlock()
+	return status.ResourceStatus{Ref: ref, Status: status.ResourceError, Health: status.HealthUnknown, Message: "live state could not be read, nothing applied: " + msg}
+}
+
 // desiredHash identifies a desired object and the rules it is compared
 // with.
 func desiredHash(d *unstructured.Unstructured, rules any) string {
@@ -199,10 +241,19 @@ func (p *pass) publishDrift(results []status.ResourceStatus) {
 			if f.Ignored {
 				continue
 			}
-			if m := rewriter(f.Owners); m != "" {
-				if ev, ok := p.e.fights.Rewritten(fight.Key{App: p.name, Ref: r.Ref, Field: f.Path}, m, rvOf(p.live[key])); ok {
+			m, class := rewriter(f.Owners)
+			if m == "" {
+				continue
+			}
+			k := fight.Key{App: p.name, Ref: r.Ref, Field: f.Path}
+			// Only controllers fight; a person is healed every time and
+			// told once per burst that a freeze is the way to keep it.
+			if class == status.OwnerController {
+				if ev, ok := p.e.fights.Rewritten(k, m, rvOf(p.live[key])); ok {
 					p.e.bus.publish(ev)
 				}
+			} else if ev, ok := p.e.fights.Overridden(k, m, rvOf(p.live[key])); ok {
+				p.e.bus.publish(ev)
 			}
 		}
 		if !drift || r.Status == status.ResourceError {
@@ -215,12 +266,21 @@ func (p *pass) publishDrift(results []status.ResourceStatus) {
 	}
 }
 
-// rewriter is the manager other than kdrift that owns a drifted field.
-func rewriter(owners []status.Owner) string {
+// rewriter is the manager other than kdrift that owns a drifted field, and
+// its class; a controller comes first when several own it.
+func rewriter(owners []status.Owner) (string, status.OwnerClass) {
+	var m string
+	var class status.OwnerClass
 	for _, o := range owners {
-		if o.Class != status.OwnerKdrift && o.Manager != apply.Manager && o.Manager != apply.HandoverManager {
-			return o.Manager
+		if o.Class == status.OwnerKdrift || o.Class == status.OwnerDefaulted || o.Manager == apply.Manager || o.Manager == apply.HandoverManager {
+			continue
+		}
+		if o.Class == status.OwnerController {
+			return o.Manager, o.Class
+		}
+		if m == "" {
+			m, class = o.Manager, o.Class
 		}
 	}
-	return ""
+	return m, class
 }

@@ -49,6 +49,14 @@ func (p *pass) phaseHeal(ctx context.Context) bool {
 	if len(items) == 0 {
 		return false
 	}
+	if p.backWhy != "" {
+		if p.status.Error != "" {
+			p.status.Error += "; " + p.backWhy
+		} else {
+			p.status.Error = p.backWhy
+		}
+		return false
+	}
 	var objs []*unstructured.Unstructured
 	byObj := map[*unstructured.Unstructured]healItem{}
 	for _, it := range items {
@@ -87,6 +95,7 @@ func (p *pass) phaseHeal(ctx context.Context) bool {
 			continue
 		}
 		p.e.applies.Add(1)
+		p.e.appliedAt(p.rev.Hash)
 		for _, f := range it.fields {
 			p.e.fights.Healed(fight.Key{App: p.name, Ref: it.res.Ref, Field: f}, rvOf(it.live))
 		}
@@ -101,7 +110,7 @@ func (p *pass) healItems() []healItem {
 	for _, r := range p.results {
 		key := refKey(r.Ref)
 		d := p.st.desired[key]
-		if d == nil || r.Status == status.ResourceRequiresReplace {
+		if d == nil || r.Status == status.ResourceRequiresReplace || p.unreadable[key] {
 			continue
 		}
 		lv := p.live[key]

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/status"
 )
 
@@ -24,7 +26,22 @@ func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
 	if err != nil {
 		return fmt.Errorf("git %s: read branch %s: %w", e.repo.Location(), e.repo.Branch(), err)
 	}
+	// Local commits the upstream lacks are never applied, but a freeze in
+	// one counts at once: a stop is always safe.
+	var local app.LoadResult
+	ahead, isAhead, err := e.repo.Ahead(ctx)
+	if err != nil {
+		return fmt.Errorf("git %s: read local branch %s: %w", e.repo.Location(), e.repo.Branch(), err)
+	}
+	if isAhead {
+		ls, err := e.repo.Snapshot(ahead.Hash)
+		if err != nil {
+			return fmt.Errorf("git %s: read local commit %s: %w", e.repo.Location(), ahead.Short(), err)
+		}
+		local = ls.Apps()
+	}
 	e.mu.Lock()
+	e.localApps = local
 	same := e.snap != nil && e.head.Hash == rev.Hash
 	e.mu.Unlock()
 	if same {
@@ -41,6 +58,71 @@ func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
 	return nil
 }
 
+// findApp is App name as the upstream declares it, with a freeze that
+// only a local commit not pushed yet declares (localFreeze says so).
+// Callers hold e.mu.
+func (e *Engine) findApp(name string, now time.Time) (a app.App, localFreeze, ok bool) {
+	a, ok = e.apps.Find(name)
+	if !ok || a.Spec.Freeze.ActiveAt(now) {
+		return a, false, ok
+	}
+	if la, found := e.localApps.Find(name); found && la.Spec.Freeze.ActiveAt(now) {
+		a.Spec.Freeze = la.Spec.Freeze
+		return a, true, true
+	}
+	return a, false, true
+}
+
+// movedBack reports, with the reason, whether healing at this pass's
+// revision would move the cluster back: the upstream's head does not
+// descend from a revision kdrift already applied (the upstream was
+// force-pushed or reset). kdrift then says so instead of applying older
+// state; an explicit sync is the person's decision and goes ahead.
+func (p *pass) movedBack() (string, bool) {
+	if p.opts.force {
+		return "", false
+	}
+	e := p.e
+	e.mu.Lock()
+	applied := e.applied
+	e.mu.Unlock()
+	if applied == "" || applied == p.rev.Hash {
+		return "", false
+	}
+	ok, err := e.repo.IsAncestor(applied, p.rev.Hash)
+	if err == nil && ok {
+		return "", false
+	}
+	short := applied
+	if len(short) > 7 {
+		short = short[:7]
+	}
+	from := e.repo.Upstream()
+	if from == "" {
+		from = e.repo.Branch()
+	}
+	return fmt.Sprintf("not healing: %s moved back (force-pushed or reset?): its head %s does not contain %s, which kdrift applied; kdrift never applies older state on its own: push the missing commits again, or sync the app if the older state is meant", from, p.rev.Short(), short), true
+}
+
+// applied records that a pass applied at rev: later heals need a revision
+// that contains it.
+func (e *Engine) appliedAt(rev string) {
+	e.mu.Lock()
+	prev := e.applied
+	e.mu.Unlock()
+	if prev == rev {
+		return
+	}
+	if prev != "" {
+		if ok, err := e.repo.IsAncestor(rev, prev); err == nil && ok {
+			return // an explicit sync of an older revision keeps the newer mark
+		}
+	}
+	e.mu.Lock()
+	e.applied = rev
+	e.mu.Unlock()
+}
+
 // phaseSource finds the App at the current revision. An invalid App gets
 // an Error status naming the file and the field; a Git remote that cannot
 // be reached is reported while the last fetched revision is used.
@@ -48,11 +130,16 @@ func (p *pass) phaseSource() bool {
 	e := p.e
 	e.mu.Lock()
 	p.rev, p.snap = e.head, e.snap
-	a, ok := e.apps.Find(p.name)
+	a, localFreeze, ok := e.findApp(p.name, p.now)
 	inv, bad := e.apps.FindInvalid(p.name)
 	e.mu.Unlock()
 	p.status.Revision = p.rev.Hash
 	p.status.RevisionAuthor = p.rev.Author
+	p.status.RevisionRef = e.repo.Upstream()
+	if p.status.RevisionRef == "" {
+		p.status.RevisionRef, p.status.NoUpstream = e.repo.Branch(), true
+	}
+	p.status.LocalFreeze = localFreeze
 	if p.snap == nil {
 		return p.fail(status.SyncUnknown, errors.New("Git has not been read yet"))
 	}
@@ -73,17 +160,16 @@ func (p *pass) phaseSource() bool {
 	case a.Spec.SyncPolicy.SelfHeal:
 		p.status.SelfHeal = status.SelfHealOn
 	}
-	// New ignore rules or a new revision may be the answer to a fight.
-	key := fmt.Sprintf("%s|%v", p.rev.Hash, a.Spec.IgnoreDifferences)
-	if p.st.rulesKey != key {
-		e.fights.ResetApp(p.name)
-		p.st.rulesKey = key
-	}
 	fetchErr := e.repo.LastFetchError()
 	e.reach(status.TargetGit, "", fetchErr)
 	if err := fetchErr; err != nil {
-		// Keep working from the last fetched revision, but say so.
-		p.status.Cause = fmt.Errorf("comparing the last fetched revision %s: %w", p.rev.Short(), err)
+		// Keep working from the last fetched revision, never from the
+		// local branch, and say so.
+		since := "now"
+		if t := e.repo.FetchFailingSince(); !t.IsZero() {
+			since = t.Format("15:04:05")
+		}
+		p.status.Cause = fmt.Errorf("Git unreachable since %s: comparing %s as last fetched (%s): %w", since, p.status.RevisionRef, p.rev.Short(), err)
 		p.status.Error = p.status.Cause.Error()
 	}
 	return true

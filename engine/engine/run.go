@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,10 +40,13 @@ func (e *Engine) Run(ctx context.Context) error {
 			queue.Add(n)
 		}
 	}
+	// The queue has client-go's dirty-mark semantics: an app added while
+	// its pass runs is passed again right after, never dropped.
+	e.later = func(name string) { queue.AddAfter(name, e.opts.Debounce) }
 	e.mu.Unlock()
 	defer func() {
 		e.mu.Lock()
-		e.watchCtx, e.changes, e.kick = nil, nil, nil
+		e.watchCtx, e.changes, e.kick, e.later = nil, nil, nil, nil
 		e.clusters = map[string]*cluster{}
 		e.mu.Unlock()
 	}()
@@ -50,6 +54,14 @@ func (e *Engine) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer queue.ShutDown()
+
+	// Fetch first: the first pass compares with the upstream as it is now,
+	// not as some earlier run left it. A failure is kept by the Repo and
+	// shown per app ("Git unreachable since …"); the remote-tracking ref as
+	// last fetched is used, never the local branch.
+	fctx, fcancel := context.WithTimeout(ctx, firstFetchTimeout)
+	_ = e.repo.Fetch(fctx)
+	fcancel()
 
 	// Git: every new head re-compares every app.
 	revs := e.repo.Watch(ctx, e.opts.FetchInterval)
@@ -60,6 +72,9 @@ func (e *Engine) Run(ctx context.Context) error {
 			if err := e.loadHead(ctx, false); err != nil {
 				e.bus.publish(status.ErrorEvent{Base: status.Base{Time: e.opts.Now()}, Message: err.Error()})
 				continue
+			}
+			if err := e.checkContext(); err != nil {
+				e.bus.publish(status.ErrorEvent{Base: status.Base{Time: e.opts.Now()}, Message: err.Error()})
 			}
 			e.kick()
 		}
@@ -118,16 +133,49 @@ func (e *Engine) Run(ctx context.Context) error {
 	return nil
 }
 
+// firstFetchTimeout bounds the fetch Run makes before its first pass.
+const firstFetchTimeout = 30 * time.Second
+
+// requeue asks Run (when it runs) for another pass over app name after
+// the debounce.
+func (e *Engine) requeue(name string) {
+	e.mu.Lock()
+	later := e.later
+	e.mu.Unlock()
+	if later != nil {
+		later(name)
+	}
+}
+
 // appsTouching lists the apps whose last pass rendered or tracked the
 // object a change is about, in that context.
+//
+// A Resynced change names a kind (and namespace) only: it touches every
+// app with an object of that kind there.
 func (e *Engine) appsTouching(ch live.Change) []string {
 	key := refKey(ch.Ref)
+	kind := ch.Ref.Group + "/" + ch.Ref.Kind + "/"
+	if ch.Ref.Namespace != "" {
+		kind += ch.Ref.Namespace + "/"
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var out []string
 	for name, st := range e.states {
-		if st.context == ch.Context && st.refs[key] {
-			out = append(out, name)
+		if st.context != ch.Context {
+			continue
+		}
+		if ch.Ref.Name != "" {
+			if st.refs[key] {
+				out = append(out, name)
+			}
+			continue
+		}
+		for k := range st.refs {
+			if strings.HasPrefix(k, kind) {
+				out = append(out, name)
+				break
+			}
 		}
 	}
 	return out

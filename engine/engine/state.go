@@ -30,9 +30,12 @@ type appState struct {
 	kinds   map[schema.GroupVersionKind]bool
 	desired map[string]*unstructured.Unstructured
 	results map[string]status.ResourceStatus
-	// rulesKey is the app's ignore rules and revision last seen; a change
-	// ends old fights.
+	// rulesKey identifies the objects the app last rendered, with its
+	// ignore rules; a change ends old fights (see phaseCompare).
 	rulesKey string
+	// requeued is set when a pass that healed asked for the follow-up
+	// pass, until a pass changes nothing.
+	requeued bool
 }
 
 // cacheEntry is one object's comparison, valid while the desired object
@@ -105,9 +108,6 @@ func (c *cluster) trackedKinds(ctx context.Context, app string) []schema.GroupVe
 // clusterFor returns the clients of a context, with informers when Run is
 // running.
 func (e *Engine) clusterFor(contextName string) (*cluster, error) {
-	if e.opts.Context != "" {
-		contextName = e.opts.Context
-	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if c, ok := e.clusters[contextName]; ok {

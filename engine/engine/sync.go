@@ -104,6 +104,10 @@ func (e *ObjectsFailedError) Unwrap() []error {
 	return out
 }
 
+// ErrReadOnly is returned by Sync (other than a dry run) on an engine
+// opened with Options.ReadOnly.
+var ErrReadOnly = errors.New("kdrift is read-only (--readonly or readonly: true in the config): nothing is applied")
+
 // record adds one object's outcome to the pass's result.
 func (p *pass) record(r ObjectResult) {
 	p.result.Objects = append(p.result.Objects, r)
@@ -115,6 +119,9 @@ func (p *pass) record(r ObjectResult) {
 // refused (ErrFrozen) unless AllowFrozen. With DryRun nothing changes and
 // the result is the plan.
 func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncResult, error) {
+	if e.opts.ReadOnly && !opts.DryRun {
+		return SyncResult{App: name}, fmt.Errorf("app %s: %w", name, ErrReadOnly)
+	}
 	e.freshReads()
 	if err := e.loadHead(ctx, true); err != nil {
 		return SyncResult{App: name}, err
@@ -122,8 +129,11 @@ func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncR
 	if !e.known(name) {
 		return SyncResult{App: name}, e.unknownApp(name)
 	}
+	if err := e.selected(name); err != nil {
+		return SyncResult{App: name}, err
+	}
 	e.mu.Lock()
-	a, valid := e.apps.Find(name)
+	a, _, valid := e.findApp(name, e.opts.Now())
 	e.mu.Unlock()
 	if valid && a.Spec.Freeze.ActiveAt(e.opts.Now()) && !opts.AllowFrozen && !opts.DryRun {
 		f := a.Spec.Freeze

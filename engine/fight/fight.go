@@ -1,9 +1,16 @@
 // Package fight notices a tug of war: kdrift heals a field, another manager
-// writes it again, kdrift heals, and so on. After the other manager has
-// rewritten the same healed field Rewrites times within Window, the field
-// is fighting: kdrift stops healing it and raises a status.Fight naming the
-// manager and the field. The answer is an ignore rule or a change to the
-// other writer, never a louder force.
+// writes it again, kdrift heals, and so on. Only a controller (an HPA, an
+// operator: a manager of class status.OwnerController) makes a fight:
+// after it has rewritten the same healed field Rewrites times within
+// Window, the field is fighting, kdrift stops healing it and raises a
+// status.Fight naming the manager and the field. The answer is an ignore
+// rule or a change to the other writer, never a louder force.
+//
+// A person (kubectl, a console) who keeps overriding a field never switches
+// healing off: that takes a freeze, with a reason, in Git. Their rewrites
+// are healed every time and counted in bursts; once per burst (Rewrites
+// rewrites, none more than Quiet apart) Overridden returns a
+// status.Override so kdrift can say "freeze if this is intended".
 //
 // The detector is pure: it keeps no goroutine and reads time only through
 // the injected clock.
@@ -24,13 +31,16 @@ type Options struct {
 	Rewrites int
 	// Window is how far back rewrites count (default 2 minutes).
 	Window time.Duration
+	// Quiet ends a burst of a person's overrides: a rewrite more than
+	// Quiet after the previous one starts a new burst (default 1 minute).
+	Quiet time.Duration
 	// Now is the clock (default time.Now); tests inject their own.
 	Now func() time.Time
 }
 
 // DefaultOptions returns the documented defaults.
 func DefaultOptions() Options {
-	return Options{Rewrites: 3, Window: 2 * time.Minute, Now: time.Now}
+	return Options{Rewrites: 3, Window: 2 * time.Minute, Quiet: time.Minute, Now: time.Now}
 }
 
 // Key names one field of one object of one app.
@@ -49,6 +59,15 @@ type fieldState struct {
 	healedFrom string
 	rewrites   map[string][]time.Time
 	fight      *status.Fight
+	// bursts are a person's overrides, by manager.
+	bursts map[string]*burst
+}
+
+// burst is one run of a person's overrides of a field.
+type burst struct {
+	first, last time.Time
+	count       int
+	announced   bool
 }
 
 // Detector tracks heals and rewrites per field. It is safe for concurrent
@@ -68,6 +87,9 @@ func New(opts Options) *Detector {
 	if opts.Window <= 0 {
 		opts.Window = d.Window
 	}
+	if opts.Quiet <= 0 {
+		opts.Quiet = d.Quiet
+	}
 	if opts.Now == nil {
 		opts.Now = d.Now
 	}
@@ -77,7 +99,7 @@ func New(opts Options) *Detector {
 func (d *Detector) state(k Key) *fieldState {
 	s := d.fields[k]
 	if s == nil {
-		s = &fieldState{rewrites: map[string][]time.Time{}}
+		s = &fieldState{rewrites: map[string][]time.Time{}, bursts: map[string]*burst{}}
 		d.fields[k] = s
 	}
 	return s
@@ -130,6 +152,41 @@ func (d *Detector) Rewritten(k Key, manager, rv string) (status.Fight, bool) {
 	return f, true
 }
 
+// Overridden records that manager, a person rather than a controller,
+// wrote field k again after kdrift healed it, as seen at resourceVersion
+// rv. It never makes a fight: the field goes on being healed. It returns
+// an Override the first time a burst reaches Rewrites rewrites, and false
+// for every other rewrite of that burst.
+func (d *Detector) Overridden(k Key, manager, rv string) (status.Override, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := d.fields[k]
+	if s == nil || !s.healed || (rv != "" && rv == s.healedFrom) {
+		return status.Override{}, false
+	}
+	s.healed = false
+	now := d.opts.Now()
+	b := s.bursts[manager]
+	if b == nil || now.Sub(b.last) > d.opts.Quiet {
+		b = &burst{first: now}
+		s.bursts[manager] = b
+	}
+	b.count++
+	b.last = now
+	if b.announced || b.count < d.opts.Rewrites {
+		return status.Override{}, false
+	}
+	b.announced = true
+	return status.Override{
+		Base:     status.Base{App: k.App, Time: now},
+		Ref:      k.Ref,
+		Field:    k.Field,
+		Manager:  manager,
+		Rewrites: b.count,
+		Since:    b.first,
+	}, true
+}
+
 // Fighting returns the fight on field k, if healing it has stopped.
 func (d *Detector) Fighting(k Key) (status.Fight, bool) {
 	d.mu.Lock()
@@ -168,7 +225,7 @@ func (d *Detector) Settled(k Key) {
 	delete(d.fields, k)
 }
 
-// ResetApp forgets every field of app (a new Git revision or new ignore
+// ResetApp forgets every field of app (new rendered objects or new ignore
 // rules: the person may have answered the fight).
 func (d *Detector) ResetApp(app string) {
 	d.mu.Lock()

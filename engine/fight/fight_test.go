@@ -143,3 +143,41 @@ func TestSettledAndReset(t *testing.T) {
 		t.Fatal("ResetApp must forget the app's fights")
 	}
 }
+
+// TestOverrideBursts: a person's rewrites never make a fight; the first
+// burst that reaches Rewrites is reported once, later rewrites of that
+// burst are not, and a rewrite after Quiet starts a new burst.
+func TestOverrideBursts(t *testing.T) {
+	ref := status.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "prod", Name: "render"}
+	key := Key{App: "render-prod", Ref: ref, Field: "/spec/replicas"}
+	c := &clock{t: time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)}
+	d := New(Options{Rewrites: 3, Quiet: time.Minute, Now: c.now})
+	var got []status.Override
+	write := func(adv time.Duration) {
+		c.t = c.t.Add(adv)
+		d.Healed(key, "")
+		if o, ok := d.Overridden(key, "kubectl", ""); ok {
+			got = append(got, o)
+		}
+	}
+	for i := 0; i < 4; i++ {
+		write(2 * time.Second)
+	}
+	if len(got) != 1 || got[0].Rewrites != 3 || got[0].Manager != "kubectl" || got[0].Time.Sub(got[0].Since) != 4*time.Second {
+		t.Fatalf("first burst: %+v, want one Override of 3 rewrites in 4s", got)
+	}
+	if _, fighting := d.Fighting(key); fighting || len(d.Fights("render-prod")) != 0 {
+		t.Fatal("a person's overrides made a fight")
+	}
+	// A stale read of the healed resourceVersion is not a rewrite.
+	d.Healed(key, "41")
+	if _, ok := d.Overridden(key, "kubectl", "41"); ok {
+		t.Fatal("a read at the healed resourceVersion counted")
+	}
+	write(2 * time.Minute) // quiet passed: a new burst
+	write(time.Second)
+	write(time.Second)
+	if len(got) != 2 || got[1].Rewrites != 3 {
+		t.Fatalf("second burst: %+v", got)
+	}
+}

@@ -7,10 +7,13 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
@@ -36,6 +39,10 @@ const (
 	Added   ChangeType = "Added"
 	Updated ChangeType = "Updated"
 	Deleted ChangeType = "Deleted"
+	// Resynced says a kind's informer works again after its list or
+	// watch failed; the Change names the kind (and namespace) only, not
+	// an object: every app with objects of that kind is compared again.
+	Resynced ChangeType = "Resynced"
 )
 
 // Change is a notification that a live object changed; the engine re-reads
@@ -80,7 +87,84 @@ type watched struct {
 	cancel   context.CancelFunc
 	synced   chan struct{} // closed once the first list is in
 	mu       sync.Mutex
-	lastErr  error
+	// lastErr is the informer's last list or watch failure; it is cleared
+	// by the next list or watch that succeeds. While it is set the cache
+	// may be stale and is not read (see stale).
+	lastErr error
+	since   time.Time
+}
+
+// failed records a list or watch failure.
+func (wd *watched) failed(err error) {
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	if wd.lastErr == nil {
+		wd.since = time.Now()
+	}
+	wd.lastErr = err
+}
+
+// recovered clears the failure after a list or watch succeeded; it
+// reports whether there was one.
+func (wd *watched) recovered() bool {
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	was := wd.lastErr != nil
+	wd.lastErr = nil
+	return was
+}
+
+// stale is the error to give instead of the cache's content while its
+// list or watch is failing; nil when the cache is current.
+func (wd *watched) stale(gvr schema.GroupVersionResource, context string) error {
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	if wd.lastErr == nil {
+		return nil
+	}
+	return fmt.Errorf("live cache of %s on context %q is not current: list or watch failing since %s: %w", gvr, context, wd.since.Format(time.TimeOnly), wd.lastErr)
+}
+
+// newInformer is dynamicinformer's informer with a list-watch that tells
+// wd when listing or watching fails and when it works again: a cache
+// whose watch broke (403 after an RBAC change, 429, 5xx, a timeout) must
+// not answer as if it were current, and when it is current again the
+// apps that use it are told (a Change with no object name) so the next
+// pass compares them.
+func (w *Watcher) newInformer(key watchKey, indexers cache.Indexers, tweak dynamicinformer.TweakListOptionsFunc, wd *watched) cache.SharedIndexInformer {
+	ri := w.set.watch.Resource(key.gvr).Namespace(key.namespace)
+	opts := func(o metav1.ListOptions) metav1.ListOptions {
+		if tweak != nil {
+			tweak(&o)
+		}
+		return o
+	}
+	ok := func(err error) {
+		if err != nil {
+			wd.failed(err)
+			return
+		}
+		if wd.recovered() && isClosed(wd.synced) {
+			select {
+			case w.out <- Change{Context: w.set.Context, Ref: status.ObjectRef{Group: wd.gvk.Group, Version: wd.gvk.Version, Kind: wd.gvk.Kind, Namespace: key.namespace}, Type: Resynced}:
+			case <-w.ctx.Done():
+			}
+		}
+	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			list, err := ri.List(ctx, opts(o))
+			ok(err)
+			return list, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			wi, err := ri.Watch(ctx, opts(o))
+			ok(err)
+			return wi, err
+		},
+	}
+	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, w.set.watch), &unstructured.Unstructured{},
+		cache.SharedIndexInformerOptions{Indexers: indexers, ObjectDescription: key.gvr.String()})
 }
 
 // NewWatcher returns a watcher for the client set's context that sends
@@ -127,22 +211,35 @@ func (w *Watcher) ensure(ctx context.Context, gvk schema.GroupVersionKind, names
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	select {
-	case <-wd.synced:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-w.ctx.Done():
-		return fmt.Errorf("watch %s on context %q: watcher stopped", m.Resource, w.set.Context)
-	case <-timer.C:
-		wd.mu.Lock()
-		last := wd.lastErr
-		wd.mu.Unlock()
-		w.stop(key)
-		if last == nil {
-			last = fmt.Errorf("no list within %s", timeout)
+	// A list the apiserver refuses (403, 401) will not succeed by waiting.
+	poll := time.NewTicker(100 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		select {
+		case <-wd.synced:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.ctx.Done():
+			return fmt.Errorf("watch %s on context %q: watcher stopped", m.Resource, w.set.Context)
+		case <-poll.C:
+			wd.mu.Lock()
+			last := wd.lastErr
+			wd.mu.Unlock()
+			if last != nil && (apierrors.IsForbidden(last) || apierrors.IsUnauthorized(last)) {
+				w.stop(key)
+				return w.set.clusterError("watch "+m.Resource.String(), last)
+			}
+		case <-timer.C:
+			wd.mu.Lock()
+			last := wd.lastErr
+			wd.mu.Unlock()
+			w.stop(key)
+			if last == nil {
+				last = fmt.Errorf("no list within %s", timeout)
+			}
+			return w.set.clusterError("watch "+m.Resource.String(), last)
 		}
-		return w.set.clusterError("watch "+m.Resource.String(), last)
 	}
 }
 
@@ -156,12 +253,10 @@ func (w *Watcher) start(key watchKey, gvk schema.GroupVersionKind) *watched {
 	if key.tracked {
 		indexers[appIndex] = indexByApp
 	}
-	gi := dynamicinformer.NewFilteredDynamicInformer(w.set.watch, key.gvr, key.namespace, 0, indexers, tweak)
-	wd := &watched{gvk: gvk, informer: gi.Informer(), cancel: cancel, synced: make(chan struct{})}
+	wd := &watched{gvk: gvk, cancel: cancel, synced: make(chan struct{})}
+	wd.informer = w.newInformer(key, indexers, tweak, wd)
 	if err := wd.informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-		wd.mu.Lock()
-		wd.lastErr = err
-		wd.mu.Unlock()
+		wd.failed(err)
 	}); err != nil {
 		// Only fails once started; this informer is new.
 		wd.lastErr = err
@@ -274,6 +369,9 @@ func (w *Watcher) lookup(ctx context.Context, ref status.ObjectRef) (*unstructur
 		if wd == nil || !isClosed(wd.synced) {
 			continue
 		}
+		if err := wd.stale(m.Resource, w.set.Context); err != nil {
+			return nil, false, fmt.Errorf("%s: %w", ref, err)
+		}
 		item, exists, err := wd.informer.GetStore().GetByKey(cacheKey)
 		if err != nil {
 			continue
@@ -308,6 +406,9 @@ func (w *Watcher) ListTracked(ctx context.Context, gvk schema.GroupVersionKind, 
 	w.mu.Unlock()
 	if wd == nil {
 		return nil, fmt.Errorf("tracked %s on context %q: informer stopped", m.Resource, w.set.Context)
+	}
+	if err := wd.stale(m.Resource, w.set.Context); err != nil {
+		return nil, err
 	}
 	// One app's objects come from the app index, so a pass over many apps
 	// does not scan every tracked object once per app.

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"kdrift.dev/kdrift/engine/redact"
 )
@@ -56,9 +54,10 @@ func (e *RemoteError) Unwrap() error { return e.Err }
 
 // Fetch brings the Repo up to date. For a remote it fetches every branch from
 // the remote into the cache; a failure is a *RemoteError and the last
-// fetched revision stays readable. For a local repository it re-reads the
-// repository from disk (kdrift never fetches into a person's repository);
-// Head then sees commits made since.
+// fetched revision stays readable. For a local repository whose branch has
+// an upstream it fetches that remote into its remote-tracking refs (never
+// a local branch, never the working tree); with no upstream it only
+// re-reads the repository from disk. Head then sees commits made since.
 func (r *Repo) Fetch(ctx context.Context) error {
 	r.fetchMu.Lock()
 	defer r.fetchMu.Unlock()
@@ -84,10 +83,18 @@ func (r *Repo) Fetch(ctx context.Context) error {
 		if fresh, err = git.PlainOpen(r.dir); err != nil {
 			return r.setFetchErr(fmt.Errorf("repository %s: cannot reopen %s: %w", r.shown(), r.dir, err))
 		}
+	} else if r.upstream != "" {
+		if err := r.fetchUpstream(ctx, fresh); err != nil {
+			return r.setFetchErr(err)
+		}
+		if fresh, err = git.PlainOpenWithOptions(r.dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true}); err != nil {
+			return r.setFetchErr(fmt.Errorf("repository %s: cannot reopen %s: %w", r.shown(), r.dir, err))
+		}
 	}
 	r.mu.Lock()
 	r.h = &handle{repo: fresh}
 	r.lastErr = nil
+	r.failSince = time.Time{}
 	r.mu.Unlock()
 	return nil
 }
@@ -95,13 +102,18 @@ func (r *Repo) Fetch(ctx context.Context) error {
 func (r *Repo) setFetchErr(err error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.lastErr == nil {
+		r.failSince = time.Now()
+	}
 	r.lastErr = err
 	return err
 }
 
-// Head is the commit the branch points at. For a local repository that is
-// the committed state of the branch: uncommitted edits in the working tree
-// are never seen. For a remote it is the branch as last fetched.
+// Head is the desired revision: the branch's upstream as last fetched (for
+// a remote URL, and for a local branch that has an upstream), or the
+// committed local branch when it has none. Uncommitted edits in a working
+// tree are never seen, and neither are local commits the upstream lacks
+// (see Ahead for their freezes).
 func (r *Repo) Head(ctx context.Context) (Revision, error) {
 	if err := ctx.Err(); err != nil {
 		return Revision{}, err
@@ -110,6 +122,9 @@ func (r *Repo) Head(ctx context.Context) (Revision, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ref, err := h.repo.Reference(r.BranchRef(), true)
+	if err != nil && r.upstream != "" && !r.remote {
+		return Revision{}, fmt.Errorf("repository %s: branch %q's upstream %s has not been fetched (is the branch pushed? `git push -u %s %s`): %w; kdrift reads the upstream, never the local branch", r.shown(), r.branch, r.upstream.Short(), r.upRemote, r.branch, err)
+	}
 	if err != nil {
 		return Revision{}, fmt.Errorf("repository %s: branch %q: %w", r.shown(), r.branch, err)
 	}
@@ -117,37 +132,7 @@ func (r *Repo) Head(ctx context.Context) (Revision, error) {
 	if err != nil {
 		return Revision{}, fmt.Errorf("repository %s: commit %s of branch %q: %w", r.shown(), ref.Hash(), r.branch, err)
 	}
-	if r.remote {
-		c = r.aheadLocally(h, c)
-	}
-	subject, _, _ := strings.Cut(c.Message, "\n")
-	return Revision{
-		Hash:    c.Hash.String(),
-		Author:  c.Author.Name,
-		Email:   c.Author.Email,
-		Time:    c.Author.When,
-		Subject: strings.TrimSpace(subject),
-	}, nil
-}
-
-// aheadLocally returns the cache clone's local branch instead of the
-// fetched one when it only adds commits to it: commits a Git action made
-// (a freeze during an incident) that could not be pushed yet, because the
-// remote is down. They count at once; the action pushes them later. A
-// local branch behind or beside the remote's is not read.
-func (r *Repo) aheadLocally(h *handle, fetched *object.Commit) *object.Commit {
-	local, err := h.repo.Reference(plumbing.NewBranchReferenceName(r.branch), true)
-	if err != nil || local.Hash() == fetched.Hash {
-		return fetched
-	}
-	lc, err := h.repo.CommitObject(local.Hash())
-	if err != nil {
-		return fetched
-	}
-	if ok, err := fetched.IsAncestor(lc); err != nil || !ok {
-		return fetched
-	}
-	return lc
+	return revisionOf(c), nil
 }
 
 // Snapshot is a read-only view of commit hash's tree (a full 40-character

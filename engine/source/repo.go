@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -52,10 +53,18 @@ type Repo struct {
 	branch   string
 	auth     transport.AuthMethod
 	usable   bool // the branch can be read, even if the last fetch failed
+	// upstream is the remote-tracking ref the desired state is read from
+	// (empty: the branch has no upstream, the local branch is the truth);
+	// upRemote and upURL name its remote for a local repository's fetch.
+	upstream plumbing.ReferenceName
+	upRemote string
+	upURL    string
 
 	mu      sync.Mutex
 	h       *handle // the read handle; replaced after every fetch
 	lastErr error   // the last fetch error, nil after a success
+	// failSince is when the current run of failed fetches began.
+	failSince time.Time
 
 	fetchMu sync.Mutex // one fetch at a time
 
@@ -162,10 +171,10 @@ func (r *Repo) openLocal(opts Options) error {
 		}
 		r.branch = head.Target().Short()
 	}
-	if _, err := repo.Reference(r.BranchRef(), true); err != nil {
+	if _, err := repo.Reference(r.LocalRef(), true); err != nil {
 		return fmt.Errorf("repository %s: branch %q: %w", r.shown(), r.branch, err)
 	}
-	return nil
+	return r.findUpstream(repo)
 }
 
 func (r *Repo) openRemote(ctx context.Context, opts Options) error {
@@ -204,6 +213,7 @@ func (r *Repo) openRemote(ctx context.Context, opts Options) error {
 		}
 		r.branch = head.Target().Short()
 	}
+	r.upstream = plumbing.NewRemoteReferenceName(RemoteName, r.branch)
 	if _, err := r.handle().repo.Reference(r.BranchRef(), true); err != nil {
 		if fetchErr != nil {
 			return fetchErr
@@ -268,13 +278,15 @@ func (r *Repo) Dir() string { return r.dir }
 // Branch is the branch the Repo reads.
 func (r *Repo) Branch() string { return r.branch }
 
-// BranchRef is the reference Head reads: refs/heads/BRANCH for a local
-// repository, refs/remotes/origin/BRANCH for a remote.
+// BranchRef is the reference Head reads: the branch's upstream as last
+// fetched (refs/remotes/origin/BRANCH for a remote URL, the configured
+// upstream of a local branch), or refs/heads/BRANCH for a local branch
+// with no upstream.
 func (r *Repo) BranchRef() plumbing.ReferenceName {
-	if r.remote {
-		return plumbing.NewRemoteReferenceName(RemoteName, r.branch)
+	if r.upstream != "" {
+		return r.upstream
 	}
-	return plumbing.NewBranchReferenceName(r.branch)
+	return r.LocalRef()
 }
 
 // Auth is the credentials used for the remote (nil for local repositories

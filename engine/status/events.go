@@ -12,6 +12,7 @@ const (
 	EventHealed    EventType = "Healed"
 	EventPruned    EventType = "Pruned"
 	EventFight     EventType = "Fight"
+	EventOverride  EventType = "Override"
 	EventError     EventType = "Error"
 )
 
@@ -88,6 +89,24 @@ type Fight struct {
 
 // Type is EventFight.
 func (Fight) Type() EventType { return EventFight }
+
+// Override says a person (a manager that is not a controller: kubectl, a
+// console) keeps rewriting a field kdrift heals. kdrift heals it every
+// time and says so once per burst of rewrites: if the change is meant to
+// last, the answer is a freeze, with its reason, in Git.
+type Override struct {
+	Base
+	Ref     ObjectRef `json:"ref"`
+	Field   string    `json:"field"`
+	Manager string    `json:"manager"`
+	// Rewrites counts the manager's rewrites in this burst so far.
+	Rewrites int `json:"rewrites"`
+	// Since is when the burst's first rewrite was seen; Time the last.
+	Since time.Time `json:"since"`
+}
+
+// Type is EventOverride.
+func (Override) Type() EventType { return EventOverride }
 
 // ErrorEvent reports a failure: of an app, an object, Git or the cluster.
 type ErrorEvent struct {

@@ -188,6 +188,17 @@ type AppStatus struct {
 	// kdrift healed; kdrift stopped healing them.
 	Fights     []Fight   `json:"fights,omitempty"`
 	ComparedAt time.Time `json:"comparedAt"`
+	// RevisionRef is the ref Revision was read from: the branch's
+	// upstream as last fetched ("origin/main"), or the local branch
+	// ("main") when NoUpstream.
+	RevisionRef string `json:"revisionRef,omitempty"`
+	// NoUpstream says the branch has no upstream: the local branch is the
+	// truth, shared with nobody.
+	NoUpstream bool `json:"noUpstream,omitempty"`
+	// LocalFreeze says Freeze comes from a local commit not pushed yet:
+	// it stops healing at once, while the rest of that commit is not
+	// applied until the upstream has it.
+	LocalFreeze bool `json:"localFreeze,omitempty"`
 }
 
 // DriftedObjects counts the resources that are not Synced or Ignored.

@@ -65,12 +65,16 @@ func runUI(ctx context.Context, env *cliEnv, g *globalFlags, u *uiFlags) int {
 	if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
 		return env.errorf("the UI needs a terminal; for scripts use `kdrift status`, `kdrift diff APP` or `kdrift controller`")
 	}
-	e, err := openEngine(g, u.readonly)
+	readonly, err := uiReadOnly(u.readonly, u.config)
+	if err != nil {
+		return env.errorf("%v", err)
+	}
+	e, err := openEngine(g, readonly)
 	if err != nil {
 		return env.errorf("%v", err)
 	}
 	opts := actions.RepoOptions{Repo: g.repo, Branch: g.branch, Author: u.author}
-	if err := runEngineUI(ctx, e, opts, ui.Options{Readonly: u.readonly, LogFile: g.logFile, ConfigPath: u.config, NoColor: env.colorOff()}); err != nil {
+	if err := runEngineUI(ctx, e, opts, ui.Options{Readonly: readonly, LogFile: g.logFile, ConfigPath: u.config, NoColor: env.colorOff()}); err != nil {
 		return env.errorf("%v", err)
 	}
 	return exitOK

@@ -141,9 +141,9 @@ type tmuxUI struct {
 	last     string
 }
 
-// startTmuxUI runs `kdrift --repo clone` in a 120×40 tmux session; the
-// cleanup kills the tmux server and makes sure kdrift is gone.
-func startTmuxUI(t *testing.T, bin, clone string) *tmuxUI {
+// startTmuxUI runs `kdrift --repo clone [extra...]` in a 120×40 tmux
+// session; the cleanup kills the tmux server and makes sure kdrift is gone.
+func startTmuxUI(t *testing.T, bin, clone string, extra ...string) *tmuxUI {
 	t.Helper()
 	dir := t.TempDir()
 	u := &tmuxUI{t: t, sock: filepath.Join(dir, "tmux.sock"), env: isolatedEnv(t, bin),
@@ -161,6 +161,7 @@ func startTmuxUI(t *testing.T, bin, clone string) *tmuxUI {
 	args := []string{"-f", conf, "new-session", "-d", "-s", "kdrift", "-x", "120", "-y", "40", "--",
 		"/bin/sh", "-c", script, "sh", u.exitFile,
 		bin, "--repo", clone, "--kubeconfig", enginetest.Kubeconfig(), "--log-file", u.logFile}
+	args = append(args, extra...)
 	if out, err := u.tmux(args...); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"kdrift.dev/kdrift/engine/engine"
+	"kdrift.dev/kdrift/keymap"
 )
 
 // openEngine builds an engine from the global flags.
@@ -14,4 +15,27 @@ func openEngine(g *globalFlags, readOnly bool, apps ...string) (*engine.Engine, 
 		Apps:       apps,
 		ReadOnly:   readOnly,
 	})
+}
+
+// uiReadOnly says whether the UI runs read-only: the --readonly flag or
+// `readonly: true` in the config file (configPath, or the default path).
+// The answer goes to the engine as well as to the keys, so a read-only UI
+// never writes to a cluster from any path.
+func uiReadOnly(flag bool, configPath string) (bool, error) {
+	if flag {
+		return true, nil
+	}
+	path := configPath
+	if path == "" {
+		p, err := keymap.ConfigPath()
+		if err != nil {
+			return false, err
+		}
+		path = p
+	}
+	fc, err := keymap.LoadConfig(path)
+	if err != nil {
+		return false, err // it names the file
+	}
+	return fc.Readonly, nil
 }

@@ -143,6 +143,14 @@ type AppSummary struct {
 	OutOfSyncSince *time.Time `json:"outOfSyncSince,omitempty"`
 	// Revision is the Git commit compared.
 	Revision string `json:"revision,omitempty"`
+	// RevisionRef is where Revision was read: the upstream as last
+	// fetched ("origin/main"), or the local branch when NoUpstream.
+	RevisionRef string `json:"revisionRef,omitempty"`
+	// NoUpstream says the branch has no upstream: the local branch is the
+	// truth.
+	NoUpstream bool `json:"noUpstream,omitempty"`
+	// LocalFreeze says Freeze is in a local commit not pushed yet.
+	LocalFreeze bool `json:"localFreeze,omitempty"`
 	// DriftedObjects counts resources neither Synced nor Ignored.
 	DriftedObjects int `json:"driftedObjects"`
 	// Drifted are those resources, with their changed fields (see
@@ -163,7 +171,7 @@ func Summarize(apps []status.AppStatus) StatusDoc {
 	for _, a := range apps {
 		s := AppSummary{Name: a.Name, File: a.File, Path: a.Path, Context: a.Destination.Context, Namespace: a.Destination.Namespace,
 			Sync: a.Sync, Health: a.Health, SelfHeal: a.SelfHeal, Prune: a.Prune, OutOfSyncSince: a.OutOfSyncSince,
-			Revision: a.Revision, DriftedObjects: a.DriftedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
+			Revision: a.Revision, RevisionRef: a.RevisionRef, NoUpstream: a.NoUpstream, LocalFreeze: a.LocalFreeze, DriftedObjects: a.DriftedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
 		if a.Freeze != nil {
 			s.Freeze = a.Freeze
 		}
@@ -188,7 +196,7 @@ func StatusJSON(w io.Writer, apps []status.AppStatus) error {
 // EventLine renders one engine event as one JSON line (no newline): the
 // event's own fields (see status/events.go) plus "type". Every line has
 // "time" (RFC 3339, nanoseconds), "type" (AppStatusChanged,
-// DriftDetected, Healed, Pruned, Fight, Error) and "app" (empty for
+// DriftDetected, Healed, Pruned, Fight, Override, Error) and "app" (empty for
 // engine-wide errors). Keys are sorted at every level, so lines are
 // stable.
 func EventLine(ev status.Event) ([]byte, error) {

@@ -1,0 +1,161 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// The desired state is the shared truth: the branch's upstream as last
+// fetched (a remote-tracking ref such as refs/remotes/origin/main), never
+// the person's local branch. Fetching writes remote-tracking refs and
+// objects only; it never moves a local branch or touches a working tree.
+// Commits on the local branch that the upstream lacks (a freeze an action
+// could not push yet) are not applied; the engine reads only their
+// freezes (see Ahead). A branch with no upstream at all is its own truth.
+
+// findUpstream reads the local branch's upstream from the repository's
+// config (branch.NAME.remote and branch.NAME.merge, mapped through the
+// remote's fetch refspecs) and sets r.upstream and r.upRemote; a branch
+// with none, or one that tracks another local branch (remote "."), keeps
+// them empty.
+func (r *Repo) findUpstream(repo *git.Repository) error {
+	cfg, err := repo.Config()
+	if err != nil {
+		return fmt.Errorf("repository %s: cannot read its config: %w", r.shown(), err)
+	}
+	b, ok := cfg.Branches[r.branch]
+	if !ok || b.Remote == "" || b.Remote == "." || b.Merge == "" {
+		return nil
+	}
+	rc, ok := cfg.Remotes[b.Remote]
+	if !ok {
+		return fmt.Errorf("repository %s: branch %q tracks remote %q, which is not configured; fix branch.%s.remote or run `git branch --unset-upstream`", r.shown(), r.branch, b.Remote, r.branch)
+	}
+	for _, spec := range rc.Fetch {
+		if spec.Match(b.Merge) {
+			r.upstream = spec.Dst(b.Merge)
+			r.upRemote = b.Remote
+			if len(rc.URLs) > 0 {
+				r.upURL = rc.URLs[0]
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("repository %s: branch %q tracks %s of remote %q, which none of its fetch refspecs fetch; fix remote.%s.fetch", r.shown(), r.branch, b.Merge, b.Remote, b.Remote)
+}
+
+// Upstream names the ref the desired state is read from when it is not
+// the local branch: "origin/main" for a branch tracking origin's main (or a
+// remote URL's cache clone); "" when the branch has no upstream and the
+// local branch is the truth.
+func (r *Repo) Upstream() string {
+	if r.upstream == "" {
+		return ""
+	}
+	return r.upstream.Short()
+}
+
+// LocalRef is the local branch, refs/heads/BRANCH: where Git actions
+// commit. Its commits count only once the upstream has them, except for
+// freezes (see Ahead).
+func (r *Repo) LocalRef() plumbing.ReferenceName {
+	return plumbing.NewBranchReferenceName(r.branch)
+}
+
+// Ahead returns the local branch's commit when it is strictly ahead of
+// the upstream as last fetched: it holds every upstream commit and more
+// (commits not pushed yet). Only the freezes of such a commit count (a stop
+// is always safe); the rest of it is never applied. ok is false when there
+// is no upstream, or the local branch is behind, level with or beside it.
+func (r *Repo) Ahead(ctx context.Context) (rev Revision, ok bool, err error) {
+	if r.upstream == "" {
+		return Revision{}, false, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Revision{}, false, err
+	}
+	h := r.handle()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	up, err := h.repo.Reference(r.upstream, true)
+	if err != nil {
+		return Revision{}, false, nil // Head says why
+	}
+	local, err := h.repo.Reference(r.LocalRef(), true)
+	if err != nil || local.Hash() == up.Hash() {
+		return Revision{}, false, nil
+	}
+	lc, err := h.repo.CommitObject(local.Hash())
+	if err != nil {
+		return Revision{}, false, fmt.Errorf("repository %s: commit %s of local branch %q: %w", r.shown(), local.Hash(), r.branch, err)
+	}
+	uc, err := h.repo.CommitObject(up.Hash())
+	if err != nil {
+		return Revision{}, false, fmt.Errorf("repository %s: commit %s of %s: %w", r.shown(), up.Hash(), r.upstream.Short(), err)
+	}
+	if ok, err := uc.IsAncestor(lc); err != nil || !ok {
+		return Revision{}, false, err
+	}
+	return revisionOf(lc), true, nil
+}
+
+// IsAncestor reports whether commit older is newer or one of its
+// ancestors: whether moving from older to newer only adds commits.
+func (r *Repo) IsAncestor(older, newer string) (bool, error) {
+	if older == newer {
+		return true, nil
+	}
+	h := r.handle()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	oc, err := h.repo.CommitObject(plumbing.NewHash(older))
+	if err != nil {
+		return false, fmt.Errorf("repository %s: commit %s: %w", r.shown(), older, err)
+	}
+	nc, err := h.repo.CommitObject(plumbing.NewHash(newer))
+	if err != nil {
+		return false, fmt.Errorf("repository %s: commit %s: %w", r.shown(), newer, err)
+	}
+	return oc.IsAncestor(nc)
+}
+
+// FetchFailingSince is when the fetches that are failing now started to
+// fail; zero after a successful fetch.
+func (r *Repo) FetchFailingSince() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failSince
+}
+
+// fetchUpstream fetches a local repository's upstream remote into its
+// remote-tracking refs, with the remote's own refspecs.
+func (r *Repo) fetchUpstream(ctx context.Context, repo *git.Repository) error {
+	auth, err := AuthFromEnv(r.upURL)
+	if err != nil {
+		return &RemoteError{Remote: r.upURL, Op: "authenticate", Err: err}
+	}
+	err = repo.FetchContext(ctx, &git.FetchOptions{RemoteName: r.upRemote, Auth: auth, Tags: git.NoTags})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return &RemoteError{Remote: r.upURL, Op: "fetch " + r.upRemote, Err: err}
+	}
+	return nil
+}
+
+// revisionOf describes a commit.
+func revisionOf(c *object.Commit) Revision {
+	subject, _, _ := strings.Cut(c.Message, "\n")
+	return Revision{
+		Hash:    c.Hash.String(),
+		Author:  c.Author.Name,
+		Email:   c.Author.Email,
+		Time:    c.Author.When,
+		Subject: strings.TrimSpace(subject),
+	}
+}
