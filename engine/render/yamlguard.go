@@ -26,7 +26,9 @@ type SyntaxError struct {
 
 // Error renders `FILE: document N: invalid YAML: ERR`.
 func (e *SyntaxError) Error() string {
-	return fmt.Sprintf("%s: document %d: invalid YAML: %s", e.File, e.Doc, strings.TrimPrefix(e.Err.Error(), "yaml: "))
+	// yaml.v3 lists several problems on indented lines: one line here.
+	msg := strings.Join(strings.Fields(strings.TrimPrefix(e.Err.Error(), "yaml: ")), " ")
+	return fmt.Sprintf("%s: document %d: invalid YAML: %s", e.File, e.Doc, msg)
 }
 
 // Unwrap returns the parser's error.
