@@ -57,6 +57,12 @@ type SyncPolicy struct {
 	SelfHeal bool `json:"selfHeal"`
 	// Prune deletes tracked objects that left Git.
 	Prune bool `json:"prune"`
+	// PruneNamespaces lets prune delete a Namespace (and so everything
+	// in it); off by default.
+	PruneNamespaces bool `json:"pruneNamespaces,omitempty"`
+	// PrunePersistentVolumeClaims lets prune delete a
+	// PersistentVolumeClaim (and perhaps its data); off by default.
+	PrunePersistentVolumeClaims bool `json:"prunePersistentVolumeClaims,omitempty"`
 }
 
 // IgnoreRule names fields Git does not own. An empty Group, Kind, Name or

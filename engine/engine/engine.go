@@ -123,8 +123,11 @@ type Stats struct {
 // Engine compares Git with the clusters and heals. Its methods are safe
 // for concurrent use.
 type Engine struct {
-	opts     Options
-	repo     *source.Repo
+	opts Options
+	repo *source.Repo
+	// repoID is the repository identity tracking annotations carry
+	// (source.Repo.Identity).
+	repoID   string
 	renderer *render.Renderer
 	clients  *live.Clients
 	fights   *fight.Detector
@@ -161,9 +164,14 @@ func New(opts Options) (*Engine, error) {
 	if err != nil && !(errors.As(err, &remote) && repo != nil) {
 		return nil, err
 	}
+	repoID, err := repo.Identity()
+	if err != nil {
+		return nil, err
+	}
 	e := &Engine{
 		opts:     opts,
 		repo:     repo,
+		repoID:   repoID,
 		renderer: render.NewRenderer(),
 		clients:  live.NewClients(opts.Kubeconfig, opts.Live),
 		fights:   fight.New(opts.Fight),
@@ -222,6 +230,10 @@ func (e *Engine) Inputs(app string) []string {
 
 // Repo is the Git repository the engine reads.
 func (e *Engine) Repo() *source.Repo { return e.repo }
+
+// RepoIdentity is the repository identity the engine's tracking
+// annotations carry (apply.AnnotationRepo).
+func (e *Engine) RepoIdentity() string { return e.repoID }
 
 // Refresh asks Run to fetch Git now and re-compare every app. It never
 // blocks; outside Run it does nothing.

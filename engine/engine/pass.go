@@ -26,6 +26,8 @@ type passOptions struct {
 	force       bool
 	allowFrozen bool
 	dryRun      bool
+	// confirmPrune lets prune delete a large share of the app's objects.
+	confirmPrune bool
 }
 
 // pass is one reconcile of one app. Its phases fill it in order; finish
@@ -45,6 +47,9 @@ type pass struct {
 	live    map[string]*unstructured.Unstructured
 	results []status.ResourceStatus
 	extra   []*unstructured.Unstructured
+	// pruneHold, when set, is why no prune candidate may be deleted this
+	// pass (another App's render could not be read).
+	pruneHold string
 
 	// cacheMu guards st.cache while objects are compared in parallel.
 	cacheMu sync.Mutex

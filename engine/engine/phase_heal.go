@@ -101,7 +101,7 @@ func (p *pass) healItems() []healItem {
 	for _, r := range p.results {
 		key := refKey(r.Ref)
 		d := p.st.desired[key]
-		if d == nil || r.Status == status.ResourceRequiresReplace {
+		if d == nil || r.Status == status.ResourceRequiresReplace || apply.TrackedElsewhere(p.live[key], p.e.repoID) {
 			continue
 		}
 		lv := p.live[key]

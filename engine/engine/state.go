@@ -30,6 +30,9 @@ type appState struct {
 	kinds   map[schema.GroupVersionKind]bool
 	desired map[string]*unstructured.Unstructured
 	results map[string]status.ResourceStatus
+	// pruneRefusal is the last prune refusal published, so a refusal is
+	// reported once, not every pass.
+	pruneRefusal string
 	// rulesKey is the app's ignore rules and revision last seen; a change
 	// ends old fights.
 	rulesKey string
@@ -168,7 +171,7 @@ func (c *cluster) listTracked(ctx context.Context, gvk schema.GroupVersionKind, 
 	}
 	var out []*unstructured.Unstructured
 	for _, o := range e.items {
-		if apply.IsTracked(o, appName) {
+		if apply.TrackedAsApp(o, appName) {
 			out = append(out, o)
 		}
 	}

@@ -24,6 +24,7 @@ func runSync(ctx context.Context, env *cliEnv, args []string) int {
 	prune := fs.Bool("prune", false, "also delete tracked objects Git no longer renders (never while frozen)")
 	dryRun := fs.Bool("dry-run", false, "change nothing: show what the sync would apply and prune")
 	force := fs.Bool("force", false, "sync even though the app is frozen")
+	confirmPrune := fs.Bool("confirm-prune", false, "let --prune delete all of the app's objects or more than half of them (refused otherwise)")
 	output := fs.StringP("output", "o", "text", "output format: text or json")
 	if ok, code := parseFlags(fs, args, env); !ok {
 		return code
@@ -36,7 +37,7 @@ func runSync(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return env.errorf("%v", err)
 	}
-	res, syncErr := e.Sync(ctx, name, engine.SyncOptions{Prune: *prune, DryRun: *dryRun, AllowFrozen: *force})
+	res, syncErr := e.Sync(ctx, name, engine.SyncOptions{Prune: *prune, DryRun: *dryRun, AllowFrozen: *force, ConfirmPrune: *confirmPrune})
 	if *output == "json" {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")
@@ -58,6 +59,9 @@ func runSync(ctx context.Context, env *cliEnv, args []string) int {
 				line += "  FAILED: " + o.Error
 			}
 			fmt.Fprintln(env.stdout, line)
+		}
+		if res.PruneRefused != nil && *dryRun {
+			fmt.Fprintf(env.stdout, "  %v\n", res.PruneRefused)
 		}
 		if len(res.Objects) == 0 && syncErr == nil {
 			fmt.Fprintln(env.stdout, "  nothing to do: in sync")
