@@ -74,6 +74,9 @@ func (b *EngineBackend) PlanSync(ctx context.Context, appName string) (SyncPlan,
 		return SyncPlan{}, errors.New(res.Err)
 	}
 	plan := SyncPlan{App: appName}
+	if res.PruneRefused != nil {
+		plan.PruneRefused = res.PruneRefused.Error()
+	}
 	for _, r := range res.Plan {
 		step := PlanStep{Ref: r.Ref}
 		switch r.Status {
@@ -108,9 +111,9 @@ func (b *EngineBackend) prunes(appName string) bool {
 }
 
 // Sync applies Git to the app now; the UI has already asked twice when the
-// app is frozen.
-func (b *EngineBackend) Sync(ctx context.Context, appName string) error {
-	res, err := b.eng.Sync(ctx, appName, engine.SyncOptions{AllowFrozen: true, Prune: b.prunes(appName)})
+// app is frozen (req.Freeze) or the prune is large (req.ConfirmPrune).
+func (b *EngineBackend) Sync(ctx context.Context, appName string, req SyncRequest) error {
+	res, err := b.eng.Sync(ctx, appName, engine.SyncOptions{AllowFrozen: req.Freeze != nil, SeenFreeze: req.Freeze, ConfirmPrune: req.ConfirmPrune, Prune: b.prunes(appName)})
 	if err != nil {
 		return err
 	}
@@ -170,9 +173,9 @@ func (b *EngineBackend) Freeze(ctx context.Context, apps []string, reason string
 }
 
 // Unfreeze commits the removal of spec.freeze from the apps.
-func (b *EngineBackend) Unfreeze(ctx context.Context, apps []string, reason string) (CommitResult, error) {
+func (b *EngineBackend) Unfreeze(ctx context.Context, apps []string, reason string, seen map[string]*app.Freeze) (CommitResult, error) {
 	return b.commit(ctx, func(r *actions.Repo) (actions.Result, error) {
-		return r.Unfreeze(ctx, actions.UnfreezeRequest{Selection: actions.Selection{Apps: apps}, Reason: reason})
+		return r.Unfreeze(ctx, actions.UnfreezeRequest{Selection: actions.Selection{Apps: apps}, Reason: reason, Seen: seen})
 	})
 }
 

@@ -51,6 +51,9 @@ type Options struct {
 	// ReadOnly never heals, releases or prunes, whatever the Apps say:
 	// `kdrift diff` and `kdrift status` compare only.
 	ReadOnly bool
+	// GitTimeout bounds each Git fetch and clone (default:
+	// $KDRIFT_GIT_TIMEOUT, then source.DefaultGitTimeout, 30s).
+	GitTimeout time.Duration
 	// FetchInterval is how often Run fetches Git (default 30s).
 	FetchInterval time.Duration
 	// Resync is how often Run re-compares every app as a safety net
@@ -159,7 +162,7 @@ type Engine struct {
 // remote's failure in app statuses.
 func New(opts Options) (*Engine, error) {
 	opts.defaults()
-	repo, err := source.Open(context.Background(), source.Options{Location: opts.Repo, Branch: opts.Branch, CacheDir: opts.CacheDir})
+	repo, err := source.Open(context.Background(), source.Options{Location: opts.Repo, Branch: opts.Branch, CacheDir: opts.CacheDir, Timeout: opts.GitTimeout})
 	var remote *source.RemoteError
 	if err != nil && !(errors.As(err, &remote) && repo != nil) {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/status"
 )
 
@@ -26,6 +27,11 @@ type SyncOptions struct {
 	DryRun bool
 	// AllowFrozen syncs a frozen app; the person confirmed.
 	AllowFrozen bool
+	// SeenFreeze is the freeze the person confirmed syncing over (the UI
+	// passes what it displayed); with AllowFrozen, a head whose freeze is
+	// another one refuses the sync with an *app.FreezeChangedError. Nil
+	// means any freeze (the CLI's --force).
+	SeenFreeze *app.Freeze
 	// ConfirmPrune lets Prune delete more than apply.MaxPruneShare of the
 	// app's objects, or all of them; the person confirmed.
 	ConfirmPrune bool
@@ -95,6 +101,9 @@ func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncR
 	e.mu.Lock()
 	a, valid := e.apps.Find(name)
 	e.mu.Unlock()
+	if valid && opts.AllowFrozen && opts.SeenFreeze != nil && !opts.DryRun && !opts.SeenFreeze.Same(a.Spec.Freeze) {
+		return SyncResult{App: name}, &app.FreezeChangedError{App: name, Seen: opts.SeenFreeze, Now: a.Spec.Freeze}
+	}
 	if valid && a.Spec.Freeze.ActiveAt(e.opts.Now()) && !opts.AllowFrozen && !opts.DryRun {
 		f := a.Spec.Freeze
 		return SyncResult{App: name}, fmt.Errorf("app %s: %w by %s since %s: %s; sync anyway only if the incident allows it", name, ErrFrozen, f.By, f.At.Format("2006-01-02 15:04 MST"), f.Reason)

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -40,6 +41,9 @@ type Options struct {
 	// Auth overrides the credentials taken from the environment (see
 	// AuthFromEnv).
 	Auth transport.AuthMethod
+	// Timeout bounds each clone and fetch (default: EnvGitTimeout, then
+	// DefaultGitTimeout; see GitTimeout).
+	Timeout time.Duration
 }
 
 // Repo is an opened repository. Its methods are safe for concurrent use.
@@ -49,6 +53,7 @@ type Repo struct {
 	dir      string
 	branch   string
 	auth     transport.AuthMethod
+	timeout  time.Duration
 	usable   bool // the branch can be read, even if the last fetch failed
 
 	mu      sync.Mutex
@@ -87,14 +92,18 @@ func Open(ctx context.Context, opts Options) (*Repo, error) {
 	if loc == "" {
 		loc = "."
 	}
-	r := &Repo{location: loc, refresh: make(chan struct{})}
+	timeout, err := GitTimeout(opts.Timeout, nil)
+	if err != nil {
+		return nil, err
+	}
+	r := &Repo{location: loc, timeout: timeout, refresh: make(chan struct{})}
 	if !isRemote(loc) {
 		if err := r.openLocal(opts); err != nil {
 			return nil, err
 		}
 		return r, nil
 	}
-	err := r.openRemote(ctx, opts)
+	err = r.openRemote(ctx, opts)
 	if err != nil && !r.usable {
 		return nil, err
 	}
@@ -222,11 +231,14 @@ func (r *Repo) clone(ctx context.Context, cache string) (*git.Repository, error)
 	if err != nil {
 		return nil, fmt.Errorf("repository %s: cannot create cache folder: %w", r.location, err)
 	}
-	_, err = git.PlainCloneContext(ctx, tmp, true, &git.CloneOptions{
-		URL:        r.location,
-		Auth:       r.auth,
-		RemoteName: RemoteName,
-		Tags:       git.NoTags,
+	err = WithTimeout(ctx, r.timeout, "clone", func(ctx context.Context) error {
+		_, err := git.PlainCloneContext(ctx, tmp, true, &git.CloneOptions{
+			URL:        r.location,
+			Auth:       r.auth,
+			RemoteName: RemoteName,
+			Tags:       git.NoTags,
+		})
+		return err
 	})
 	if err != nil {
 		rmErr := os.RemoveAll(tmp)
