@@ -55,6 +55,9 @@ type Repo struct {
 	// beforePush, when set (by tests), runs just before each push so a
 	// race with another writer can be staged deterministically.
 	beforePush func()
+	// crashPoint, when set (by tests), runs at each step of a commit
+	// into the working tree, so a kill there can be staged.
+	crashPoint func(step string)
 	// mu serializes this Repo's operations: the UI may run them from
 	// several goroutines.
 	mu sync.Mutex
@@ -114,6 +117,9 @@ func Open(ctx context.Context, opts RepoOptions) (*Repo, error) {
 		}
 	}
 	if _, err := r.head(); err != nil {
+		return nil, err
+	}
+	if err := r.recoverAdvance(); err != nil {
 		return nil, err
 	}
 	return r, nil
