@@ -50,6 +50,9 @@ type pass struct {
 	// pruneHold, when set, is why no prune candidate may be deleted this
 	// pass (another App's render could not be read).
 	pruneHold string
+	// held says, by refKey, why a prune candidate was not deleted; the
+	// comparison after heal and prune keeps saying it.
+	held map[string]string
 
 	// cacheMu guards st.cache while objects are compared in parallel.
 	cacheMu sync.Mutex

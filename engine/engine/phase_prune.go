@@ -124,6 +124,10 @@ func (p *pass) phasePrune(ctx context.Context) bool {
 // holdPrune says on an Extraneous resource why it was not pruned.
 func (p *pass) holdPrune(ref status.ObjectRef, why string) {
 	key := refKey(ref)
+	if p.held == nil {
+		p.held = map[string]string{}
+	}
+	p.held[key] = why
 	for i := range p.results {
 		if refKey(p.results[i].Ref) == key {
 			p.results[i].Message = why

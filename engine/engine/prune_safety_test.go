@@ -48,33 +48,44 @@ func TestPruneSwapBetweenApps(t *testing.T) {
 	repo.Commit("apps", map[string]string{
 		".kdrift/a.yaml":   appYAML("a", "deploy/a", ns, true, true, ""),
 		".kdrift/b.yaml":   appYAML("b", "deploy/b", ns, true, true, ""),
-		"deploy/a/x.yaml":  cmYAML("x"),
+		"deploy/a/x.yaml":  cmYAML("obj-x"),
 		"deploy/a/a1.yaml": cmYAML("a1"),
-		"deploy/b/y.yaml":  cmYAML("y"),
+		"deploy/b/y.yaml":  cmYAML("obj-y"),
 		"deploy/b/b1.yaml": cmYAML("b1"),
 	})
 	e := newEngine(t, repo, nil)
 	if err := e.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if trackedApp(t, ns, "x") != "a" || trackedApp(t, ns, "y") != "b" {
-		t.Fatal("setup: x must be a's, y b's")
+	if trackedApp(t, ns, "obj-x") != "a" || trackedApp(t, ns, "obj-y") != "b" {
+		t.Fatalf("setup: x must be a's, y b's:\n%s\n%s", describe(appStatus(t, e, "a")), describe(appStatus(t, e, "b")))
 	}
 	repo.Git("mv", "deploy/a/x.yaml", "deploy/b/x.yaml")
 	repo.Git("mv", "deploy/b/y.yaml", "deploy/a/y.yaml")
 	repo.Git("commit", "-qm", "swap x and y")
-	for range 2 { // the first pass of one app may run before the other adopts
-		if err := e.Reconcile(ctx); err != nil {
+	// Each app on its own first, while the other has not adopted yet: the
+	// object that left one app is still tracked as that app's.
+	for _, n := range []string{"a", "b"} {
+		res, err := e.Sync(ctx, n, engine.SyncOptions{Prune: true})
+		if err != nil {
 			t.Fatal(err)
 		}
-		if trackedApp(t, ns, "x") == "" || trackedApp(t, ns, "y") == "" {
+		for _, o := range res.Objects {
+			if o.Action == engine.ActionPrune {
+				t.Fatalf("sync of %s pruned %s, which another app renders now", n, o.Ref)
+			}
+		}
+		if trackedApp(t, ns, "obj-x") == "" || trackedApp(t, ns, "obj-y") == "" {
 			t.Fatalf("a moved object was pruned:\n%s\n%s", describe(appStatus(t, e, "a")), describe(appStatus(t, e, "b")))
 		}
 	}
-	if got := trackedApp(t, ns, "x"); got != "b" {
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := trackedApp(t, ns, "obj-x"); got != "b" {
 		t.Fatalf("x is tracked as %q's, want adopted by b", got)
 	}
-	if got := trackedApp(t, ns, "y"); got != "a" {
+	if got := trackedApp(t, ns, "obj-y"); got != "a" {
 		t.Fatalf("y is tracked as %q's, want adopted by a", got)
 	}
 	for _, n := range []string{"a", "b"} {
