@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -12,39 +11,8 @@ import (
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/source"
+	"kdrift.dev/kdrift/internal/gittest"
 )
-
-// blackHole listens on 127.0.0.1, accepts every connection and never
-// writes a byte: a remote that hangs. It returns an http:// URL to it.
-func blackHole(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
-	return "http://" + l.Addr().String() + "/team/deploy.git"
-}
 
 // withWatchdog fails the test with a reason instead of letting a hang
 // run into go test's own timeout.
@@ -69,7 +37,7 @@ func TestFreezeAgainstAHangingRemoteKeepsTheCommitLocal(t *testing.T) {
 	isolate(t)
 	remote := newRemote(t)
 	dir := cloneOf(t, remote)
-	gitRun(t, dir, "remote", "set-url", "origin", blackHole(t))
+	gitRun(t, dir, "remote", "set-url", "origin", gittest.BlackHole(t))
 	r, err := Open(context.Background(), RepoOptions{Repo: dir, Author: testAuthor, Now: newClock().Now, GitTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
