@@ -110,7 +110,11 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 			o = o.DeepCopy() // listTracked's objects are shared, read-only
 			p.extra = append(p.extra, o)
 			p.live[refKey(ref)] = o
-			results = append(results, status.ResourceStatus{Ref: ref, Status: status.ResourceExtraneous, Health: diff.Health(o), Message: p.held[refKey(ref)]})
+			msg := p.held[refKey(ref)]
+			if msg == "" && apply.RepoOf(o) == "" {
+				msg = p.legacyHold()
+			}
+			results = append(results, status.ResourceStatus{Ref: ref, Status: status.ResourceExtraneous, Health: diff.Health(o), Message: msg})
 		}
 	}
 	p.st.kinds = kinds

@@ -74,7 +74,7 @@ func (p *pass) phasePrune(ctx context.Context) bool {
 		ref := live.RefOf(o)
 		switch field, ok := apply.OptInField(ref, p.app.Spec.SyncPolicy); {
 		case apply.RepoOf(o) == "":
-			p.holdPrune(ref, fmt.Sprintf("not pruned: tracked before kdrift recorded repositories (no annotation %s); delete it by hand, or annotate it %s=%s to let kdrift prune it", apply.AnnotationRepo, apply.AnnotationRepo, p.e.repoID))
+			p.holdPrune(ref, p.legacyHold())
 		case !ok:
 			p.holdPrune(ref, fmt.Sprintf("not pruned: the App prunes a %s only with %s: true", ref.Kind, field))
 		default:
@@ -119,6 +119,12 @@ func (p *pass) phasePrune(ctx context.Context) bool {
 		}
 	}
 	return changed
+}
+
+// legacyHold is what an Extraneous object tracked before kdrift recorded
+// repositories says: kdrift never prunes it until it is annotated.
+func (p *pass) legacyHold() string {
+	return fmt.Sprintf("not pruned: tracked before kdrift recorded repositories (no annotation %s); delete it by hand, or annotate it %s=%s to let kdrift prune it", apply.AnnotationRepo, apply.AnnotationRepo, p.e.repoID)
 }
 
 // holdPrune says on an Extraneous resource why it was not pruned.

@@ -2,9 +2,9 @@ package cli
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
-	"os"
 	"strings"
 	"testing"
 	"time"
