@@ -58,6 +58,7 @@ func (p *pass) mayPrune() bool {
 // anything.
 func (p *pass) phasePrune(ctx context.Context) bool {
 	if !p.mayPrune() || len(p.extra) == 0 {
+		p.st.pruneRefusal = ""
 		return false
 	}
 	if p.pruneHold != "" {
@@ -163,7 +164,10 @@ func (p *pass) renderedByOthers(ctx context.Context) (map[string]string, error) 
 	apps := p.snap.Apps()
 	var bad []string
 	for _, inv := range apps.Invalid {
-		if inv.Name != p.name {
+		switch {
+		case inv.Name == "":
+			bad = append(bad, fmt.Sprintf("App file %s is invalid", inv.File))
+		case inv.Name != p.name:
 			bad = append(bad, fmt.Sprintf("App %s in %s is invalid", inv.Name, inv.File))
 		}
 	}

@@ -28,9 +28,10 @@ type SyncOptions struct {
 	// AllowFrozen syncs a frozen app; the person confirmed.
 	AllowFrozen bool
 	// SeenFreeze is the freeze the person confirmed syncing over (the UI
-	// passes what it displayed); with AllowFrozen, a head whose freeze is
-	// another one refuses the sync with an *app.FreezeChangedError. Nil
-	// means any freeze (the CLI's --force).
+	// passes what it displayed); with AllowFrozen, a head frozen by
+	// another freeze refuses the sync with an *app.FreezeChangedError (a
+	// head no longer frozen syncs). Nil means any freeze (the CLI's
+	// --force).
 	SeenFreeze *app.Freeze
 	// ConfirmPrune lets Prune delete more than apply.MaxPruneShare of the
 	// app's objects, or all of them; the person confirmed.
@@ -101,7 +102,7 @@ func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncR
 	e.mu.Lock()
 	a, valid := e.apps.Find(name)
 	e.mu.Unlock()
-	if valid && opts.AllowFrozen && opts.SeenFreeze != nil && !opts.DryRun && !opts.SeenFreeze.Same(a.Spec.Freeze) {
+	if valid && opts.AllowFrozen && opts.SeenFreeze != nil && !opts.DryRun && a.Spec.Freeze.ActiveAt(e.opts.Now()) && !opts.SeenFreeze.Same(a.Spec.Freeze) {
 		return SyncResult{App: name}, &app.FreezeChangedError{App: name, Seen: opts.SeenFreeze, Now: a.Spec.Freeze}
 	}
 	if valid && a.Spec.Freeze.ActiveAt(e.opts.Now()) && !opts.AllowFrozen && !opts.DryRun {
