@@ -56,7 +56,7 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 		p.st.desired[key] = d
 		if lv := out[i].lv; apply.TrackedElsewhere(lv, p.e.repoID) {
 			// Never applied over: the heal phase leaves it alone.
-			out[i].res.Status, out[i].res.Message = status.ResourceError, fmt.Sprintf("%s is tracked by repository %s (app %s); kdrift does not take over another repository's objects: render it from one repository only", live.RefOf(d), apply.RepoOf(lv), lv.GetAnnotations()[apply.AnnotationApp])
+			out[i].res.Status, out[i].res.Message = status.ResourceError, fmt.Sprintf("%s is tracked by repository %s (app %s); kdrift does not take over another repository's objects: render it from one repository only, or hand it over by removing its annotation %s", live.RefOf(d), apply.RepoOf(lv), lv.GetAnnotations()[apply.AnnotationApp], apply.AnnotationRepo)
 		}
 		results = append(results, out[i].res)
 	}

@@ -101,7 +101,14 @@ func (p *pass) healItems() []healItem {
 	for _, r := range p.results {
 		key := refKey(r.Ref)
 		d := p.st.desired[key]
-		if d == nil || r.Status == status.ResourceRequiresReplace || apply.TrackedElsewhere(p.live[key], p.e.repoID) {
+		if d == nil || r.Status == status.ResourceRequiresReplace {
+			continue
+		}
+		if apply.TrackedElsewhere(p.live[key], p.e.repoID) {
+			// Another repository's: never applied over; a sync says so.
+			if p.opts.force {
+				p.record(ObjectResult{Ref: r.Ref, Action: ActionApply, Error: r.Message})
+			}
 			continue
 		}
 		lv := p.live[key]

@@ -130,6 +130,17 @@ func TestPruneTwoRepositoriesSameAppName(t *testing.T) {
 	if _, ok := resource(appStatus(t, e1, "web"), "ConfigMap", "two-a"); ok {
 		t.Fatalf("another repository's object is none of this app's business:\n%s", describe(appStatus(t, e1, "web")))
 	}
+	// The second repository starts rendering one of the first's objects:
+	// never applied over, and the sync says so.
+	two.Commit("take one-a", map[string]string{"deploy/web/b.yaml": cmYAML("one-a")})
+	if _, err := e2.Sync(ctx, "web", engine.SyncOptions{}); err == nil || !strings.Contains(describe(appStatus(t, e2, "web")), "is tracked by repository "+e1.RepoIdentity()) {
+		t.Fatalf("sync over another repository's object: err = %v\n%s", err, describe(appStatus(t, e2, "web")))
+	}
+	if c, err := enginetest.Clientset(t).CoreV1().ConfigMaps(ns).Get(ctx, "one-a", metav1.GetOptions{}); err != nil || c.Annotations[apply.AnnotationRepo] != e1.RepoIdentity() {
+		t.Fatalf("another repository applied over one-a: %v %v", err, c.Annotations)
+	}
+	two.Git("rm", "-q", "deploy/web/b.yaml")
+	two.Git("commit", "-qm", "give one-a back")
 
 	// An object tracked by an older kdrift: no repository annotation.
 	legacy := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "legacy", Namespace: ns,
