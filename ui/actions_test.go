@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+
+	"kdrift.dev/kdrift/engine/engine"
 )
 
 func TestSyncShowsPlanThenSyncs(t *testing.T) {
@@ -48,7 +50,34 @@ func TestSyncFrozenAsksTwice(t *testing.T) {
 			h.wantScreen("Sync FROZEN app render-prod anyway?", "render-prod is FROZEN by Lao Li <lao.li@example.com> (until 2026-12-02 19:00):", "INC-1234 render workers 6->12")
 			h.keys(tt.keys[1:]...)
 			h.wantCalls(tt.calls...)
+			if tt.calls != nil {
+				f := h.be.lastSync.Freeze
+				if f == nil || f.Reason != "INC-1234 render workers 6->12" || f.By != "Lao Li <lao.li@example.com>" {
+					t.Fatalf("the sync must carry the freeze the person confirmed, got %+v", f)
+				}
+			}
 		})
+	}
+}
+
+// TestSyncLargePruneAsksAgain: a plan whose prune needs confirming asks a
+// second question; only yes sends the confirmation.
+func TestSyncLargePruneAsksAgain(t *testing.T) {
+	for _, answer := range []string{"y", "esc"} {
+		be := newFake()
+		be.plan.PruneRefused = &engine.PruneRefusedError{App: "api-prod", Count: 2, Total: 2}
+		h := newHarness(t, be, testConfig())
+		h.keys("G", "s", "enter")
+		h.wantScreen("Prune most of api-prod?", "it would delete 2 of the 2 objects")
+		h.keys(answer)
+		if answer == "esc" {
+			h.wantCalls()
+			continue
+		}
+		h.wantCalls("sync api-prod")
+		if !be.lastSync.ConfirmPrune || be.lastSync.Freeze != nil {
+			t.Fatalf("sync request = %+v, want ConfirmPrune and no freeze", be.lastSync)
+		}
 	}
 }
 
@@ -128,6 +157,9 @@ func TestUnfreeze(t *testing.T) {
 	h.wantScreen("reason is required")
 	h.typeText("incident over").keys("enter")
 	h.wantCalls(`unfreeze render-prod reason="incident over"`)
+	if f := h.be.lastSeen["render-prod"]; f == nil || f.Reason != "INC-1234 render workers 6->12" {
+		t.Fatalf("the unfreeze must carry the freeze the dialog showed, got %+v", h.be.lastSeen)
+	}
 }
 
 func TestIgnoreFromOwnership(t *testing.T) {

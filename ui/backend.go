@@ -26,14 +26,16 @@ type Backend interface {
 	Detail(ctx context.Context, app string, ref status.ObjectRef) (status.ObjectDetail, error)
 	// PlanSync says what Sync would do to the app, without doing it.
 	PlanSync(ctx context.Context, app string) (SyncPlan, error)
-	// Sync applies Git to the app's objects now, frozen or not (the UI
-	// asks the person twice when the app is frozen).
-	Sync(ctx context.Context, app string) error
+	// Sync applies Git to the app's objects now, with what the person
+	// confirmed: the freeze it syncs over, a large prune.
+	Sync(ctx context.Context, app string, req SyncRequest) error
 	// Freeze commits spec.freeze on every app with the reason; d == 0
 	// means no end time.
 	Freeze(ctx context.Context, apps []string, reason string, d time.Duration) (CommitResult, error)
-	// Unfreeze commits the removal of spec.freeze from every app.
-	Unfreeze(ctx context.Context, apps []string, reason string) (CommitResult, error)
+	// Unfreeze commits the removal of spec.freeze from every app; seen is,
+	// by app, the freeze the UI displayed: a head with another one is
+	// refused (*app.FreezeChangedError).
+	Unfreeze(ctx context.Context, apps []string, reason string, seen map[string]*app.Freeze) (CommitResult, error)
 	// Ignore commits an ignoreDifferences rule on the app.
 	Ignore(ctx context.Context, app string, rule app.IgnoreRule, reason string) (CommitResult, error)
 	// History lists the commits that touched the app's path, the bases
@@ -48,6 +50,17 @@ type Backend interface {
 
 // SyncPlan is what a sync of one app would do: the engine's typed plan.
 type SyncPlan = engine.Plan
+
+// SyncRequest is what the person confirmed for a sync.
+type SyncRequest struct {
+	// Freeze is the freeze the person saw and confirmed syncing over;
+	// nil when the UI showed the app unfrozen (a freeze committed since
+	// then refuses the sync).
+	Freeze *app.Freeze
+	// ConfirmPrune: the person confirmed a prune of a large share of the
+	// app (SyncPlan.PruneRefused).
+	ConfirmPrune bool
+}
 
 // PlanStep is one object a sync would touch, and what it would do to it.
 type PlanStep = engine.Step

@@ -79,11 +79,11 @@ func (b *EngineBackend) prunes(appName string) bool {
 }
 
 // Sync applies Git to the app now; the UI has already asked twice when the
-// app is frozen.
-func (b *EngineBackend) Sync(ctx context.Context, appName string) error {
+// app is frozen (req.Freeze) or the prune is large (req.ConfirmPrune).
+func (b *EngineBackend) Sync(ctx context.Context, appName string, req SyncRequest) error {
 	// The engine's error keeps its type: an app-level failure wraps its
 	// cause, failed objects come as *engine.ObjectsFailedError.
-	_, err := b.eng.Sync(ctx, appName, engine.SyncOptions{AllowFrozen: true, Prune: b.prunes(appName)})
+	_, err := b.eng.Sync(ctx, appName, engine.SyncOptions{AllowFrozen: req.Freeze != nil, SeenFreeze: req.Freeze, ConfirmPrune: req.ConfirmPrune, Prune: b.prunes(appName)})
 	return err
 }
 
@@ -128,9 +128,9 @@ func (b *EngineBackend) Freeze(ctx context.Context, apps []string, reason string
 }
 
 // Unfreeze commits the removal of spec.freeze from the apps.
-func (b *EngineBackend) Unfreeze(ctx context.Context, apps []string, reason string) (CommitResult, error) {
+func (b *EngineBackend) Unfreeze(ctx context.Context, apps []string, reason string, seen map[string]*app.Freeze) (CommitResult, error) {
 	return b.commit(ctx, func(r *actions.Repo) (actions.Result, error) {
-		return r.Unfreeze(ctx, actions.UnfreezeRequest{Selection: actions.Selection{Apps: apps}, Reason: reason})
+		return r.Unfreeze(ctx, actions.UnfreezeRequest{Selection: actions.Selection{Apps: apps}, Reason: reason, Seen: seen})
 	})
 }
 

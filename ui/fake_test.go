@@ -31,6 +31,9 @@ type fakeBackend struct {
 	fail      error
 	calls     []string
 	refreshed int
+	// lastSync and lastSeen are what the last Sync and Unfreeze carried.
+	lastSync SyncRequest
+	lastSeen map[string]*app.Freeze
 }
 
 func (f *fakeBackend) record(format string, a ...any) {
@@ -76,16 +79,18 @@ func (f *fakeBackend) PlanSync(_ context.Context, a string) (SyncPlan, error) {
 	p.App = a
 	return p, f.fail
 }
-func (f *fakeBackend) Sync(_ context.Context, a string) error {
+func (f *fakeBackend) Sync(_ context.Context, a string, req SyncRequest) error {
 	f.record("sync %s", a)
+	f.lastSync = req
 	return f.fail
 }
 func (f *fakeBackend) Freeze(_ context.Context, apps []string, reason string, d time.Duration) (CommitResult, error) {
 	f.record("freeze %s reason=%q for=%s", strings.Join(apps, ","), reason, d)
 	return CommitResult{Hash: "f00dfeed1234", Pushed: true}, f.fail
 }
-func (f *fakeBackend) Unfreeze(_ context.Context, apps []string, reason string) (CommitResult, error) {
+func (f *fakeBackend) Unfreeze(_ context.Context, apps []string, reason string, seen map[string]*app.Freeze) (CommitResult, error) {
 	f.record("unfreeze %s reason=%q", strings.Join(apps, ","), reason)
+	f.lastSeen = seen
 	return CommitResult{Hash: "0ff1ce", Pushed: true}, f.fail
 }
 func (f *fakeBackend) Ignore(_ context.Context, a string, rule app.IgnoreRule, reason string) (CommitResult, error) {

@@ -39,7 +39,8 @@ func (m *Model) startSync() tea.Cmd {
 	})
 }
 
-// syncDialog shows the plan and asks; a frozen app is asked about twice.
+// syncDialog shows the plan and asks; a prune of a large share of the app
+// and a frozen app are each asked about once more.
 func (m *Model) syncDialog(p SyncPlan) *dialog {
 	body := []string{}
 	for _, st := range p.Steps {
@@ -54,30 +55,45 @@ func (m *Model) syncDialog(p SyncPlan) *dialog {
 	}
 	name := p.App
 	return newDialog("Sync "+name+"? ("+fmt.Sprint(len(p.Steps))+" objects)", body, "enter/y: sync · esc/n: cancel", func([]string) (outcome, string) {
-		if a, ok := m.c.app(name); ok && a.Freeze.ActiveAt(m.c.now()) {
-			f := a.Freeze
-			until := "no end time"
-			if f.Until != nil {
-				until = "until " + f.Until.In(m.c.loc).Format("2006-01-02 15:04")
-			}
-			warn := []string{
-				name + " is FROZEN by " + f.By + " (" + until + "):",
-				"  " + f.Reason,
-				"Syncing puts Git's values back now, over the fixes the freeze protects.",
-			}
-			d := newDialog("Sync FROZEN app "+name+" anyway?", warn, "enter/y: sync anyway · esc/n: cancel", func([]string) (outcome, string) {
-				return m.syncNow(name), ""
+		if p.PruneRefused != nil {
+			warn := []string{p.PruneRefused.Error(), "Delete them all the same? Answer yes only if Git really dropped them."}
+			d := newDialog("Prune most of "+name+"?", warn, "enter/y: delete them · esc/n: cancel", func([]string) (outcome, string) {
+				return m.syncFrozenCheck(name, SyncRequest{ConfirmPrune: true}), ""
 			})
 			return outcome{dialog: d}, ""
 		}
-		return m.syncNow(name), ""
+		return m.syncFrozenCheck(name, SyncRequest{}), ""
 	})
 }
 
-func (m *Model) syncNow(name string) outcome {
+// syncFrozenCheck asks once more when the app is frozen, and syncs; the
+// sync carries the freeze the person was shown.
+func (m *Model) syncFrozenCheck(name string, req SyncRequest) outcome {
+	if a, ok := m.c.app(name); ok && a.Freeze.ActiveAt(m.c.now()) {
+		f := a.Freeze
+		until := "no end time"
+		if f.Until != nil {
+			until = "until " + f.Until.In(m.c.loc).Format("2006-01-02 15:04")
+		}
+		warn := []string{
+			name + " is FROZEN by " + f.By + " (" + until + "):",
+			"  " + f.Reason,
+			"Syncing puts Git's values back now, over the fixes the freeze protects.",
+		}
+		seen := *f
+		d := newDialog("Sync FROZEN app "+name+" anyway?", warn, "enter/y: sync anyway · esc/n: cancel", func([]string) (outcome, string) {
+			req.Freeze = &seen
+			return m.syncNow(name, req), ""
+		})
+		return outcome{dialog: d}
+	}
+	return m.syncNow(name, req)
+}
+
+func (m *Model) syncNow(name string, req SyncRequest) outcome {
 	be, ctx := m.c.be, m.c.ctx
 	return outcome{status: "syncing " + name + "…", work: func() tea.Msg {
-		return SyncFinishedMsg{App: name, Err: be.Sync(ctx, name)}
+		return SyncFinishedMsg{App: name, Err: be.Sync(ctx, name, req)}
 	}}
 }
 
@@ -127,15 +143,18 @@ func (m *Model) startUnfreeze() tea.Cmd {
 	}
 	be, ctx := m.c.be, m.c.ctx
 	body := []string{"Apps: " + strings.Join(frozen, ", ")}
+	seen := map[string]*app.Freeze{}
 	for _, n := range frozen {
 		a, _ := m.c.app(n)
+		f := *a.Freeze
+		seen[n] = &f
 		body = append(body, "  "+n+": frozen by "+a.Freeze.By+": "+a.Freeze.Reason)
 	}
 	body = append(body, "Self-heal resumes as each app's syncPolicy says.")
 	m.dialog = newDialog("Unfreeze "+plural(len(frozen), "app")+"?", body, "enter: commit the unfreeze · esc: cancel", func(vals []string) (outcome, string) {
 		reason := vals[0]
 		return outcome{status: "unfreezing " + strings.Join(frozen, ", ") + "…", work: func() tea.Msg {
-			res, err := be.Unfreeze(ctx, frozen, reason)
+			res, err := be.Unfreeze(ctx, frozen, reason, seen)
 			return UnfreezeCommittedMsg{Apps: frozen, Result: res, Err: err}
 		}}, ""
 	}).withField("reason", "why self-heal may resume", true)

@@ -97,8 +97,11 @@ func (p *plan) setText(s *snapshot, path string, content []byte) error {
 
 // commit applies op on the branch as one commit and pushes it: fetch, build
 // on the newest head, commit, push; a lost race re-runs op on the new head,
-// at most MaxPushTries times. When the remote cannot be reached the commit
-// stays local and Result.PushError says why.
+// at most MaxPushTries times. When the remote cannot be reached (or does
+// not answer within the Git timeout) the commit stays local and
+// Result.PushError says why. When a re-run fails (the action no longer
+// applies on the new head), the branch is restored to where it was before
+// the action and the error says so.
 func (r *Repo) commit(ctx context.Context, op operation) (Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -119,7 +122,18 @@ func (r *Repo) commit(ctx context.Context, op operation) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	start := tip
 	keep := tip // what the branch holds besides this operation's commit
+	// undo puts the branch back where it was when a re-run failed.
+	undo := func(cause error) (Result, error) {
+		if tip == start {
+			return Result{Branch: r.branch, Upstream: res.Upstream}, cause
+		}
+		if err := r.advance(tip, start); err != nil {
+			return res, fmt.Errorf("%w; and restoring branch %s to %s failed: %v; the previous try's commit %s is still on it", cause, r.branch, start.String()[:12], err, tip.String()[:12])
+		}
+		return Result{Branch: r.branch, Upstream: res.Upstream}, fmt.Errorf("%w; the upstream changed while kdrift was pushing, so nothing was committed: branch %s is back at %s", cause, r.branch, start.String()[:12])
+	}
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			if attempt > 1 {
@@ -137,29 +151,23 @@ func (r *Repo) commit(ctx context.Context, op operation) (Result, error) {
 			if err != nil {
 				offline = err
 			} else if base, offline, err = r.integrate(keep, remoteHead); err != nil {
-				return res, err
+				return undo(err)
 			}
 		}
 		snap, err := r.snapshotAt(base)
 		if err != nil {
-			return res, err
+			return undo(err)
 		}
 		p, err := op(snap)
 		if err != nil {
-			if attempt > 1 {
-				return res, fmt.Errorf("%w; the upstream changed meanwhile, so your commit %s stays on local branch %s only (inspect it with `git show %s`)", err, tip.String()[:12], r.branch, tip.String()[:12])
-			}
-			return res, err
+			return undo(err)
 		}
 		c, err := r.writeCommit(snap, p, id, when)
 		if err != nil {
-			return res, err
+			return undo(err)
 		}
 		if err := r.advance(tip, c); err != nil {
-			if attempt > 1 {
-				return res, fmt.Errorf("%w (the action is still committed as %s from the previous try)", err, tip)
-			}
-			return res, err
+			return undo(err)
 		}
 		tip = c
 		res.Commit, res.Subject, res.Apps = c.String(), p.msg.Subject, p.apps

@@ -42,6 +42,26 @@ type FreezeRequest struct {
 type UnfreezeRequest struct {
 	Selection
 	Reason string
+	// Seen is, by app name, the freeze the person saw when deciding (the
+	// UI passes what it displayed). An app whose freeze at the head is
+	// another one is refused with a *FreezeChangedError. An app not in
+	// Seen is unfrozen whatever its freeze (the CLI: the person typed the
+	// command after reading the status).
+	Seen map[string]*app.Freeze
+}
+
+// FreezeChangedError is app.FreezeChangedError: the freeze at the head
+// is not the one the person saw; nothing was committed.
+type FreezeChangedError = app.FreezeChangedError
+
+// checkSeen refuses when an app's freeze at the head is not the one seen.
+func checkSeen(seen map[string]*app.Freeze, apps []app.App) error {
+	for _, a := range apps {
+		if f, ok := seen[a.Metadata.Name]; ok && !f.Same(a.Spec.Freeze) {
+			return &FreezeChangedError{App: a.Metadata.Name, Seen: f, Now: a.Spec.Freeze}
+		}
+	}
+	return nil
 }
 
 // ExtendRequest asks to move the end of apps' freezes by By, counted from
@@ -50,6 +70,9 @@ type ExtendRequest struct {
 	Apps   []string
 	By     time.Duration
 	Reason string
+	// Seen is, by app name, the freeze the person saw (see
+	// UnfreezeRequest.Seen).
+	Seen map[string]*app.Freeze
 }
 
 // parseSelector reads "k=v,k2=v2".
@@ -170,11 +193,7 @@ func stillParses(file string, text []byte, edited []app.App) error {
 }
 
 func describeFreeze(name string, f *app.Freeze) string {
-	s := fmt.Sprintf("App %s is already frozen by %s since %s: %q", name, f.By, f.At.UTC().Format(time.RFC3339), f.Reason)
-	if f.Until != nil {
-		s += " (until " + f.Until.UTC().Format(time.RFC3339) + ")"
-	}
-	return s
+	return fmt.Sprintf("App %s is already %s", name, f.Describe())
 }
 
 // Freeze sets spec.freeze on the selected apps in one commit.
@@ -258,6 +277,9 @@ func (r *Repo) Unfreeze(ctx context.Context, req UnfreezeRequest) (Result, error
 		if err != nil {
 			return nil, err
 		}
+		if err := checkSeen(req.Seen, apps); err != nil {
+			return nil, err
+		}
 		var frozen []app.App
 		var notFrozen []string
 		for _, a := range apps {
@@ -305,6 +327,9 @@ func (r *Repo) Extend(ctx context.Context, req ExtendRequest) (Result, error) {
 		}
 		apps, err := findApps(all, req.Apps)
 		if err != nil {
+			return nil, err
+		}
+		if err := checkSeen(req.Seen, apps); err != nil {
 			return nil, err
 		}
 		untils := map[string]time.Time{}

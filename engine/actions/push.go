@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"kdrift.dev/kdrift/engine/redact"
+	"kdrift.dev/kdrift/engine/source"
 )
 
 // maxPending bounds how many unpushed commits kdrift re-applies on a newer
@@ -88,11 +89,13 @@ func (r *Repo) fetch(ctx context.Context, remote string, upRef plumbing.Referenc
 		return plumbing.ZeroHash, err
 	}
 	tracking := plumbing.NewRemoteReferenceName(remote, upRef.Short())
-	err = r.git.FetchContext(ctx, &git.FetchOptions{
-		RemoteName: remote,
-		RefSpecs:   []config.RefSpec{config.RefSpec(fmt.Sprintf("+%s:%s", upRef, tracking))},
-		Auth:       auth,
-		Tags:       git.NoTags,
+	err = source.WithTimeout(ctx, r.opts.GitTimeout, "fetch", func(ctx context.Context) error {
+		return r.git.FetchContext(ctx, &git.FetchOptions{
+			RemoteName: remote,
+			RefSpecs:   []config.RefSpec{config.RefSpec(fmt.Sprintf("+%s:%s", upRef, tracking))},
+			Auth:       auth,
+			Tags:       git.NoTags,
+		})
 	})
 	switch {
 	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
@@ -119,10 +122,12 @@ func (r *Repo) pushBranch(ctx context.Context, remote string, upRef plumbing.Ref
 		return err
 	}
 	local := plumbing.NewBranchReferenceName(r.branch)
-	err = r.git.PushContext(ctx, &git.PushOptions{
-		RemoteName: remote,
-		RefSpecs:   []config.RefSpec{config.RefSpec(fmt.Sprintf("%s:%s", local, upRef))},
-		Auth:       auth,
+	err = source.WithTimeout(ctx, r.opts.GitTimeout, "push", func(ctx context.Context) error {
+		return r.git.PushContext(ctx, &git.PushOptions{
+			RemoteName: remote,
+			RefSpecs:   []config.RefSpec{config.RefSpec(fmt.Sprintf("%s:%s", local, upRef))},
+			Auth:       auth,
+		})
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return redact.Error(fmt.Errorf("push to %s (%s) failed: %w", remote, r.remoteURL(remote), err))

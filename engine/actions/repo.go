@@ -40,6 +40,10 @@ type RepoOptions struct {
 	// CacheDir overrides the folder that holds cache clones of URLs; empty
 	// means os.UserCacheDir()/kdrift/repos.
 	CacheDir string
+	// GitTimeout bounds each fetch, push and clone; 0 means
+	// $KDRIFT_GIT_TIMEOUT, then 30s (source.GitTimeout). A timed-out push
+	// leaves the commit local and says so.
+	GitTimeout time.Duration
 }
 
 // Repo is an opened repository and branch that actions commit to.
@@ -52,6 +56,9 @@ type Repo struct {
 	// beforePush, when set (by tests), runs just before each push so a
 	// race with another writer can be staged deterministically.
 	beforePush func()
+	// crashPoint, when set (by tests), runs at each step of a commit
+	// into the working tree, so a kill there can be staged.
+	crashPoint func(step string)
 	// mu serializes this Repo's operations: the UI may run them from
 	// several goroutines.
 	mu sync.Mutex
@@ -69,8 +76,12 @@ func Open(ctx context.Context, opts RepoOptions) (*Repo, error) {
 	if opts.MaxPushTries <= 0 {
 		opts.MaxPushTries = 5
 	}
+	timeout, err := source.GitTimeout(opts.GitTimeout, opts.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	opts.GitTimeout = timeout
 	r := &Repo{opts: opts, location: redact.URL(opts.Repo)}
-	var err error
 	if isURL(opts.Repo) {
 		r.cache = true
 		r.git, err = openCache(ctx, opts)
@@ -107,6 +118,9 @@ func Open(ctx context.Context, opts RepoOptions) (*Repo, error) {
 		}
 	}
 	if _, err := r.head(); err != nil {
+		return nil, err
+	}
+	if err := r.recoverAdvance(); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -150,7 +164,12 @@ func openCache(ctx context.Context, opts RepoOptions) (*git.Repository, error) {
 	if opts.Branch != "" {
 		co.ReferenceName = plumbing.NewBranchReferenceName(opts.Branch)
 	}
-	g, err := git.PlainCloneContext(ctx, dir, true, co)
+	var g *git.Repository
+	err = source.WithTimeout(ctx, opts.GitTimeout, "clone", func(ctx context.Context) error {
+		var err error
+		g, err = git.PlainCloneContext(ctx, dir, true, co)
+		return err
+	})
 	if err != nil {
 		if rmErr := os.RemoveAll(dir); rmErr != nil {
 			return nil, fmt.Errorf("clone failed: %w (and removing the partial clone %s failed: %v)", err, dir, rmErr)

@@ -98,25 +98,71 @@ func (r *Repo) advance(old, new plumbing.Hash) error {
 		}
 	}
 	name := plumbing.NewBranchReferenceName(r.branch)
-	if err := r.git.Storer.CheckAndSetReference(plumbing.NewHashReference(name, new), plumbing.NewHashReference(name, old)); err != nil {
-		return fmt.Errorf("branch %s moved while kdrift was committing (%v); retry", r.branch, err)
-	}
-	if !on {
+	moveRef := func() error {
+		if err := r.git.Storer.CheckAndSetReference(plumbing.NewHashReference(name, new), plumbing.NewHashReference(name, old)); err != nil {
+			return fmt.Errorf("branch %s moved while kdrift was committing (%v); retry (nothing was committed)", r.branch, err)
+		}
 		return nil
 	}
-	var failed []string
+	if !on {
+		return moveRef()
+	}
+	// Crash-safe order (see journal.go): journal, index.lock, files under
+	// temporary names, the index, the ref last.
+	journal, err := r.writeJournal(old, new)
+	if err != nil {
+		return err
+	}
+	lock, err := r.lockIndex()
+	if err != nil {
+		_ = os.Remove(journal)
+		return err
+	}
+	r.crash("locked")
+	var done []string
+	// undo puts the files (and the index, with lock held) back to old.
+	undo := func(cause error, lock *indexLock) error {
+		var failed []string
+		for _, p := range done {
+			if err := updateFile(r, wt.Filesystem, idx, p, oldT); err != nil {
+				failed = append(failed, p)
+			}
+		}
+		if lock != nil {
+			if err := lock.commit(idx); err != nil {
+				failed = append(failed, "the index")
+			}
+		}
+		if len(failed) > 0 {
+			// Keep the journal: the next kdrift run finishes the roll-back.
+			return fmt.Errorf("%w; putting back %s failed too (kdrift retries on its next run; `git checkout -- <file>` does it now)", cause, strings.Join(failed, ", "))
+		}
+		_ = os.Remove(journal)
+		return fmt.Errorf("%w (nothing was committed)", cause)
+	}
 	for _, p := range paths {
 		if err := updateFile(r, wt.Filesystem, idx, p, newT); err != nil {
-			failed = append(failed, fmt.Sprintf("%s (%v)", p, err))
+			lock.abort()
+			return undo(fmt.Errorf("working file %s: update failed: %w", p, err), nil)
 		}
+		done = append(done, p)
+		r.crash("file")
 	}
 	// The cached tree extension describes the old index; git rebuilds it.
 	idx.Cache = nil
-	if err := r.git.Storer.SetIndex(idx); err != nil {
-		failed = append(failed, fmt.Sprintf("the index (%v)", err))
+	if err := lock.commit(idx); err != nil {
+		return undo(err, nil)
 	}
-	if len(failed) > 0 {
-		return fmt.Errorf("committed %s on %s, but updating the working tree failed for %s; run `git checkout -- <file>` for them", new.String()[:12], r.branch, strings.Join(failed, ", "))
+	r.crash("index")
+	if err := moveRef(); err != nil {
+		if l, lerr := r.lockIndex(); lerr == nil {
+			return undo(err, l)
+		}
+		return fmt.Errorf("%w; the working files and the index already hold %s: kdrift puts them back on its next run", err, new.String()[:12])
+	}
+	r.crash("ref")
+	if err := os.Remove(journal); err != nil {
+		return fmt.Errorf("committed %s on %s, but removing the journal %s failed: %w", new.String()[:12], r.branch, journal, err)
 	}
 	return nil
 }
@@ -274,11 +320,14 @@ func updateFile(r *Repo, fs billy.Filesystem, idx *index.Index, p string, newT f
 			return err
 		}
 	}
-	if err := fs.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+	// Written under a temporary name and renamed, so a reader (or a
+	// kill) never sees half a file.
+	tmp := p + tmpSuffix
+	if err := fs.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	if n.Mode == filemode.Symlink {
-		if err := fs.Symlink(string(data), p); err != nil {
+		if err := fs.Symlink(string(data), tmp); err != nil {
 			return err
 		}
 	} else {
@@ -286,18 +335,24 @@ func updateFile(r *Repo, fs billy.Filesystem, idx *index.Index, p string, newT f
 		if n.Mode == filemode.Executable {
 			perm = 0o755
 		}
-		f, err := fs.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
+		f, err := fs.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
 		if err != nil {
 			return err
 		}
 		_, werr := f.Write(data)
 		cerr := f.Close()
 		if werr != nil {
+			_ = fs.Remove(tmp)
 			return werr
 		}
 		if cerr != nil {
+			_ = fs.Remove(tmp)
 			return cerr
 		}
+	}
+	if err := fs.Rename(tmp, p); err != nil {
+		_ = fs.Remove(tmp)
+		return err
 	}
 	fi, err := fs.Lstat(p)
 	if err != nil {

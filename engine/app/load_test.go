@@ -94,6 +94,10 @@ func TestLoadStrict(t *testing.T) {
 			[]string{"frozen3", "RFC 3339"}, ""},
 		{"wrong type", bad("typed", "  path: deploy/other\n  syncPolicy:\n    selfHeal: yes-please\n"), "typed",
 			[]string{"spec.syncPolicy.selfHeal", "bool"}, ""},
+		{"prune opt-in wrong type", bad("optin", "  path: deploy/other\n  syncPolicy:\n    prune: true\n    pruneNamespaces: always\n"), "optin",
+			[]string{"spec.syncPolicy.pruneNamespaces", "bool"}, ""},
+		{"prune opt-in misspelt", bad("optin2", "  path: deploy/other\n  syncPolicy:\n    prunePVCs: true\n"), "optin2",
+			[]string{"spec.syncPolicy.prunePVCs: unknown field"}, ""},
 		{"duplicate key", bad("dupkey", "  path: deploy/other\n  path: deploy/good\n"), "dupkey",
 			[]string{`.kdrift/bad.yaml:7: App "dupkey": spec.path: is given twice (first at line 6); keep one`}, ""},
 		// yaml.v3 counts lines from the document; errors count from the file.

@@ -2,7 +2,10 @@
 // YAML documents under .kdrift/ at the repository root.
 package app
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // APIVersion is the apiVersion every App document carries.
 const APIVersion = "kdrift.dev/v1alpha1"
@@ -57,6 +60,12 @@ type SyncPolicy struct {
 	SelfHeal bool `json:"selfHeal"`
 	// Prune deletes tracked objects that left Git.
 	Prune bool `json:"prune"`
+	// PruneNamespaces lets prune delete a Namespace (and so everything
+	// in it); off by default.
+	PruneNamespaces bool `json:"pruneNamespaces,omitempty"`
+	// PrunePersistentVolumeClaims lets prune delete a
+	// PersistentVolumeClaim (and perhaps its data); off by default.
+	PrunePersistentVolumeClaims bool `json:"prunePersistentVolumeClaims,omitempty"`
 }
 
 // IgnoreRule names fields Git does not own. An empty Group, Kind, Name or
@@ -77,6 +86,43 @@ type Freeze struct {
 	By     string     `json:"by"`
 	At     time.Time  `json:"at"`
 	Until  *time.Time `json:"until,omitempty"`
+}
+
+// Same reports whether f and o are the same freeze: same author, start
+// and reason (nil only equals nil). An extension of the same freeze
+// (another Until) is the same freeze.
+func (f *Freeze) Same(o *Freeze) bool {
+	if f == nil || o == nil {
+		return f == nil && o == nil
+	}
+	return f.By == o.By && f.At.Equal(o.At) && f.Reason == o.Reason
+}
+
+// Describe is one line for a person: by whom, since when, why, until when.
+func (f *Freeze) Describe() string {
+	if f == nil {
+		return "not frozen"
+	}
+	s := fmt.Sprintf("frozen by %s since %s: %q", f.By, f.At.UTC().Format(time.RFC3339), f.Reason)
+	if f.Until != nil {
+		s += " (until " + f.Until.UTC().Format(time.RFC3339) + ")"
+	}
+	return s
+}
+
+// FreezeChangedError says an action that carried the freeze a person saw
+// (unfreeze, extend, a sync of a frozen app) was refused because the App
+// at the head has another freeze, or none: the person decided on a state
+// that is gone. Now is the freeze at the head (nil when not frozen).
+type FreezeChangedError struct {
+	App  string
+	Seen *Freeze
+	Now  *Freeze
+}
+
+// Error names the app and shows the freeze it has now.
+func (e *FreezeChangedError) Error() string {
+	return fmt.Sprintf("App %s: the freeze changed since you saw it (you saw: %s); it is now %s; look at it again, then retry (nothing was done)", e.App, e.Seen.Describe(), e.Now.Describe())
 }
 
 // ActiveAt reports whether the freeze still holds at t: a freeze whose

@@ -35,6 +35,10 @@ const (
 	LabelManagedByValue = "kdrift"
 	// AnnotationApp names the App that applied the object.
 	AnnotationApp = "kdrift.dev/app"
+	// AnnotationRepo is the repository identity (source.Repo.Identity)
+	// of the App that applied the object: an App of the same name in
+	// another repository never prunes or applies over it.
+	AnnotationRepo = "kdrift.dev/repo"
 )
 
 // Options tunes retries and waits. The zero value is not useful; start
@@ -89,8 +93,8 @@ func RefOf(obj *unstructured.Unstructured) status.ObjectRef {
 }
 
 // Track returns a copy of obj carrying kdrift's tracking label and the
-// annotation naming appName.
-func Track(obj *unstructured.Unstructured, appName string) *unstructured.Unstructured {
+// annotations naming appName and its repository identity repo.
+func Track(obj *unstructured.Unstructured, appName, repo string) *unstructured.Unstructured {
 	out := obj.DeepCopy()
 	labels := out.GetLabels()
 	if labels == nil {
@@ -103,14 +107,41 @@ func Track(obj *unstructured.Unstructured, appName string) *unstructured.Unstruc
 		ann = map[string]string{}
 	}
 	ann[AnnotationApp] = appName
+	if repo != "" {
+		ann[AnnotationRepo] = repo
+	}
 	out.SetAnnotations(ann)
 	return out
 }
 
-// IsTracked reports whether live carries the tracking label and the
-// annotation naming appName.
-func IsTracked(live *unstructured.Unstructured, appName string) bool {
+// TrackedAsApp reports whether live carries the tracking label and the
+// annotation naming appName, whatever repository applied it.
+func TrackedAsApp(live *unstructured.Unstructured, appName string) bool {
 	return live.GetLabels()[LabelManagedBy] == LabelManagedByValue && live.GetAnnotations()[AnnotationApp] == appName
+}
+
+// IsTracked reports whether live is appName's of repository repo: the
+// tracking label, the app annotation and the repository annotation all
+// match. Only such objects are ever pruned.
+func IsTracked(live *unstructured.Unstructured, appName, repo string) bool {
+	return TrackedAsApp(live, appName) && repo != "" && RepoOf(live) == repo
+}
+
+// RepoOf is the repository identity live's tracking names; empty for an
+// object applied before kdrift recorded one (adopted on its next apply,
+// never pruned until then).
+func RepoOf(live *unstructured.Unstructured) string {
+	return live.GetAnnotations()[AnnotationRepo]
+}
+
+// TrackedElsewhere reports whether live is tracked by kdrift for another
+// repository than repo: kdrift leaves it alone (no apply, no prune).
+func TrackedElsewhere(live *unstructured.Unstructured, repo string) bool {
+	if live == nil || live.GetLabels()[LabelManagedBy] != LabelManagedByValue {
+		return false
+	}
+	other := RepoOf(live)
+	return other != "" && other != repo
 }
 
 // RuleMatches reports whether rule applies to obj (diff.RuleMatches).

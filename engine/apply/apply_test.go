@@ -82,14 +82,14 @@ func cleanup(t *testing.T, resource, name string) {
 func TestApplyTracksAndTakesBackScale(t *testing.T) {
 	ctx := context.Background()
 	a := newApplier(t)
-	d := apply.Track(obj(t, deployment("apply-scale", 6)), "render-prod")
+	d := apply.Track(obj(t, deployment("apply-scale", 6)), "render-prod", "repo-1")
 	cleanup(t, "deployments", "apply-scale")
 
 	live, err := a.Apply(ctx, d, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !apply.IsTracked(live, "render-prod") || apply.IsTracked(live, "other") {
+	if !apply.IsTracked(live, "render-prod", "repo-1") || apply.IsTracked(live, "other", "repo-1") || apply.IsTracked(live, "render-prod", "repo-2") {
 		t.Fatalf("tracking metadata: labels %v annotations %v", live.GetLabels(), live.GetAnnotations())
 	}
 	if got := owners(live, "f:replicas"); len(got) != 1 || got[0] != "kdrift/Apply/" {
@@ -119,7 +119,7 @@ func TestApplyRequiresReplace(t *testing.T) {
 	ctx := context.Background()
 	a := newApplier(t)
 	cleanup(t, "deployments", "apply-immutable")
-	d := apply.Track(obj(t, deployment("apply-immutable", 1)), "a")
+	d := apply.Track(obj(t, deployment("apply-immutable", 1)), "a", "repo-1")
 	if _, err := a.Apply(ctx, d, false); err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func TestRemoveExtras(t *testing.T) {
 	ctx := context.Background()
 	a := newApplier(t)
 	cleanup(t, "configmaps", "extras")
-	cm := apply.Track(obj(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"extras","namespace":"default"},"data":{"a":"1"}}`), "a")
+	cm := apply.Track(obj(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"extras","namespace":"default"},"data":{"a":"1"}}`), "a", "repo-1")
 	if _, err := a.Apply(ctx, cm, false); err != nil {
 		t.Fatal(err)
 	}

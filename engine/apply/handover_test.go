@@ -17,7 +17,7 @@ func TestHandoverKeepsReplicas(t *testing.T) {
 	ctx := context.Background()
 	a := newApplier(t)
 	cleanup(t, "deployments", "handover")
-	d := apply.Track(obj(t, deployment("handover", 12)), "render-prod")
+	d := apply.Track(obj(t, deployment("handover", 12)), "render-prod", "repo-1")
 	live, err := a.Apply(ctx, d, false)
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestHandoverListElement(t *testing.T) {
 	ctx := context.Background()
 	a := newApplier(t)
 	cleanup(t, "deployments", "handover-image")
-	d := apply.Track(obj(t, deployment("handover-image", 1)), "a")
+	d := apply.Track(obj(t, deployment("handover-image", 1)), "a", "repo-1")
 	live, err := a.Apply(ctx, d, false)
 	if err != nil {
 		t.Fatal(err)

@@ -45,13 +45,13 @@ func TestCRDThenCustomResource(t *testing.T) {
 	ctx := context.Background()
 	a := newApplier(t)
 	// Warm the mapper before the kind exists, so a stale cache is real.
-	if _, err := a.Apply(ctx, apply.Track(cmObj(t, "order-warm"), "a"), false); err != nil {
+	if _, err := a.Apply(ctx, apply.Track(cmObj(t, "order-warm"), "a", "repo-1"), false); err != nil {
 		t.Fatal(err)
 	}
 	cleanup(t, "configmaps", "order-warm")
 	objs := apply.Order([]*unstructured.Unstructured{
-		apply.Track(obj(t, `{"apiVersion":"order.kdrift.dev/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"},"spec":{"size":3}}`), "a"),
-		apply.Track(obj(t, crd), "a"),
+		apply.Track(obj(t, `{"apiVersion":"order.kdrift.dev/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"},"spec":{"size":3}}`), "a", "repo-1"),
+		apply.Track(obj(t, crd), "a", "repo-1"),
 	})
 	crdRes := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	t.Cleanup(func() {

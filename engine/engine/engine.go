@@ -57,6 +57,9 @@ type Options struct {
 	// whatever the Apps say. `kdrift diff` and `kdrift status` set it, and
 	// so do the UI's --readonly flag and `readonly: true` in its config.
 	ReadOnly bool
+	// GitTimeout bounds each Git fetch and clone (default:
+	// $KDRIFT_GIT_TIMEOUT, then source.DefaultGitTimeout, 30s).
+	GitTimeout time.Duration
 	// FetchInterval is how often Run fetches Git (default 30s).
 	FetchInterval time.Duration
 	// Resync is how often Run re-compares every app as a safety net
@@ -129,8 +132,11 @@ type Stats struct {
 // Engine compares Git with the clusters and heals. Its methods are safe
 // for concurrent use.
 type Engine struct {
-	opts     Options
-	repo     *source.Repo
+	opts Options
+	repo *source.Repo
+	// repoID is the repository identity tracking annotations carry
+	// (source.Repo.Identity).
+	repoID   string
 	renderer *render.Renderer
 	clients  *live.Clients
 	fights   *fight.Detector
@@ -170,14 +176,19 @@ type Engine struct {
 // remote's failure in app statuses.
 func New(opts Options) (*Engine, error) {
 	opts.defaults()
-	repo, err := source.Open(context.Background(), source.Options{Location: opts.Repo, Branch: opts.Branch, CacheDir: opts.CacheDir})
+	repo, err := source.Open(context.Background(), source.Options{Location: opts.Repo, Branch: opts.Branch, CacheDir: opts.CacheDir, Timeout: opts.GitTimeout})
 	var remote *source.RemoteError
 	if err != nil && !(errors.As(err, &remote) && repo != nil) {
+		return nil, err
+	}
+	repoID, err := repo.Identity()
+	if err != nil {
 		return nil, err
 	}
 	e := &Engine{
 		opts:     opts,
 		repo:     repo,
+		repoID:   repoID,
 		renderer: render.NewRenderer(),
 		clients:  live.NewClients(opts.Kubeconfig, opts.Live),
 		fights:   fight.New(opts.Fight),
@@ -236,6 +247,10 @@ func (e *Engine) Inputs(app string) []string {
 
 // Repo is the Git repository the engine reads.
 func (e *Engine) Repo() *source.Repo { return e.repo }
+
+// RepoIdentity is the repository identity the engine's tracking
+// annotations carry (apply.AnnotationRepo).
+func (e *Engine) RepoIdentity() string { return e.repoID }
 
 // Refresh asks Run to fetch Git now and re-compare every app. It never
 // blocks; outside Run it does nothing.

@@ -29,6 +29,8 @@ type passOptions struct {
 	force       bool
 	allowFrozen bool
 	dryRun      bool
+	// confirmPrune lets prune delete a large share of the app's objects.
+	confirmPrune bool
 }
 
 // pass is one reconcile of one app. Its phases fill it in order; finish
@@ -48,6 +50,12 @@ type pass struct {
 	live    map[string]*unstructured.Unstructured
 	results []status.ResourceStatus
 	extra   []*unstructured.Unstructured
+	// pruneHold, when set, is why no prune candidate may be deleted this
+	// pass (another App's render could not be read).
+	pruneHold string
+	// held says, by refKey, why a prune candidate was not deleted; the
+	// comparison after heal and prune keeps saying it.
+	held map[string]string
 
 	// cacheMu guards st.cache and unreadable while objects are compared
 	// in parallel.

@@ -79,6 +79,10 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 		kinds[d.GroupVersionKind()] = true
 		p.live[key] = out[i].lv
 		p.st.desired[key] = d
+		if lv := out[i].lv; apply.TrackedElsewhere(lv, p.e.repoID) {
+			// Never applied over: the heal phase leaves it alone.
+			out[i].res.Status, out[i].res.Message = status.ResourceError, fmt.Sprintf("%s is tracked by repository %s (app %s); kdrift does not take over another repository's objects: render it from one repository only, or hand it over by removing its annotation %s", live.RefOf(d), apply.RepoOf(lv), lv.GetAnnotations()[apply.AnnotationApp], apply.AnnotationRepo)
+		}
 		results = append(results, out[i].res)
 	}
 	// Tracked objects of this app that Git no longer renders.
@@ -100,6 +104,8 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 		}
 	}
 	p.extra = nil
+	p.pruneHold = ""
+	var others map[string]string // rendered by other Apps, read once if needed
 	for gvk := range kinds {
 		tracked, err := p.cl.listTracked(ctx, gvk, p.name)
 		if err != nil {
@@ -110,15 +116,30 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 			}
 			continue
 		}
-		for _, o := range apply.Extraneous(p.name, tracked, desiredRefs) {
+		for _, o := range apply.Extraneous(p.name, p.e.repoID, tracked, desiredRefs) {
 			ref := live.RefOf(o)
 			if seen[refKey(ref)] {
+				continue
+			}
+			if others == nil {
+				var err error
+				if others, err = p.renderedByOthers(ctx); err != nil {
+					p.pruneHold = err.Error()
+				}
+			}
+			if others[refKey(ref)] != "" {
+				// Moved to another App of the repository at this
+				// revision: that App adopts it on its next apply.
 				continue
 			}
 			o = o.DeepCopy() // listTracked's objects are shared, read-only
 			p.extra = append(p.extra, o)
 			p.live[refKey(ref)] = o
-			results = append(results, status.ResourceStatus{Ref: ref, Status: status.ResourceExtraneous, Health: diff.Health(o)})
+			msg := p.held[refKey(ref)]
+			if msg == "" && apply.RepoOf(o) == "" {
+				msg = p.legacyHold()
+			}
+			results = append(results, status.ResourceStatus{Ref: ref, Status: status.ResourceExtraneous, Health: diff.Health(o), Message: msg})
 		}
 	}
 	p.st.kinds = kinds

@@ -113,6 +113,13 @@ func (p *pass) healItems() []healItem {
 		if d == nil || r.Status == status.ResourceRequiresReplace || p.unreadable[key] {
 			continue
 		}
+		if apply.TrackedElsewhere(p.live[key], p.e.repoID) {
+			// Another repository's: never applied over; a sync says so.
+			if p.opts.force {
+				p.record(ObjectResult{Ref: r.Ref, Action: ActionApply, Error: r.Message})
+			}
+			continue
+		}
 		lv := p.live[key]
 		it := healItem{desired: d, live: lv, res: r}
 		for _, f := range r.Fields {

@@ -37,7 +37,7 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 	}
 	p.desired = make([]*unstructured.Unstructured, 0, len(objs))
 	for _, o := range objs {
-		t := apply.Track(o, p.name)
+		t := apply.Track(o, p.name, p.e.repoID)
 		p.defaultNamespace(ctx, t, ns)
 		p.desired = append(p.desired, t)
 	}

@@ -39,6 +39,10 @@ type Step struct {
 type Plan struct {
 	App   string `json:"app"`
 	Steps []Step `json:"steps"`
+	// PruneRefused, when set, says the prune steps would delete so much of
+	// the app that a person must confirm them (a second question in the
+	// UI, --confirm-prune on the command line).
+	PruneRefused *PruneRefusedError `json:"pruneRefused,omitempty"`
 }
 
 // PlanOf reads the plan out of a dry-run sync's result: the applies and
@@ -69,6 +73,12 @@ func PlanOf(res SyncResult) Plan {
 			}
 		}
 		p.Steps = append(p.Steps, st)
+	}
+	if res.PruneRefused != nil {
+		p.PruneRefused = res.PruneRefused
+		for _, ref := range res.PruneRefused.Refs {
+			p.Steps = append(p.Steps, Step{Ref: ref, Action: StepPrune})
+		}
 	}
 	for _, r := range res.Plan {
 		if r.Status == status.ResourceRequiresReplace {

@@ -30,6 +30,9 @@ type appState struct {
 	kinds   map[schema.GroupVersionKind]bool
 	desired map[string]*unstructured.Unstructured
 	results map[string]status.ResourceStatus
+	// pruneRefusal is the last prune refusal published, so a refusal is
+	// reported once, not every pass.
+	pruneRefusal string
 	// rulesKey identifies the objects the app last rendered, with its
 	// ignore rules; a change ends old fights (see phaseCompare).
 	rulesKey string
@@ -168,7 +171,7 @@ func (c *cluster) listTracked(ctx context.Context, gvk schema.GroupVersionKind, 
 	}
 	var out []*unstructured.Unstructured
 	for _, o := range e.items {
-		if apply.IsTracked(o, appName) {
+		if apply.TrackedAsApp(o, appName) {
 			out = append(out, o)
 		}
 	}

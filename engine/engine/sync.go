@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/status"
 )
 
@@ -26,6 +27,15 @@ type SyncOptions struct {
 	DryRun bool
 	// AllowFrozen syncs a frozen app; the person confirmed.
 	AllowFrozen bool
+	// SeenFreeze is the freeze the person confirmed syncing over (the UI
+	// passes what it displayed); with AllowFrozen, a head frozen by
+	// another freeze refuses the sync with an *app.FreezeChangedError (a
+	// head no longer frozen syncs). Nil means any freeze (the CLI's
+	// --force).
+	SeenFreeze *app.Freeze
+	// ConfirmPrune lets Prune delete more than apply.MaxPruneShare of the
+	// app's objects, or all of them; the person confirmed.
+	ConfirmPrune bool
 }
 
 // ObjectResult is what a sync did, or would do, to one object.
@@ -57,6 +67,9 @@ type SyncResult struct {
 	Objects []ObjectResult `json:"objects"`
 	// Status is the app's status after the sync.
 	Status status.AppStatus `json:"status"`
+	// PruneRefused is set when the prune needs a person's confirmation
+	// (SyncOptions.ConfirmPrune) and did not get it; nothing was pruned.
+	PruneRefused *PruneRefusedError `json:"pruneRefused,omitempty"`
 	// Err is an app-level failure (invalid App, render error, cluster
 	// unreachable); empty otherwise.
 	Err string `json:"error,omitempty"`
@@ -135,16 +148,22 @@ func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncR
 	e.mu.Lock()
 	a, _, valid := e.findApp(name, e.opts.Now())
 	e.mu.Unlock()
+	if valid && opts.AllowFrozen && opts.SeenFreeze != nil && !opts.DryRun && a.Spec.Freeze.ActiveAt(e.opts.Now()) && !opts.SeenFreeze.Same(a.Spec.Freeze) {
+		return SyncResult{App: name}, &app.FreezeChangedError{App: name, Seen: opts.SeenFreeze, Now: a.Spec.Freeze}
+	}
 	if valid && a.Spec.Freeze.ActiveAt(e.opts.Now()) && !opts.AllowFrozen && !opts.DryRun {
 		f := a.Spec.Freeze
 		return SyncResult{App: name}, fmt.Errorf("app %s: %w by %s since %s: %s; sync anyway only if the incident allows it", name, ErrFrozen, f.By, f.At.Format("2006-01-02 15:04 MST"), f.Reason)
 	}
-	res := e.reconcileApp(ctx, name, passOptions{heal: true, force: true, prune: opts.Prune, allowFrozen: opts.AllowFrozen || opts.DryRun, dryRun: opts.DryRun})
+	res := e.reconcileApp(ctx, name, passOptions{heal: true, force: true, prune: opts.Prune, confirmPrune: opts.ConfirmPrune, allowFrozen: opts.AllowFrozen || opts.DryRun, dryRun: opts.DryRun})
 	if res.Err != "" {
 		if res.Cause != nil {
 			return res, fmt.Errorf("app %s: %w", name, res.Cause)
 		}
 		return res, fmt.Errorf("app %s: %s", name, res.Err)
+	}
+	if res.PruneRefused != nil && !opts.DryRun {
+		return res, res.PruneRefused
 	}
 	var replace []string
 	for _, r := range res.Status.Resources {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	git "github.com/go-git/go-git/v5"
@@ -15,6 +17,64 @@ import (
 
 // DefaultInterval is how often Watch fetches when given no interval.
 const DefaultInterval = 30 * time.Second
+
+// DefaultGitTimeout bounds every fetch, clone and push, so a remote that
+// accepts the connection and never answers cannot hang an action or
+// stale the engine: 30 s, as long as a fetch interval.
+const DefaultGitTimeout = 30 * time.Second
+
+// EnvGitTimeout names the environment variable that overrides
+// DefaultGitTimeout: a Go duration such as 10s or 2m.
+const EnvGitTimeout = "KDRIFT_GIT_TIMEOUT"
+
+// GitTimeout is the timeout of one fetch, clone or push: set when > 0,
+// else EnvGitTimeout read through getenv (nil: os.Getenv), else
+// DefaultGitTimeout. A malformed variable is an error that names it.
+func GitTimeout(set time.Duration, getenv func(string) string) (time.Duration, error) {
+	if set > 0 {
+		return set, nil
+	}
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	v := strings.TrimSpace(getenv(EnvGitTimeout))
+	if v == "" {
+		return DefaultGitTimeout, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s=%q: want a positive Go duration such as 30s or 2m", EnvGitTimeout, v)
+	}
+	return d, nil
+}
+
+// TimeoutError says a Git operation with a remote did not finish within
+// the Git timeout; what it would have changed was left as it was.
+type TimeoutError struct {
+	Op    string
+	After time.Duration
+}
+
+// Error says which operation timed out and how to change the timeout.
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("%s timed out after %s (the remote did not answer; set %s to wait longer)", e.Op, e.After, EnvGitTimeout)
+}
+
+// Timeout marks the error as a timeout (net.Error style).
+func (e *TimeoutError) Timeout() bool { return true }
+
+// WithTimeout runs f with a context that ends after d, and turns the end
+// of that deadline (not the caller's own cancellation) into a
+// *TimeoutError for op.
+func WithTimeout(ctx context.Context, d time.Duration, op string, f func(context.Context) error) error {
+	tctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	err := f(tctx)
+	if err != nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+		return &TimeoutError{Op: op, After: d}
+	}
+	return err
+}
 
 // Revision is one commit of the branch kdrift reads.
 type Revision struct {
@@ -69,13 +129,15 @@ func (r *Repo) Fetch(ctx context.Context) error {
 		return r.setFetchErr(fmt.Errorf("repository %s: cannot reopen %s: %w", r.shown(), r.dir, err))
 	}
 	if r.remote {
-		err := fresh.FetchContext(ctx, &git.FetchOptions{
-			RemoteName: RemoteName,
-			RefSpecs:   []config.RefSpec{config.RefSpec("+refs/heads/*:refs/remotes/" + RemoteName + "/*")},
-			Auth:       r.auth,
-			Tags:       git.NoTags,
-			Force:      true,
-			Prune:      true,
+		err := WithTimeout(ctx, r.timeout, "fetch", func(ctx context.Context) error {
+			return fresh.FetchContext(ctx, &git.FetchOptions{
+				RemoteName: RemoteName,
+				RefSpecs:   []config.RefSpec{config.RefSpec("+refs/heads/*:refs/remotes/" + RemoteName + "/*")},
+				Auth:       r.auth,
+				Tags:       git.NoTags,
+				Force:      true,
+				Prune:      true,
+			})
 		})
 		if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 			return r.setFetchErr(&RemoteError{Remote: r.location, Op: "fetch", Err: err})

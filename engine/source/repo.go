@@ -43,6 +43,9 @@ type Options struct {
 	// Auth overrides the credentials taken from the environment (see
 	// AuthFromEnv).
 	Auth transport.AuthMethod
+	// Timeout bounds each clone and fetch (default: EnvGitTimeout, then
+	// DefaultGitTimeout; see GitTimeout).
+	Timeout time.Duration
 }
 
 // Repo is an opened repository. Its methods are safe for concurrent use.
@@ -52,6 +55,7 @@ type Repo struct {
 	dir      string
 	branch   string
 	auth     transport.AuthMethod
+	timeout  time.Duration
 	usable   bool // the branch can be read, even if the last fetch failed
 	// upstream is the remote-tracking ref the desired state is read from
 	// (empty: the branch has no upstream, the local branch is the truth);
@@ -98,14 +102,18 @@ func Open(ctx context.Context, opts Options) (*Repo, error) {
 	if loc == "" {
 		loc = "."
 	}
-	r := &Repo{location: loc, refresh: make(chan struct{})}
+	timeout, err := GitTimeout(opts.Timeout, nil)
+	if err != nil {
+		return nil, err
+	}
+	r := &Repo{location: loc, timeout: timeout, refresh: make(chan struct{})}
 	if !isRemote(loc) {
 		if err := r.openLocal(opts); err != nil {
 			return nil, err
 		}
 		return r, nil
 	}
-	err := r.openRemote(ctx, opts)
+	err = r.openRemote(ctx, opts)
 	if err != nil && !r.usable {
 		return nil, err
 	}
@@ -234,11 +242,14 @@ func (r *Repo) clone(ctx context.Context, cache string) (*git.Repository, error)
 	if err != nil {
 		return nil, fmt.Errorf("repository %s: cannot create cache folder: %w", r.shown(), err)
 	}
-	_, err = git.PlainCloneContext(ctx, tmp, true, &git.CloneOptions{
-		URL:        r.location,
-		Auth:       r.auth,
-		RemoteName: RemoteName,
-		Tags:       git.NoTags,
+	err = WithTimeout(ctx, r.timeout, "clone", func(ctx context.Context) error {
+		_, err := git.PlainCloneContext(ctx, tmp, true, &git.CloneOptions{
+			URL:        r.location,
+			Auth:       r.auth,
+			RemoteName: RemoteName,
+			Tags:       git.NoTags,
+		})
+		return err
 	})
 	if err != nil {
 		rmErr := os.RemoveAll(tmp)

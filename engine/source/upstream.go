@@ -135,13 +135,16 @@ func (r *Repo) FetchFailingSince() time.Time {
 }
 
 // fetchUpstream fetches a local repository's upstream remote into its
-// remote-tracking refs, with the remote's own refspecs.
+// remote-tracking refs, with the remote's own refspecs, within the Git
+// timeout.
 func (r *Repo) fetchUpstream(ctx context.Context, repo *git.Repository) error {
 	auth, err := AuthFromEnv(r.upURL)
 	if err != nil {
 		return &RemoteError{Remote: r.upURL, Op: "authenticate", Err: err}
 	}
-	err = repo.FetchContext(ctx, &git.FetchOptions{RemoteName: r.upRemote, Auth: auth, Tags: git.NoTags})
+	err = WithTimeout(ctx, r.timeout, "fetch "+r.upRemote, func(ctx context.Context) error {
+		return repo.FetchContext(ctx, &git.FetchOptions{RemoteName: r.upRemote, Auth: auth, Tags: git.NoTags})
+	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return &RemoteError{Remote: r.upURL, Op: "fetch " + r.upRemote, Err: err}
 	}

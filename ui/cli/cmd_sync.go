@@ -23,7 +23,9 @@ type syncFlags struct {
 	prune  bool
 	dryRun bool
 	force  bool
-	output outputFlag
+	// confirmPrune lets --prune delete a large share of the app.
+	confirmPrune bool
+	output       outputFlag
 }
 
 func (s *syncFlags) register(fs *flag.FlagSet) {
@@ -31,6 +33,7 @@ func (s *syncFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&s.prune, "prune", false, "also delete tracked objects Git no longer renders (never while frozen)")
 	fs.BoolVar(&s.dryRun, "dry-run", false, "change nothing: show what the sync would apply and prune")
 	fs.BoolVar(&s.force, "force", false, "sync even though the app is frozen")
+	fs.BoolVar(&s.confirmPrune, "confirm-prune", false, "let --prune delete all of the app's objects or more than half of them (refused otherwise)")
 	s.output.register(fs)
 }
 
@@ -67,7 +70,7 @@ func runSync(ctx context.Context, env *cliEnv, f *syncFlags, name string) int {
 	if err != nil {
 		return env.errorf("%v", err)
 	}
-	res, syncErr := e.Sync(ctx, name, engine.SyncOptions{Prune: f.prune, DryRun: f.dryRun, AllowFrozen: f.force})
+	res, syncErr := e.Sync(ctx, name, engine.SyncOptions{Prune: f.prune, DryRun: f.dryRun, AllowFrozen: f.force, ConfirmPrune: f.confirmPrune})
 	if f.output.structured() {
 		if err := f.output.write(env.stdout, res); err != nil {
 			return env.errorf("write result: %v", err)

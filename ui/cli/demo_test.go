@@ -11,6 +11,12 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"kdrift.dev/kdrift/engine/apply"
 	"kdrift.dev/kdrift/internal/controlplane"
 	"kdrift.dev/kdrift/internal/demo"
 	"kdrift.dev/kdrift/internal/enginetest"
@@ -93,6 +99,7 @@ func stageTestDemo(t *testing.T) *demo.Repo {
 	step := func(format string, a ...any) {
 		t.Logf("demo [%5.1fs] %s", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
 	}
+	handOverDemo(t)
 	// No deadline: the cloud controller runs on this context until the
 	// cleanup stops it; go test's -timeout bounds a stuck setup.
 	s, err := stageDemo(context.Background(), t.TempDir(), enginetest.Kubeconfig(), enginetest.Clientset(t), step)
@@ -101,6 +108,40 @@ func stageTestDemo(t *testing.T) *demo.Repo {
 		t.Fatalf("staging the demo: %v", err)
 	}
 	return s.repo
+}
+
+// handOverDemo removes the repository annotation from the demo objects an
+// earlier test's demo applied: each staging is a new repository (a new
+// folder), and kdrift never takes over another repository's objects until
+// they are handed over this way (README "The App").
+func handOverDemo(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	dyn := enginetest.Dynamic(t)
+	patch := []byte(`[{"op":"remove","path":"/metadata/annotations/kdrift.dev~1repo"}]`)
+	for _, name := range demo.Apps {
+		for _, gvr := range []schema.GroupVersionResource{
+			{Version: "v1", Resource: "namespaces"}, {Version: "v1", Resource: "configmaps"}, {Version: "v1", Resource: "services"},
+			{Group: "apps", Version: "v1", Resource: "deployments"}, {Group: "apps", Version: "v1", Resource: "statefulsets"},
+		} {
+			var ri dynamic.ResourceInterface = dyn.Resource(gvr)
+			if gvr.Resource != "namespaces" {
+				ri = dyn.Resource(gvr).Namespace(name)
+			}
+			l, err := ri.List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=kdrift"})
+			if err != nil {
+				t.Fatalf("hand over the demo's %s: %v", gvr.Resource, err)
+			}
+			for _, o := range l.Items {
+				if _, ok := o.GetAnnotations()[apply.AnnotationRepo]; !ok || o.GetAnnotations()[apply.AnnotationApp] != name {
+					continue
+				}
+				if _, err := ri.Patch(ctx, o.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+					t.Fatalf("hand over %s %s: %v", gvr.Resource, o.GetName(), err)
+				}
+			}
+		}
+	}
 }
 
 // isolatedEnv is the environment the slow tier runs kdrift, git and bash

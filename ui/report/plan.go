@@ -31,6 +31,9 @@ func Plan(w io.Writer, p engine.Plan, syncErr error) error {
 		}
 		b.WriteByte('\n')
 	}
+	if p.PruneRefused != nil {
+		fmt.Fprintf(&b, "  %v\n", p.PruneRefused)
+	}
 	if len(p.Steps) == 0 && syncErr == nil {
 		b.WriteString("  nothing to do: in sync\n")
 	}
