@@ -165,7 +165,7 @@ func OwnersMarkdown(w io.Writer, m diff.OwnerMap) error {
 		for _, r := range k.Rows {
 			ws := make([]string, len(r.Writers))
 			for i, wr := range r.Writers {
-				ws[i] = fmt.Sprintf("`%s` %s %d/%d", codeText(wr.Label()), classLabel(wr.Class), wr.Count, k.Objects)
+				ws[i] = fmt.Sprintf("`%s` %s %d/%d", docText(wr.Label()), classLabel(wr.Class), wr.Count, k.Objects)
 			}
 			contested := "no"
 			if r.Contested {
