@@ -45,7 +45,7 @@ spec:
 `, name)
 	}
 	return gitRepo(t, map[string]string{
-		".kdrift/app.yaml": fmt.Sprintf("apiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata:\n  name: %[1]s\nspec:\n  path: deploy\n  destination:\n    namespace: %[1]s\n  syncPolicy:\n    selfHeal: false\n  ignoreDifferences:\n  - kind: Service\n    managedFieldsManagers: [kubectl-annotate]\n", ns),
+		".kdrift/app.yaml":   fmt.Sprintf("apiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata:\n  name: %[1]s\nspec:\n  path: deploy\n  destination:\n    namespace: %[1]s\n  syncPolicy:\n    selfHeal: false\n  ignoreDifferences:\n  - kind: Service\n    managedFieldsManagers: [kubectl-annotate]\n", ns),
 		"deploy/web.yaml":    deploy("web"),
 		"deploy/worker.yaml": deploy("worker"),
 		"deploy/svc.yaml":    "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {app: web}\n  ports:\n  - port: 80\n",
