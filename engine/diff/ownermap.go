@@ -104,7 +104,8 @@ type OwnerRow struct {
 	// "APP: rule".
 	Rules []string `json:"ignoreRules,omitempty"`
 	// Contested says more than one non-default writer holds the field, a
-	// fight was seen on it, or a person wrote it after the last sync.
+	// fight was seen on it, or a person wrote it after the last sync (or
+	// at a time managedFields did not record).
 	Contested bool `json:"contested"`
 	// Why gives the reasons for Contested.
 	Why []string `json:"why,omitempty"`
@@ -287,8 +288,18 @@ func (k *kindAcc) add(idx int, o OwnedObject, cache map[string]*parsedFields, op
 				w.Operation, w.Subresource = string(e.Operation), e.Subresource
 			}
 			r.owned[idx] = true
-			if class == status.OwnerPerson && when != nil && lastSync != nil && when.After(*lastSync) {
-				r.why[fmt.Sprintf("%s wrote it after the last sync", e.Manager)] = true
+			if class == status.OwnerPerson {
+				switch {
+				case when == nil:
+					// kubectl scale records no time (an Update through
+					// the scale subresource); a forced sync would have
+					// taken a declared field back, so the write is
+					// likely newer, and a person's hand on a GitOps
+					// object is what the table is for.
+					r.why[fmt.Sprintf("%s wrote it (time not recorded)", e.Manager)] = true
+				case lastSync != nil && when.After(*lastSync):
+					r.why[fmt.Sprintf("%s wrote it after the last sync", e.Manager)] = true
+				}
 			}
 		}
 	}

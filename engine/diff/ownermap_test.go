@@ -91,7 +91,7 @@ func TestBuildOwnerMap(t *testing.T) {
 		t.Errorf("no Git-only fields counted: %+v", m.Kinds[1])
 	}
 	hot := rowOf(t, m, "ConfigMap", "data.hotfix")
-	if !hot.Contested || len(hot.Why) != 1 || hot.Why[0] != "fight with kubectl-patch" {
+	if !hot.Contested || len(hot.Why) != 2 || hot.Why[0] != "fight with kubectl-patch" || hot.Why[1] != "kubectl-patch wrote it (time not recorded)" {
 		t.Errorf("hotfix row = %+v", hot)
 	}
 	zone := rowOf(t, m, "ConfigMap", `metadata.annotations["cloud.example/zone"]`)
