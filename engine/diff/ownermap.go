@@ -1,7 +1,6 @@
 package diff
 
 import (
-	"bytes"
 	"fmt"
 	"sort"
 	"strconv"
@@ -140,12 +139,170 @@ func (w FieldWriter) Label() string {
 	return w.Manager
 }
 
-// parsedFields is one distinct fieldsV1 document: its leaves and their
-// names, parsed once however many objects share it.
-type parsedFields struct {
-	leaves []fieldpath.Path
-	names  []string
-	err    error
+// keyInfo is one fieldsV1 key parsed, with its piece of a field name.
+type keyInfo struct {
+	pe    fieldpath.PathElement
+	plain bool   // a field name that is a plain word
+	frag  string // the name piece: the word, ["quoted"], [k=v], [=v] or [i]
+	err   error
+}
+
+// keyCache parses each distinct fieldsV1 key once per map (the same keys
+// recur in every object of a kind) and holds the bookkeeping pointers.
+type keyCache struct {
+	keys map[string]*keyInfo
+	// skip are the pointers of status and bookkeeping metadata (see
+	// bookkeeping), left out of the map.
+	skip []string
+}
+
+func newKeyCache(opts Options) *keyCache {
+	c := &keyCache{keys: map[string]*keyInfo{}, skip: []string{"/status"}}
+	for _, f := range opts.IgnoredMetadata {
+		c.skip = append(c.skip, join("/metadata", f))
+	}
+	for _, a := range opts.IgnoredAnnotations {
+		c.skip = append(c.skip, join("/metadata/annotations", a), join("/spec/template/metadata/annotations", a))
+	}
+	return c
+}
+
+// skipped reports whether ptr is status or bookkeeping metadata.
+func (c *keyCache) skipped(ptr string) bool {
+	for _, p := range c.skip {
+		if strings.HasPrefix(ptr, p) && (len(ptr) == len(p) || ptr[len(p)] == '/') {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *keyCache) get(key string) *keyInfo {
+	if ki, ok := c.keys[key]; ok {
+		return ki
+	}
+	ki := &keyInfo{}
+	ki.pe, ki.err = fieldpath.DeserializePathElement(key)
+	if ki.err == nil {
+		ki.frag = FieldName(fieldpath.Path{ki.pe})
+		ki.plain = ki.pe.FieldName != nil && plainWord(*ki.pe.FieldName)
+	}
+	c.keys[key] = ki
+	return ki
+}
+
+// managedEntry is one managedFields entry read straight from the object's
+// map: GetManagedFields would round-trip every entry through JSON.
+type managedEntry struct {
+	manager, operation, subresource string
+	time                            *time.Time
+	fields                          map[string]any
+}
+
+func managedEntries(obj map[string]any) []managedEntry {
+	md, _ := obj["metadata"].(map[string]any)
+	list, _ := md["managedFields"].([]any)
+	out := make([]managedEntry, 0, len(list))
+	for _, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		e := managedEntry{}
+		e.manager, _ = m["manager"].(string)
+		e.operation, _ = m["operation"].(string)
+		e.subresource, _ = m["subresource"].(string)
+		e.fields, _ = m["fieldsV1"].(map[string]any)
+		if ts, ok := m["time"].(string); ok {
+			if t, err := time.Parse(time.RFC3339, ts); err == nil {
+				e.time = &t
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// leafVisit receives one owned leaf present in the object.
+type leafVisit func(p fieldpath.Path, name string)
+
+// walkFields visits the leaves of a fieldsV1 tree that the object still
+// has (a field under an atomic value counts as present), naming each with
+// FieldName's form, and skips status and bookkeeping metadata. val is the
+// object's value at path; ptr is path as a JSON pointer while it holds
+// field names only ("-" once a list element is in it).
+func walkFields(node map[string]any, val any, path fieldpath.Path, name, ptr string, keys *keyCache, visit leafVisit) error {
+	var firstErr error
+	for key, child := range node {
+		if key == "." {
+			continue
+		}
+		ki := keys.get(key)
+		if ki.err != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("fieldsV1 key %q: %v", key, ki.err)
+			}
+			continue
+		}
+		var cv any
+		present := false
+		switch v := val.(type) {
+		case map[string]any:
+			if ki.pe.FieldName != nil {
+				cv, present = v[*ki.pe.FieldName]
+			}
+		case []any:
+			if ki.pe.FieldName == nil {
+				if i := FindElement(v, ki.pe); i >= 0 {
+					cv, present = v[i], true
+				}
+			}
+		default:
+			cv, present = v, true // inside an atomic value
+		}
+		if !present {
+			continue // a stale entry for a field the object no longer has
+		}
+		// Bookkeeping sits at most four field names deep
+		// (/spec/template/metadata/annotations/X); past that, or past a
+		// list element, no pointer is needed.
+		cptr := "-"
+		if ptr != "-" && ki.pe.FieldName != nil && len(path) < 5 {
+			cptr = join(ptr, *ki.pe.FieldName)
+			if keys.skipped(cptr) {
+				continue
+			}
+		}
+		cname := ki.frag
+		switch {
+		case name == "":
+		case ki.plain:
+			cname = name + "." + ki.frag
+		default:
+			cname = name + ki.frag
+		}
+		cpath := append(path[:len(path):len(path)], ki.pe)
+		cm, _ := child.(map[string]any)
+		if isLeafNode(cm) {
+			visit(cpath, cname)
+			continue
+		}
+		if err := walkFields(cm, cv, cpath, cname, cptr, keys, visit); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return firstErr
+}
+
+// isLeafNode reports whether a fieldsV1 node has no members below it
+// ("." only marks the element itself).
+func isLeafNode(m map[string]any) bool {
+	for k := range m {
+		if k != "." {
+			return false
+		}
+	}
+	return true
 }
 
 // rowAcc collects one row while the objects are read.
@@ -179,7 +336,7 @@ type kindAcc struct {
 // objects. Status and bookkeeping metadata are left out.
 func BuildOwnerMap(objects []OwnedObject, opts OwnerMapOptions) OwnerMap {
 	out := OwnerMap{}
-	cache := map[string]*parsedFields{}
+	keys := newKeyCache(opts.Diff)
 	kinds := map[string]*kindAcc{}
 	for _, o := range objects {
 		if o.Live == nil {
@@ -198,16 +355,16 @@ func BuildOwnerMap(objects []OwnedObject, opts OwnerMapOptions) OwnerMap {
 		}
 		idx := len(k.objs)
 		k.objs = append(k.objs, o)
-		if err := k.add(idx, o, cache, opts.Diff); err != nil {
+		if err := k.add(idx, o, keys, opts.Diff); err != nil {
 			out.Errors = append(out.Errors, err.Error())
 		}
 	}
-	keys := make([]string, 0, len(kinds))
+	names := make([]string, 0, len(kinds))
 	for key := range kinds {
-		keys = append(keys, key)
+		names = append(names, key)
 	}
-	sort.Strings(keys)
-	for _, key := range keys {
+	sort.Strings(names)
+	for _, key := range names {
 		out.Kinds = append(out.Kinds, kinds[key].finish(opts))
 	}
 	return out
@@ -226,55 +383,34 @@ func kindSelected(filters []KindFilter, group, kind string) bool {
 }
 
 // add records every field of one object's managedFields entries.
-func (k *kindAcc) add(idx int, o OwnedObject, cache map[string]*parsedFields, opts Options) error {
-	entries := o.Live.GetManagedFields()
+func (k *kindAcc) add(idx int, o OwnedObject, keys *keyCache, opts Options) error {
+	entries := managedEntries(o.Live.Object)
 	// The last sync is the newest write of a Git writer to the object.
 	var lastSync *time.Time
 	for _, e := range entries {
-		if IsGit(opts.Classify(e.Manager)) && e.Time != nil && (lastSync == nil || e.Time.After(*lastSync)) {
-			t := e.Time.Time
-			lastSync = &t
+		if IsGit(opts.Classify(e.manager)) && e.time != nil && (lastSync == nil || e.time.After(*lastSync)) {
+			lastSync = e.time
 		}
 	}
 	ref := objectName(o)
 	var firstErr error
 	for _, e := range entries {
-		if e.FieldsV1 == nil || e.Subresource == "status" {
+		if e.fields == nil || e.subresource == "status" {
 			continue
 		}
-		raw := string(e.FieldsV1.Raw)
-		pf := cache[raw]
-		if pf == nil {
-			pf = parseFields(e.FieldsV1.Raw, opts)
-			cache[raw] = pf
-		}
-		if pf.err != nil {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("%s: managedFields of manager %q: cannot parse fieldsV1: %v", ref, e.Manager, pf.err)
-			}
-			continue
-		}
-		class := opts.Classify(e.Manager)
-		var when *time.Time
-		if e.Time != nil {
-			t := e.Time.Time
-			when = &t
-		}
-		for i, p := range pf.leaves {
-			name := pf.names[i]
+		class := opts.Classify(e.manager)
+		when := e.time
+		err := walkFields(e.fields, o.Live.Object, nil, "", "", keys, func(p fieldpath.Path, name string) {
 			r := k.rows[name]
 			if r == nil {
 				r = &rowAcc{field: name, path: p, writers: map[string]*writerAcc{}, owned: map[int]bool{}, why: map[string]bool{}, rules: map[string]bool{}}
 				k.rows[name] = r
 				k.order = append(k.order, name)
 			}
-			if !declared(o.Live.Object, p) {
-				continue // a stale entry for a field the object no longer has
-			}
-			w := r.writers[e.Manager]
+			w := r.writers[e.manager]
 			if w == nil {
-				w = &writerAcc{FieldWriter: FieldWriter{Manager: e.Manager, Class: class}, objs: map[int]bool{}}
-				r.writers[e.Manager] = w
+				w = &writerAcc{FieldWriter: FieldWriter{Manager: e.manager, Class: class}, objs: map[int]bool{}}
+				r.writers[e.manager] = w
 			}
 			if !w.objs[idx] {
 				w.objs[idx] = true
@@ -283,9 +419,9 @@ func (k *kindAcc) add(idx int, o OwnedObject, cache map[string]*parsedFields, op
 			}
 			if when != nil && (w.Newest == nil || when.After(*w.Newest)) {
 				w.Newest = when
-				w.Operation, w.Subresource = string(e.Operation), e.Subresource
+				w.Operation, w.Subresource = e.operation, e.subresource
 			} else if w.Operation == "" {
-				w.Operation, w.Subresource = string(e.Operation), e.Subresource
+				w.Operation, w.Subresource = e.operation, e.subresource
 			}
 			r.owned[idx] = true
 			if class == status.OwnerPerson {
@@ -296,45 +432,17 @@ func (k *kindAcc) add(idx int, o OwnedObject, cache map[string]*parsedFields, op
 					// taken a declared field back, so the write is
 					// likely newer, and a person's hand on a GitOps
 					// object is what the table is for.
-					r.why[fmt.Sprintf("%s wrote it (time not recorded)", e.Manager)] = true
+					r.why[fmt.Sprintf("%s wrote it (time not recorded)", e.manager)] = true
 				case lastSync != nil && when.After(*lastSync):
-					r.why[fmt.Sprintf("%s wrote it after the last sync", e.Manager)] = true
+					r.why[fmt.Sprintf("%s wrote it after the last sync", e.manager)] = true
 				}
 			}
+		})
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("%s: managedFields of manager %q: %v", ref, e.manager, err)
 		}
 	}
 	return firstErr
-}
-
-// parseFields parses one fieldsV1 document and names its leaves, leaving
-// out status and bookkeeping metadata.
-func parseFields(raw []byte, opts Options) *parsedFields {
-	set := &fieldpath.Set{}
-	if err := set.FromJSON(bytes.NewReader(raw)); err != nil {
-		return &parsedFields{err: err}
-	}
-	pf := &parsedFields{}
-	set.Leaves().Iterate(func(p fieldpath.Path) {
-		if bookkeeping(pathPointerNames(p), opts) {
-			return
-		}
-		pf.leaves = append(pf.leaves, p.Copy())
-		pf.names = append(pf.names, FieldName(p))
-	})
-	return pf
-}
-
-// pathPointerNames is a JSON pointer of a path's field names, enough to
-// tell bookkeeping fields (which sit above any list).
-func pathPointerNames(p fieldpath.Path) string {
-	ptr := ""
-	for _, pe := range p {
-		if pe.FieldName == nil {
-			return ptr + "/-"
-		}
-		ptr = join(ptr, *pe.FieldName)
-	}
-	return ptr
 }
 
 // FieldName names a managedFields path with list elements by merge key:
@@ -408,34 +516,57 @@ func objectName(o OwnedObject) string {
 // writers, covering rules, fights and the contested mark.
 func (k *kindAcc) finish(opts OwnerMapOptions) OwnerKind {
 	out := OwnerKind{Group: k.group, Kind: k.kind, Objects: len(k.objs)}
+	// What a row needs of each object, worked out once per object.
+	type objInfo struct {
+		name   string
+		rules  []app.IgnoreRule
+		fights []status.Fight
+	}
+	infos := make([]objInfo, len(k.objs))
+	for i, o := range k.objs {
+		ref := status.ObjectRef{Group: k.group, Kind: k.kind, Namespace: o.Live.GetNamespace(), Name: o.Live.GetName()}
+		infos[i] = objInfo{name: objectName(o), rules: matchingRules(o.Ignore, ref)}
+		for _, f := range o.Fights {
+			if f.Ref.Kind == k.kind && f.Ref.Group == k.group && f.Ref.Namespace == ref.Namespace && f.Ref.Name == ref.Name {
+				infos[i].fights = append(infos[i].fights, f)
+			}
+		}
+	}
 	for _, name := range k.order {
 		r := k.rows[name]
 		row := OwnerRow{Field: r.field}
 		def := &FieldWriter{Class: status.OwnerDefaulted}
 		for i, o := range k.objs {
-			ptr, present := PointerOf(o.Live.Object, r.path)
-			if !present {
-				continue
+			if !r.owned[i] {
+				if _, present := valueAtPath(o.Live.Object, r.path); !present {
+					continue
+				}
+				def.Count++
+				def.Objects = append(def.Objects, infos[i].name)
 			}
 			row.Objects++
-			if !r.owned[i] {
-				def.Count++
-				def.Objects = append(def.Objects, objectName(o))
+			if len(infos[i].rules) == 0 && len(infos[i].fights) == 0 {
+				continue
 			}
-			var owners []status.Owner
-			for _, w := range r.writers {
-				if w.objs[i] {
-					owners = append(owners, status.Owner{Manager: w.Manager, Class: w.Class})
+			ptr, present := PointerOf(o.Live.Object, r.path)
+			if !present {
+				continue // owned under an atomic value: no pointer of its own
+			}
+			if len(infos[i].rules) > 0 {
+				var owners []status.Owner
+				for _, w := range r.writers {
+					if w.objs[i] {
+						owners = append(owners, status.Owner{Manager: w.Manager, Class: w.Class})
+					}
+				}
+				for _, rule := range infos[i].rules {
+					if ruleCovers(rule, ptr, owners) {
+						r.rules[o.App+": "+RuleText(rule)] = true
+					}
 				}
 			}
-			ref := status.ObjectRef{Group: k.group, Kind: k.kind, Namespace: o.Live.GetNamespace(), Name: o.Live.GetName()}
-			for _, rule := range matchingRules(o.Ignore, ref) {
-				if ruleCovers(rule, ptr, owners) {
-					r.rules[o.App+": "+RuleText(rule)] = true
-				}
-			}
-			for _, f := range o.Fights {
-				if f.Ref.Kind == k.kind && f.Ref.Group == k.group && f.Ref.Namespace == ref.Namespace && f.Ref.Name == ref.Name && underPointer(f.Field, ptr) {
+			for _, f := range infos[i].fights {
+				if underPointer(f.Field, ptr) {
 					r.why[fmt.Sprintf("fight with %s", f.Manager)] = true
 				}
 			}
