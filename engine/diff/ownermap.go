@@ -515,7 +515,7 @@ func objectName(o OwnedObject) string {
 // finish turns the collected rows into the kind's table: defaulted
 // writers, covering rules, fights and the contested mark.
 func (k *kindAcc) finish(opts OwnerMapOptions) OwnerKind {
-	out := OwnerKind{Group: k.group, Kind: k.kind, Objects: len(k.objs)}
+	out := OwnerKind{Group: k.group, Kind: k.kind, Objects: len(k.objs), Rows: []OwnerRow{}}
 	// What a row needs of each object, worked out once per object.
 	type objInfo struct {
 		name   string

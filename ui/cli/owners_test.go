@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/exp/golden"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -69,6 +70,10 @@ func TestOwnersCLI(t *testing.T) {
 	if _, err := cs.AppsV1().Deployments(ns).UpdateScale(ctx, "web", s, metav1.UpdateOptions{FieldManager: "horizontal-pod-autoscaler"}); err != nil {
 		t.Fatal(err)
 	}
+	// managedFields times have a resolution of one second: the person's
+	// annotation must land in a later second than the sync to be "after
+	// the last sync".
+	time.Sleep(1100 * time.Millisecond)
 	if _, err := cs.CoreV1().Services(ns).Patch(ctx, "web", types.MergePatchType, []byte(`{"metadata":{"annotations":{"example.com/oncall":"team-a"}}}`), metav1.PatchOptions{FieldManager: "kubectl-annotate"}); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +94,7 @@ func TestOwnersCLI(t *testing.T) {
 			t.Errorf("replicas row lacks %q:\n%s", want, out)
 		}
 	}
-	if l := lineWith(out, `metadata.annotations["example.com/oncall"]`); !strings.Contains(l, "kubectl-annotate (person) 1 of 1") || !strings.Contains(l, "owners: Service manager=kubectl-annotate") || !strings.HasPrefix(l, "Service ") {
+	if l := lineWith(out, `metadata.annotations["example.com/oncall"]`); !strings.Contains(l, "kubectl-annotate (person) 1 of 1") || !strings.Contains(l, "owners: Service manager=kubectl-annotate") || !strings.Contains(l, "yes: kubectl-annotate wrote it after the last sync") || !strings.HasPrefix(l, "Service ") {
 		t.Errorf("annotation row: %q\n%s", l, out)
 	}
 	if l := lineWith(out, "fields only Git writes"); !strings.HasPrefix(l, "ConfigMap ") {
