@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -111,19 +110,8 @@ func init() { metrics.Register(metrics.RegisterOpts{RequestResult: requests}) }
 // BenchmarkOwners50x20: with the engine running (informers filled), the
 // ownership map of the 50x20 fleet; it must send no request.
 func BenchmarkOwners50x20(b *testing.B) {
-	dir := fleetRepo(b)
-	e, err := engine.New(engine.Options{Repo: dir, Kubeconfig: enginetest.Kubeconfig(), CacheDir: filepath.Join(dir, ".cache"), ReadOnly: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	waitFleetSynced(b, e)
-	if err := e.Reconcile(ctx); err != nil {
-		b.Fatal(err)
-	}
+	e, ctx, stop := runningFleet(b)
+	defer stop()
 	before := requests.n.Load()
 	if before == 0 {
 		b.Fatal("the request counter saw none of the passes' requests: client-go's request metrics are not reaching it")

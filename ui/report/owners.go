@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -376,7 +377,7 @@ func CheckOwnership(doc OwnershipDoc, m diff.OwnerMap) []Violation {
 				if diff.IsGit(w.Class) || w.Manager == "" {
 					continue
 				}
-				if !containsName(row.Writers, docText(w.Manager)) {
+				if !slices.Contains(row.Writers, docText(w.Manager)) {
 					out = append(out, Violation{Kind: kn, Field: r.Field, Writer: w, Allowed: row.Writers})
 				}
 			}
@@ -389,15 +390,6 @@ func CheckOwnership(doc OwnershipDoc, m diff.OwnerMap) []Violation {
 		return out[i].Field < out[j].Field
 	})
 	return out
-}
-
-func containsName(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Violations writes one paragraph per violation: kind, field, the new
