@@ -77,6 +77,7 @@ const (
 	kindDiff
 	kindOwners
 	kindHistory
+	kindOwnerMap
 )
 
 // keyAction maps a key press to the action it means in a view of kind k.
@@ -104,7 +105,7 @@ func keyAction(km keymap.KeyMap, k viewKind, msg tea.KeyPressMsg) Action {
 	}
 	appLevel := []viewKind{kindApps, kindApp, kindDiff, kindOwners}
 	specific := []entry{
-		{km.Enter, ActEnter, []viewKind{kindApps, kindApp, kindHistory}},
+		{km.Enter, ActEnter, []viewKind{kindApps, kindApp, kindHistory, kindOwnerMap}},
 		{km.Filter, ActFilter, []viewKind{kindApps}},
 		{km.Sort, ActSort, []viewKind{kindApps}},
 		{km.Mark, ActMark, []viewKind{kindApps}},

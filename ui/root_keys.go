@@ -7,6 +7,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"kdrift.dev/kdrift/engine/diff"
 )
 
 // handleKey routes a key: ctrl+c always quits; then an open dialog, the
@@ -139,7 +141,7 @@ func (m *Model) commandKey(msg tea.KeyPressMsg) tea.Cmd {
 	return cmd
 }
 
-// runCommand runs a `:` command: apps, ctx [NAME], q.
+// runCommand runs a `:` command: apps, owners [KIND…], ctx [NAME], q.
 func (m *Model) runCommand(line string) tea.Cmd {
 	f := strings.Fields(line)
 	if len(f) == 0 {
@@ -177,8 +179,21 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		}
 		apps.setContext(f[1])
 		m.setStatus("apps whose destination context is "+f[1], false)
+	case "owners", "own":
+		var filter []diff.KindFilter
+		label := strings.Join(f[1:], " ")
+		for _, k := range f[1:] {
+			kf, err := diff.ParseKindFilter(k)
+			if err != nil {
+				m.setStatus(":owners "+err.Error(), true)
+				return nil
+			}
+			filter = append(filter, kf)
+		}
+		ov := newOwnerMapView(m.c, filter, label)
+		return m.apply(outcome{push: ov, work: ov.load()})
 	default:
-		m.setStatus(fmt.Sprintf("unknown command %q: try :apps, :ctx NAME, :q", line), true)
+		m.setStatus(fmt.Sprintf("unknown command %q: try :apps, :owners [KIND[.GROUP]], :ctx NAME, :q", line), true)
 	}
 	return nil
 }
