@@ -122,3 +122,22 @@ func TestOwnersTableAndAgo(t *testing.T) {
 		t.Errorf("Ago = %q", got)
 	}
 }
+
+// FuzzParseOwnership: a document from a repository is untrusted; parsing
+// never panics, and what parses checks without panicking.
+func FuzzParseOwnership(f *testing.F) {
+	var b bytes.Buffer
+	if err := OwnersMarkdown(&b, sampleMap()); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b.String())
+	f.Add(docMarker + "\n" + docHeader + "\n| a | `b` | `c` | | no | yes |\n")
+	f.Add(docMarker + "\n" + docHeader + "\n|\\||`|`|\n")
+	f.Fuzz(func(t *testing.T, doc string) {
+		d, err := ParseOwnership(strings.NewReader(doc))
+		if err != nil {
+			return
+		}
+		CheckOwnership(d, sampleMap())
+	})
+}
