@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -20,7 +21,7 @@ type ownerMapRow struct {
 
 // ownerMapView is the field ownership table of every app (`:owners`),
 // contested rows first, optionally of one kind; enter lists the objects
-// behind a row, writer by writer.
+// behind a row, writer by writer, and enter there opens an object's diff.
 type ownerMapView struct {
 	c      *common
 	filter []diff.KindFilter
@@ -98,27 +99,7 @@ func (v *ownerMapView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
 		if v.cursor >= len(v.rows) {
 			return handled(nil)
 		}
-		r := v.rows[v.cursor]
-		now := v.c.now()
-		var body []string
-		for _, w := range r.row.Writers {
-			when := ""
-			if w.Manager != "" {
-				when = " · " + report.Ago(w.Newest, now)
-			}
-			body = append(body, fmt.Sprintf("%s (%s) %d of %d%s", w.Label(), w.Class, w.Count, r.objects, when))
-			for _, o := range w.Objects {
-				body = append(body, "  "+o)
-			}
-		}
-		if len(r.row.Rules) > 0 {
-			body = append(body, "", "ignore rules: "+strings.Join(r.row.Rules, "; "))
-		}
-		if r.row.Contested {
-			body = append(body, "contested: "+strings.Join(r.row.Why, "; "))
-		}
-		d := newDialog(r.kind+" "+r.row.Field, body, "↑/↓ scroll · enter/esc: close", func([]string) (outcome, string) { return outcome{}, "" })
-		return outcome{handled: true, dialog: d}
+		return outcome{handled: true, push: newOwnerObjectsView(v.c, v.rows[v.cursor], v.c.now())}
 	case ActRefresh:
 		return outcome{work: v.load()}
 	}
@@ -197,4 +178,103 @@ func (v *ownerMapView) render(w, h int) string {
 		b.WriteString(s.Muted.Render(cut(t, w)))
 	}
 	return b.String()
+}
+
+// ownerObject is one object behind a row of the :owners view.
+type ownerObject struct {
+	writer string
+	ref    diff.OwnedRef
+}
+
+// ownerObjectsView lists the objects behind one row of the :owners view,
+// writer by writer; enter opens an object's diff.
+type ownerObjectsView struct {
+	c      *common
+	name   string
+	about  []string
+	objs   []ownerObject
+	cursor int
+	top    int
+	height int
+}
+
+func newOwnerObjectsView(c *common, r ownerMapRow, now time.Time) *ownerObjectsView {
+	v := &ownerObjectsView{c: c, name: r.kind + " " + r.row.Field}
+	for _, w := range r.row.Writers {
+		label := fmt.Sprintf("%s (%s)", w.Label(), w.Class)
+		if w.Manager != "" {
+			label += " " + report.Ago(w.Newest, now)
+		}
+		for _, ref := range w.Refs {
+			v.objs = append(v.objs, ownerObject{writer: label, ref: ref})
+		}
+	}
+	if r.row.Contested {
+		v.about = append(v.about, "contested: "+strings.Join(r.row.Why, "; "))
+	}
+	if len(r.row.Rules) > 0 {
+		v.about = append(v.about, "ignore rules: "+strings.Join(r.row.Rules, "; "))
+	}
+	return v
+}
+
+func (v *ownerObjectsView) kind() viewKind         { return kindOwnerMap }
+func (v *ownerObjectsView) title() string          { return v.name }
+func (v *ownerObjectsView) capturing() bool        { return false }
+func (v *ownerObjectsView) selectedApps() []string { return nil }
+func (v *ownerObjectsView) update(tea.Msg) tea.Cmd { return nil }
+
+func (v *ownerObjectsView) handleKey(msg tea.KeyPressMsg, a Action) outcome {
+	if c, ok := moveCursor(a, v.cursor, len(v.objs), v.height); ok {
+		v.cursor = c
+		return handled(nil)
+	}
+	if a != ActEnter || v.cursor >= len(v.objs) {
+		return outcome{}
+	}
+	o := v.objs[v.cursor].ref
+	if as, ok := v.c.app(o.App); ok {
+		for _, r := range as.Resources {
+			if r.Ref.Group == o.Ref.Group && r.Ref.Kind == o.Ref.Kind && r.Ref.Namespace == o.Ref.Namespace && r.Ref.Name == o.Ref.Name {
+				dv := newDiffView(v.c, o.App, r)
+				return outcome{handled: true, push: dv, work: dv.load()}
+			}
+		}
+	}
+	return outcome{handled: true, status: fmt.Sprintf("%s is not among the resources of app %s any more: ctrl+r on the table re-reads it", o.Ref, o.App), err: true}
+}
+
+func (v *ownerObjectsView) shortHelp() []key.Binding {
+	k := v.c.keys
+	return []key.Binding{k.Up, k.Down, relabel(k.Enter, "diff"), k.Back, k.Help}
+}
+
+func (v *ownerObjectsView) fullHelp() [][]key.Binding { return v.c.keys.FullHelp() }
+
+func (v *ownerObjectsView) render(w, h int) string {
+	s := v.c.styles
+	var b strings.Builder
+	b.WriteString(s.Title.Render(cut(fmt.Sprintf("%s: %d objects", v.name, len(v.objs)), w)))
+	b.WriteByte('\n')
+	v.height = max(h-2-len(v.about), 1)
+	v.top = scrollTo(v.top, v.cursor, v.height)
+	end := min(v.top+v.height, len(v.objs))
+	for i := v.top; i < end; i++ {
+		o := v.objs[i]
+		line := pad(o.writer, 40) + " " + pad(o.ref.App, 24) + " " + o.ref.Ref.String()
+		if i == v.cursor {
+			b.WriteString(s.Selected.Render(pad(line, w)))
+		} else {
+			b.WriteString(cut(line, w))
+		}
+		b.WriteByte('\n')
+	}
+	for i := end - v.top; i < v.height; i++ {
+		b.WriteByte('\n')
+	}
+	for _, a := range v.about {
+		b.WriteString(s.Muted.Render(cut(a, w)))
+		b.WriteByte('\n')
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -17,8 +17,8 @@ func ownerMapFixture() diff.OwnerMap {
 		{Group: "apps", Kind: "Deployment", Objects: 16, GitOnly: 20, Rows: []diff.OwnerRow{{
 			Field: "spec.replicas", Objects: 16, Contested: true, Why: []string{"2 writers"},
 			Writers: []diff.FieldWriter{
-				{Manager: "horizontal-pod-autoscaler", Class: status.OwnerController, Count: 14, Newest: at(14, 48), Objects: []string{"render-prod:Deployment/prod/render"}},
-				{Manager: "kubectl", Class: status.OwnerPerson, Count: 2, Objects: []string{"web-staging:Deployment/staging/web"}},
+				{Manager: "horizontal-pod-autoscaler", Class: status.OwnerController, Count: 14, Newest: at(14, 48), Objects: []string{"render-prod:Deployment/prod/render"}, Refs: []diff.OwnedRef{{App: "render-prod", Ref: deployRef}}},
+				{Manager: "kubectl", Class: status.OwnerPerson, Count: 2, Objects: []string{"web-staging:Deployment/staging/gone"}, Refs: []diff.OwnedRef{{App: "web-staging", Ref: status.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "staging", Name: "gone"}}}},
 			},
 		}}},
 	}}
@@ -40,11 +40,18 @@ func TestOwnerMapView(t *testing.T) {
 	if strings.Index(s, "spec.replicas") > strings.Index(s, "data.mode") {
 		t.Errorf("contested row not first:\n%s", s)
 	}
+	// enter: the objects behind the row; enter again: an object's diff.
 	h.keys("enter")
-	h.wantScreen("Deployment.apps spec.replicas", "render-prod:Deployment/prod/render", "web-staging:Deployment/staging/web")
+	h.wantScreen("Deployment.apps spec.replicas: 2 objects", "horizontal-pod-autoscaler (controller)", "render-prod", "Deployment/prod/render", "Deployment/staging/gone", "contested: 2 writers")
+	h.keys("enter")
+	if got := h.m.Breadcrumb(); !strings.HasSuffix(got, "diff Deployment/prod/render") {
+		t.Fatalf("enter on an object opens %q", got)
+	}
+	h.keys("esc", "j", "enter")
+	h.wantScreen("Deployment/staging/gone is not among the resources of app web-staging")
 	h.keys("esc", "esc")
 	if got := h.m.Breadcrumb(); got != "apps" {
-		t.Fatalf("esc twice leaves %q", got)
+		t.Fatalf("esc back leaves %q", got)
 	}
 	h.keys(":").typeText("owners deployment.apps").keys("enter")
 	if c := be.Calls(); len(c) == 0 || c[len(c)-1] != "owners 1 kinds" {

@@ -125,6 +125,29 @@ type FieldWriter struct {
 	Newest *time.Time `json:"newest,omitempty"`
 	// Objects are the objects, as APP:Kind/namespace/name, sorted.
 	Objects []string `json:"objects"`
+	// Refs are the same objects as references, in the same order, for
+	// code that opens them.
+	Refs []OwnedRef `json:"-"`
+}
+
+// OwnedRef is one object of the map: its app and reference.
+type OwnedRef struct {
+	App string
+	Ref status.ObjectRef
+}
+
+// sortObjects sorts a writer's objects by name, keeping Refs in step.
+func (w *FieldWriter) sortObjects() {
+	idx := make([]int, len(w.Objects))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return w.Objects[idx[a]] < w.Objects[idx[b]] })
+	objs, refs := make([]string, len(idx)), make([]OwnedRef, len(idx))
+	for i, j := range idx {
+		objs[i], refs[i] = w.Objects[j], w.Refs[j]
+	}
+	w.Objects, w.Refs = objs, refs
 }
 
 // IsGit reports whether a class writes what Git says (kdrift, or another
@@ -416,6 +439,7 @@ func (k *kindAcc) add(idx int, o OwnedObject, keys *keyCache, opts Options) erro
 				w.objs[idx] = true
 				w.Count++
 				w.Objects = append(w.Objects, ref)
+				w.Refs = append(w.Refs, ownedRef(o))
 			}
 			if when != nil && (w.Newest == nil || when.After(*w.Newest)) {
 				w.Newest = when
@@ -506,6 +530,12 @@ func keyText(v any) string {
 	return fmt.Sprint(v)
 }
 
+// ownedRef is the reference of one object of the map.
+func ownedRef(o OwnedObject) OwnedRef {
+	gvk := o.Live.GroupVersionKind()
+	return OwnedRef{App: o.App, Ref: status.ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: o.Live.GetNamespace(), Name: o.Live.GetName()}}
+}
+
 // objectName is how the map names an object: APP:Kind/namespace/name.
 func objectName(o OwnedObject) string {
 	ref := status.ObjectRef{Kind: o.Live.GetKind(), Namespace: o.Live.GetNamespace(), Name: o.Live.GetName()}
@@ -543,6 +573,7 @@ func (k *kindAcc) finish(opts OwnerMapOptions) OwnerKind {
 				}
 				def.Count++
 				def.Objects = append(def.Objects, infos[i].name)
+				def.Refs = append(def.Refs, ownedRef(o))
 			}
 			row.Objects++
 			if len(infos[i].rules) == 0 && len(infos[i].fights) == 0 {
@@ -579,7 +610,7 @@ func (k *kindAcc) finish(opts OwnerMapOptions) OwnerKind {
 			if w.Count == 0 {
 				continue
 			}
-			sort.Strings(w.Objects)
+			w.sortObjects()
 			row.Writers = append(row.Writers, w.FieldWriter)
 			nonDefault++
 			if !IsGit(w.Class) {
@@ -587,7 +618,7 @@ func (k *kindAcc) finish(opts OwnerMapOptions) OwnerKind {
 			}
 		}
 		if def.Count > 0 {
-			sort.Strings(def.Objects)
+			def.sortObjects()
 			row.Writers = append(row.Writers, *def)
 		}
 		sortWriters(row.Writers)

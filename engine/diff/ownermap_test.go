@@ -77,6 +77,10 @@ func TestBuildOwnerMap(t *testing.T) {
 	if w := rep.Writers[1]; w.Newest == nil || !w.Newest.Equal(time.Date(2026, 12, 2, 11, 0, 0, 0, time.UTC)) || w.Subresource != "scale" || len(w.Objects) != 1 || w.Objects[0] != "prod:Deployment/prod/render-2" {
 		t.Errorf("hpa writer = %+v", w)
 	}
+	kd := rep.Writers[0]
+	if len(kd.Refs) != 3 || kd.Refs[0].App != "prod" || kd.Refs[0].Ref.Name != "render-0" || kd.Refs[2].Ref.Name != "render-3" || kd.Refs[2].Ref.Group != "apps" || kd.Objects[2] != "prod:Deployment/prod/render-3" {
+		t.Errorf("kdrift's objects and refs out of step: %v %+v", kd.Objects, kd.Refs)
+	}
 	env := rowOf(t, m, "Deployment", "spec.template.spec.containers[name=render].env[name=DEBUG].value")
 	if got := writersText(env); got != "kubectl-edit(person) 1" || !env.Contested || len(env.Why) != 1 || !strings.Contains(env.Why[0], "after the last sync") {
 		t.Errorf("env row = %s %+v", got, env)
