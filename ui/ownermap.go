@@ -201,7 +201,7 @@ type ownerObjectsView struct {
 func newOwnerObjectsView(c *common, r ownerMapRow, now time.Time) *ownerObjectsView {
 	v := &ownerObjectsView{c: c, name: r.kind + " " + r.row.Field}
 	for _, w := range r.row.Writers {
-		label := fmt.Sprintf("%s (%s)", w.Label(), w.Class)
+		label := fmt.Sprintf("%s (%s)", w.Label(), report.ClassLabel(w.Class))
 		if w.Manager != "" {
 			label += " " + report.Ago(w.Newest, now)
 		}

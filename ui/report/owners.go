@@ -25,9 +25,9 @@ func kindName(group, kind string) string {
 	return kind + "." + group
 }
 
-// classLabel is a writer class as the table shows it: Git for kdrift and
+// ClassLabel is a writer class as the owners table shows it: git for kdrift and
 // other GitOps engines.
-func classLabel(c status.OwnerClass) string {
+func ClassLabel(c status.OwnerClass) string {
 	if diff.IsGit(c) {
 		return "git"
 	}
@@ -55,7 +55,7 @@ func Ago(t *time.Time, now time.Time) string {
 
 // writerText is one writer in the table: "manager (class) N of M · when".
 func writerText(w diff.FieldWriter, total int, now time.Time) string {
-	s := fmt.Sprintf("%s (%s) %d of %d", w.Label(), classLabel(w.Class), w.Count, total)
+	s := fmt.Sprintf("%s (%s) %d of %d", w.Label(), ClassLabel(w.Class), w.Count, total)
 	if w.Manager != "" {
 		s += " · " + Ago(w.Newest, now)
 	}
@@ -166,7 +166,7 @@ func OwnersMarkdown(w io.Writer, m diff.OwnerMap) error {
 		for _, r := range k.Rows {
 			ws := make([]string, len(r.Writers))
 			for i, wr := range r.Writers {
-				ws[i] = fmt.Sprintf("`%s` %s %d/%d", docText(wr.Label()), classLabel(wr.Class), wr.Count, k.Objects)
+				ws[i] = fmt.Sprintf("`%s` %s %d/%d", docText(wr.Label()), ClassLabel(wr.Class), wr.Count, k.Objects)
 			}
 			contested := "no"
 			if r.Contested {
