@@ -221,6 +221,7 @@ type DocError struct {
 	Problem string
 }
 
+// Error says the line and the problem.
 func (e *DocError) Error() string {
 	if e.Line == 0 {
 		return e.Problem
