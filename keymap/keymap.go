@@ -59,6 +59,9 @@ const (
 	ViewDiff
 	ViewOwners
 	ViewHistory
+	// ViewOwnerMap is the field ownership table (:owners) and the objects
+	// behind one of its rows.
+	ViewOwnerMap
 	// viewCount is one past the last view.
 	viewCount
 )
@@ -118,7 +121,7 @@ var table = []Row{
 	{Action: ActPageUp, Name: "pageUp", Keys: []string{"pgup", "ctrl+b"}, HelpKey: "pgup", Help: "page up", Group: GroupMove},
 	{Action: ActPageDown, Name: "pageDown", Keys: []string{"pgdown", "ctrl+f"}, HelpKey: "pgdn", Help: "page down", Group: GroupMove},
 	{Action: ActEnter, Name: "enter", Keys: []string{"enter"}, Help: "open", Group: GroupMove,
-		Views: []View{ViewApps, ViewApp, ViewHistory}, ViewHelp: map[View]string{ViewApp: "diff", ViewHistory: "show commit"}},
+		Views: []View{ViewApps, ViewApp, ViewHistory, ViewOwnerMap}, ViewHelp: map[View]string{ViewApp: "diff", ViewHistory: "show commit"}},
 	{Action: ActBack, Name: "back", Keys: []string{"esc"}, Help: "back", Group: GroupMove},
 
 	{Action: ActDiff, Name: "diff", Keys: []string{"d"}, Help: "diff", Group: GroupView, Views: []View{ViewApp, ViewOwners}},

@@ -64,11 +64,12 @@ func TestMutatingActions(t *testing.T) {
 // lists only keys that work there.
 func TestEveryRowIsHandled(t *testing.T) {
 	open := map[keymap.View][]string{
-		keymap.ViewApps:    nil,
-		keymap.ViewApp:     {"j", "enter"},
-		keymap.ViewDiff:    {"j", "enter", "j", "enter"},
-		keymap.ViewOwners:  {"j", "enter", "j", "o"},
-		keymap.ViewHistory: {"j", "h"},
+		keymap.ViewApps:     nil,
+		keymap.ViewApp:      {"j", "enter"},
+		keymap.ViewDiff:     {"j", "enter", "j", "enter"},
+		keymap.ViewOwners:   {"j", "enter", "j", "o"},
+		keymap.ViewHistory:  {"j", "h"},
+		keymap.ViewOwnerMap: {":", "o", "w", "n", "e", "r", "s", "enter"},
 	}
 	km := keymap.DefaultKeyMap()
 	for _, v := range keymap.Views() {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/status"
 )
@@ -38,6 +39,9 @@ type Backend interface {
 	Unfreeze(ctx context.Context, apps []string, reason string, seen map[string]*app.Freeze) (CommitResult, error)
 	// Ignore commits an ignoreDifferences rule on the app.
 	Ignore(ctx context.Context, app string, rule app.IgnoreRule, reason string) (CommitResult, error)
+	// Owners is the field ownership map of every app, from what the
+	// engine holds.
+	Owners(ctx context.Context, opts diff.OwnerMapOptions) (diff.OwnerMap, error)
 	// History lists the commits that touched the app's path, the bases
 	// its render reads or its App file, newest first.
 	History(ctx context.Context, app string) ([]status.Commit, error)

@@ -8,6 +8,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/actions"
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/ui/report"
@@ -146,6 +147,11 @@ func (b *EngineBackend) Revert(ctx context.Context, hash, reason string) (Commit
 	return b.commit(ctx, func(r *actions.Repo) (actions.Result, error) {
 		return r.Revert(ctx, actions.RevertRequest{Commit: hash, Reason: reason})
 	})
+}
+
+// Owners is the field ownership map of every app the engine compared.
+func (b *EngineBackend) Owners(ctx context.Context, opts diff.OwnerMapOptions) (diff.OwnerMap, error) {
+	return b.eng.Owners(ctx, opts)
 }
 
 // History lists the commits that touched the app, newest first: its path,

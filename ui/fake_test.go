@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/keymap"
 )
@@ -27,6 +28,7 @@ type fakeBackend struct {
 	details   map[status.ObjectRef]status.ObjectDetail
 	plan      SyncPlan
 	history   []status.Commit
+	owners    diff.OwnerMap
 	preview   string
 	fail      error
 	calls     []string
@@ -96,6 +98,10 @@ func (f *fakeBackend) Unfreeze(_ context.Context, apps []string, reason string, 
 func (f *fakeBackend) Ignore(_ context.Context, a string, rule app.IgnoreRule, reason string) (CommitResult, error) {
 	f.record("ignore %s %s/%s %v reason=%q", a, rule.Kind, rule.Name, rule.JSONPointers, reason)
 	return CommitResult{Hash: "1bad1dea", Pushed: false, Warning: "remote unreachable; retried on next fetch"}, f.fail
+}
+func (f *fakeBackend) Owners(_ context.Context, opts diff.OwnerMapOptions) (diff.OwnerMap, error) {
+	f.record("owners %d kinds", len(opts.Kinds))
+	return f.owners, f.fail
 }
 func (f *fakeBackend) History(_ context.Context, a string) ([]status.Commit, error) {
 	f.record("history %s", a)
@@ -195,6 +201,7 @@ func newFake() *fakeBackend {
 			{Hash: "aaaaaaa111", Author: "Mia Chen", Email: "mia@example.com", Time: *at(10, 0), Subject: "render: bump image to 2.4"},
 			{Hash: "bbbbbbb222", Author: "Lao Li", Email: "lao.li@example.com", Time: *at(15, 0), Subject: "freeze(render-prod): INC-1234", Action: "freeze", Apps: []string{"render-prod"}, Reason: "INC-1234 render workers 6->12"},
 		},
+		owners:  ownerMapFixture(),
 		preview: "deploy/render/prod/deployment.yaml\n-  image: render:2.4\n+  image: render:2.3",
 	}
 }

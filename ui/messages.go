@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/status"
 )
 
@@ -81,6 +82,12 @@ type IgnoreCommittedMsg struct {
 	Path   string
 	Result CommitResult
 	Err    error
+}
+
+// OwnerMapLoadedMsg is the result of Backend.Owners.
+type OwnerMapLoadedMsg struct {
+	Map diff.OwnerMap
+	Err error
 }
 
 // HistoryLoadedMsg is the result of Backend.History.

@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/keymap"
 )
 
@@ -142,7 +143,7 @@ func (m *Model) commandKey(msg tea.KeyPressMsg) tea.Cmd {
 	return cmd
 }
 
-// runCommand runs a `:` command: apps, ctx [NAME], q.
+// runCommand runs a `:` command: apps, owners [KIND…], ctx [NAME], q.
 func (m *Model) runCommand(line string) tea.Cmd {
 	f := strings.Fields(line)
 	if len(f) == 0 {
@@ -180,8 +181,21 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		}
 		apps.setContext(f[1])
 		m.setStatus("apps whose destination context is "+f[1], false)
+	case "owners", "own":
+		var filter []diff.KindFilter
+		label := strings.Join(f[1:], " ")
+		for _, k := range f[1:] {
+			kf, err := diff.ParseKindFilter(k)
+			if err != nil {
+				m.setStatus(":owners "+err.Error(), true)
+				return nil
+			}
+			filter = append(filter, kf)
+		}
+		ov := newOwnerMapView(m.c, filter, label)
+		return m.apply(outcome{push: ov, work: ov.load()})
 	default:
-		m.setStatus(fmt.Sprintf("unknown command %q: try :apps, :ctx NAME, :q", line), true)
+		m.setStatus(fmt.Sprintf("unknown command %q: try :apps, :owners [KIND[.GROUP]], :ctx NAME, :q", line), true)
 	}
 	return nil
 }

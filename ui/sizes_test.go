@@ -19,6 +19,8 @@ func TestEveryViewAtManySizes(t *testing.T) {
 		{"j", "h"},
 		{"j", "f"},
 		{"?"},
+		{":", "o", "w", "n", "e", "r", "s", "enter"},
+		{":", "o", "w", "n", "e", "r", "s", "enter", "enter"},
 	}
 	sizes := [][2]int{{1, 1}, {10, 4}, {40, 10}, {80, 24}, {99, 30}, {100, 30}, {250, 80}}
 	for _, p := range paths {

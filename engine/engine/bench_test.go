@@ -296,20 +296,8 @@ func BenchmarkFullCompare50x20(b *testing.B) {
 // filled), a pass over the same 50x20 apps with nothing changed; it must
 // send no dry-run.
 func BenchmarkUnchangedPass50x20(b *testing.B) {
-	dir := fleetRepo(b)
-	e, err := engine.New(engine.Options{Repo: dir, Kubeconfig: enginetest.Kubeconfig(), CacheDir: filepath.Join(dir, ".cache"), ReadOnly: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	waitFleetSynced(b, e)
-	// One more pass so every comparison is cached against the informers.
-	if err := e.Reconcile(ctx); err != nil {
-		b.Fatal(err)
-	}
+	e, ctx, stop := runningFleet(b)
+	defer stop()
 	before := e.Stats().DryRuns
 	cpu := processCPU()
 	b.ResetTimer()
@@ -326,6 +314,27 @@ func BenchmarkUnchangedPass50x20(b *testing.B) {
 		b.Fatalf("unchanged passes sent %d dry-runs, want 0", dry)
 	}
 	b.ReportMetric(float64(dry)/float64(b.N), "dryruns/op")
+}
+
+// runningFleet starts a read-only engine on the 50x20 fleet and waits
+// until every app compared Synced and one more pass cached every
+// comparison against the informers; stop ends Run.
+func runningFleet(b *testing.B) (*engine.Engine, context.Context, func()) {
+	dir := fleetRepo(b)
+	e, err := engine.New(engine.Options{Repo: dir, Kubeconfig: enginetest.Kubeconfig(), CacheDir: filepath.Join(dir, ".cache"), ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	stop := func() { cancel(); <-done }
+	waitFleetSynced(b, e)
+	if err := e.Reconcile(ctx); err != nil {
+		stop()
+		b.Fatal(err)
+	}
+	return e, ctx, stop
 }
 
 // processCPU is the CPU time (user and system) this process has used.

@@ -389,6 +389,37 @@ func (w *Watcher) lookup(ctx context.Context, ref status.ObjectRef) (*unstructur
 	return u, false, err
 }
 
+// List returns every object of a kind in a namespace ("" = all
+// namespaces, and always "" for cluster-scoped kinds) from the informer
+// Watch runs for it, starting it when needed. The objects are shared
+// with the cache: read them, copy before changing one.
+func (w *Watcher) List(ctx context.Context, gvk schema.GroupVersionKind, namespace string) ([]*unstructured.Unstructured, error) {
+	if err := w.Watch(ctx, gvk, namespace); err != nil {
+		return nil, err
+	}
+	m, err := w.set.Mapping(ctx, gvk)
+	if err != nil {
+		return nil, err
+	}
+	if m.Scope.Name() != meta.RESTScopeNameNamespace {
+		namespace = ""
+	}
+	w.mu.Lock()
+	wd := w.informers[watchKey{gvr: m.Resource, namespace: namespace}]
+	w.mu.Unlock()
+	if wd == nil {
+		return nil, fmt.Errorf("%s in %q on context %q: informer stopped", m.Resource, namespace, w.set.Context)
+	}
+	items := wd.informer.GetStore().List()
+	out := make([]*unstructured.Unstructured, 0, len(items))
+	for _, item := range items {
+		if u := objectOf(item); u != nil {
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
+
 // ListTracked returns the tracked objects of a kind, shared with the
 // cache WatchTracked filled (read them; copy before changing one),
 // optionally only those of one app (by the

@@ -64,7 +64,7 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.repo, "repo", "", "Git repository: a path or URL (default: the repository enclosing the current folder)")
 	fs.StringVar(&g.branch, "branch", "", "branch to read and commit to (default: the repository's current branch)")
 	fs.StringVar(&g.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
-	fs.StringVar(&g.context, "context", "", "kubeconfig context (default: each App's destination, then the current context)")
+	fs.StringVar(&g.context, "context", "", "only the Apps whose destination is this kubeconfig context (an App with none counts as the current context); never redirects an App")
 	fs.StringVar(&g.logFile, "log-file", "", "write logs to this file (nothing is ever logged to the screen)")
 }
 
@@ -207,6 +207,9 @@ the UI also has a command, for scripts and CI.`,
 		// Every command's -o is checked here, as bad usage.
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if f := cmd.Flags().Lookup("output"); f != nil {
+				if own, ok := f.Annotations[outputFormatsAnnotation]; ok {
+					return checkFormat(f.Value.String(), own)
+				}
 				return (&outputFlag{format: f.Value.String()}).check()
 			}
 			return nil

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	flag "github.com/spf13/pflag"
 
@@ -46,4 +47,19 @@ func (o *outputFlag) structured() bool { return o.format == outputJSON || o.form
 // write writes v as -o says (json or yaml).
 func (o *outputFlag) write(w io.Writer, v any) error {
 	return report.WriteStructured(w, o.format, v)
+}
+
+// outputFormatsAnnotation, on a command's -o flag, lists the formats that
+// command takes when they are not text, json and yaml (owners writes
+// markdown); the root checks -o against it.
+const outputFormatsAnnotation = "kdrift-output-formats"
+
+// checkFormat is bad usage unless format is one of formats.
+func checkFormat(format string, formats []string) error {
+	for _, f := range formats {
+		if format == f {
+			return nil
+		}
+	}
+	return fmt.Errorf("-o %s: want %s", format, strings.Join(formats, ", "))
 }

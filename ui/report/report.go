@@ -17,9 +17,11 @@ import (
 )
 
 // Diff writes each drifted object of an app with its fields: desired
-// value, live value and owners (manager, operation, subresource, class).
+// value, live value and owners (manager, operation, subresource, class,
+// and how long ago the manager wrote when managedFields says).
 // Ignored fields are not shown; Secret values stay masked.
 func Diff(w io.Writer, a status.AppStatus) error {
+	now := time.Now()
 	var b strings.Builder
 	if a.Error != "" {
 		fmt.Fprintf(&b, "app %s: %s\n", a.Name, a.Error)
@@ -44,7 +46,7 @@ func Diff(w io.Writer, a status.AppStatus) error {
 			fmt.Fprintf(&b, "  %s%s\n", f.Path, kind)
 			fmt.Fprintf(&b, "    desired: %s\n", value(f.Desired))
 			fmt.Fprintf(&b, "    live:    %s\n", value(f.Live))
-			fmt.Fprintf(&b, "    owner:   %s\n", owners(f))
+			fmt.Fprintf(&b, "    owner:   %s\n", owners(f, now))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -63,8 +65,9 @@ func value(v any) string {
 	return string(raw)
 }
 
-// owners renders a field's owners as "manager (Operation/subresource, class)".
-func owners(f status.FieldChange) string {
+// owners renders a field's owners as "manager (Operation/subresource,
+// class, 12 min ago)", the time left out when managedFields has none.
+func owners(f status.FieldChange, now time.Time) string {
 	if len(f.Owners) == 0 {
 		return "none (" + string(status.OwnerDefaulted) + ")"
 	}
@@ -73,6 +76,10 @@ func owners(f status.FieldChange) string {
 		op := o.Operation
 		if o.Subresource != "" {
 			op += "/" + o.Subresource
+		}
+		if o.Time != nil {
+			parts = append(parts, fmt.Sprintf("%s (%s, %s, %s)", o.Manager, op, o.Class, Ago(o.Time, now)))
+			continue
 		}
 		parts = append(parts, fmt.Sprintf("%s (%s, %s)", o.Manager, op, o.Class))
 	}
