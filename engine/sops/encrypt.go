@@ -1,0 +1,209 @@
+package sops
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"filippo.io/age"
+	"filippo.io/age/armor"
+	"gopkg.in/yaml.v3"
+)
+
+// EncryptOptions say how Encrypt encrypts, as the sops CLI's flags do.
+type EncryptOptions struct {
+	// Recipients are age public keys (age1…); at least one.
+	Recipients []string
+	// EncryptedRegex encrypts only values under a key matching it (sops
+	// --encrypted-regex, e.g. ^(data|stringData)$); empty encrypts every
+	// value but those under keys ending in _unencrypted.
+	EncryptedRegex string
+	// Now is the lastmodified time (default time.Now).
+	Now time.Time
+}
+
+// Encrypt encrypts a YAML (every document) or dotenv file for age
+// recipients in SOPS' format, as `sops --encrypt --age` does. It is how
+// tests and the demo make SOPS files; kdrift itself only decrypts.
+func Encrypt(name string, plain []byte, opts EncryptOptions) ([]byte, error) {
+	if len(opts.Recipients) == 0 {
+		return nil, errors.New("sops encrypt: no recipient")
+	}
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	meta := map[string]any{}
+	m := &Metadata{LastModified: opts.Now.UTC().Format(time.RFC3339), EncryptedRegex: opts.EncryptedRegex}
+	if opts.EncryptedRegex == "" {
+		m.UnencryptedSuffix = "_unencrypted"
+	}
+	if _, err := parseRegexes(m); err != nil {
+		return nil, err
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	var ageKeys []any
+	for _, r := range opts.Recipients {
+		rcp, err := age.ParseX25519Recipient(r)
+		if err != nil {
+			return nil, fmt.Errorf("sops encrypt: recipient %q: %w", r, err)
+		}
+		var buf bytes.Buffer
+		aw := armor.NewWriter(&buf)
+		w, err := age.Encrypt(aw, rcp)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := w.Write(key); err != nil {
+			return nil, err
+		}
+		if err := w.Close(); err != nil {
+			return nil, err
+		}
+		if err := aw.Close(); err != nil {
+			return nil, err
+		}
+		ageKeys = append(ageKeys, map[string]any{"recipient": r, "enc": buf.String() + "\n"})
+	}
+	meta["age"] = ageKeys
+	meta["lastmodified"] = m.LastModified
+	if m.EncryptedRegex != "" {
+		meta["encrypted_regex"] = m.EncryptedRegex
+	} else {
+		meta["unencrypted_suffix"] = m.UnencryptedSuffix
+	}
+	meta["version"] = "3.13.3"
+	h := macHash(m)
+	reset := func() { h = macHash(m) }
+	seal := func(path []string, v any) (any, error) {
+		if v == nil {
+			return nil, nil
+		}
+		b, err := macBytes(v)
+		if err != nil {
+			return nil, err
+		}
+		h.Write(b)
+		if !m.encrypted(path, v) {
+			return v, nil
+		}
+		return encryptValue(v, key, adOf(path))
+	}
+	mac := func() (string, error) { return encryptValue(macString(h), key, lastModifiedAD(m)) }
+	switch FormatOf(name) {
+	case YAML:
+		return encryptYAML(plain, meta, reset, seal, mac)
+	case Dotenv:
+		entries, _, err := parseDotenv(plain)
+		if err != nil {
+			return nil, err
+		}
+		for i, e := range entries {
+			v, err := seal([]string{e.key}, e.value)
+			if err != nil {
+				return nil, err
+			}
+			entries[i].value = v.(string)
+		}
+		macv, err := mac()
+		if err != nil {
+			return nil, err
+		}
+		out := emitDotenv(entries)
+		var b bytes.Buffer
+		b.Write(out)
+		for i, k := range ageKeys {
+			km := k.(map[string]any)
+			fmt.Fprintf(&b, "sops_age__list_%d__map_enc=%s\n", i, strings.ReplaceAll(km["enc"].(string), "\n", `\n`))
+			fmt.Fprintf(&b, "sops_age__list_%d__map_recipient=%s\n", i, km["recipient"])
+		}
+		if m.EncryptedRegex != "" {
+			fmt.Fprintf(&b, "sops_encrypted_regex=%s\n", m.EncryptedRegex)
+		}
+		fmt.Fprintf(&b, "sops_lastmodified=%s\nsops_mac=%s\n", m.LastModified, macv)
+		if m.UnencryptedSuffix != "" {
+			fmt.Fprintf(&b, "sops_unencrypted_suffix=%s\n", m.UnencryptedSuffix)
+		}
+		fmt.Fprintf(&b, "sops_version=%s\n", meta["version"])
+		return b.Bytes(), nil
+	}
+	return nil, fmt.Errorf("sops encrypt: %s: only YAML and dotenv files are supported", name)
+}
+
+func encryptYAML(plain []byte, meta map[string]any, reset func(), seal func([]string, any) (any, error), mac func() (string, error)) ([]byte, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(plain))
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		reset()
+		var walk func(n *yaml.Node, path []string) error
+		walk = func(n *yaml.Node, path []string) error {
+			switch n.Kind {
+			case yaml.DocumentNode, yaml.SequenceNode:
+				for _, c := range n.Content {
+					if err := walk(c, path); err != nil {
+						return err
+					}
+				}
+			case yaml.MappingNode:
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					if err := walk(n.Content[i+1], append(append([]string(nil), path...), n.Content[i].Value)); err != nil {
+						return err
+					}
+				}
+			case yaml.ScalarNode:
+				if n.Tag == "!!null" {
+					return nil
+				}
+				var v any
+				if err := n.Decode(&v); err != nil {
+					return err
+				}
+				out, err := seal(path, v)
+				if err != nil {
+					return err
+				}
+				if s, ok := out.(string); ok && IsCiphertext(s) {
+					n.Tag, n.Value, n.Style = "!!str", s, 0
+				}
+			}
+			return nil
+		}
+		if err := walk(&doc, nil); err != nil {
+			return nil, err
+		}
+		macv, err := mac()
+		if err != nil {
+			return nil, err
+		}
+		meta["mac"] = macv
+		var mn yaml.Node
+		if err := mn.Encode(meta); err != nil {
+			return nil, err
+		}
+		root := doc.Content[0]
+		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "sops"}, &mn)
+		if err := enc.Encode(&doc); err != nil {
+			return nil, err
+		}
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
