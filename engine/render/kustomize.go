@@ -13,6 +13,7 @@ import (
 // Builds are serialized and a panic inside kustomize becomes an error.
 func (r *Renderer) kustomize(tree Tree, dir string) (e *cacheEntry) {
 	fsys := newTreeFS(tree)
+	fsys.sops = r.newSOPSReader()
 	r.buildMu.Lock()
 	defer r.buildMu.Unlock()
 	defer func() {
@@ -54,7 +55,7 @@ func (r *Renderer) kustomize(tree Tree, dir string) (e *cacheEntry) {
 // inputs, or none when it must not be cached (a read failed, or a remote
 // base was read and RemoteTTL forbids caching it).
 func (r *Renderer) entry(fsys *treeFS) *cacheEntry {
-	e := &cacheEntry{inputs: fsys.inputs()}
+	e := &cacheEntry{inputs: fsys.inputs(), sealed: fsys.sops.undecrypted()}
 	if fsys.readRemote() {
 		e.expires = time.Now().Add(r.RemoteTTL)
 	}

@@ -19,8 +19,9 @@ import (
 // readPlain reads every *.yaml, *.yml and *.json file in dir and below, in
 // lexical path order, several documents per file; empty documents are
 // skipped, List kinds are flattened into their items, and kustomize
-// configuration documents (kustomize.config.k8s.io) are left out.
-func readPlain(tree Tree, dir string) ([]*unstructured.Unstructured, error) {
+// configuration documents (kustomize.config.k8s.io) are left out. SOPS
+// files are decrypted in memory through sr first.
+func readPlain(tree Tree, dir string, sr *sopsReader) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	var errs []error
 	err := fs.WalkDir(tree, dir, func(name string, d fs.DirEntry, err error) error {
@@ -38,6 +39,10 @@ func readPlain(tree Tree, dir string) ([]*unstructured.Unstructured, error) {
 		data, err := fs.ReadFile(tree, name)
 		if err != nil {
 			return err
+		}
+		if data, err = sr.open(name, data); err != nil {
+			errs = append(errs, err)
+			return nil
 		}
 		got, err := decodeFile(name, data)
 		errs = append(errs, err)

@@ -18,6 +18,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/konfig"
+
+	"kdrift.dev/kdrift/engine/sops"
 )
 
 // Tree is a read-only repository tree at one commit, rooted at the
@@ -72,6 +74,7 @@ type Renderer struct {
 	buildMu sync.Mutex // serializes kustomize builds
 
 	mu    sync.Mutex
+	keys  *sops.Keyring            // decrypts SOPS files; see SetKeys
 	cache map[string][]*cacheEntry // by cleaned App path, newest first
 	paths map[string]*sync.Mutex   // one render of a path at a time
 	stats Stats
@@ -86,6 +89,8 @@ type cacheEntry struct {
 	expires time.Time         // set when a remote base was read
 	objs    []*unstructured.Unstructured
 	err     error
+	// sealed are SOPS values no identity decrypted, and why.
+	sealed map[string]*sops.NoKeyError
 }
 
 // NewRenderer returns a Renderer with an empty cache.
@@ -206,11 +211,12 @@ func (r *Renderer) build(tree Tree, dir string) *cacheEntry {
 		if err != nil {
 			return &cacheEntry{err: &Error{Path: dir, Err: fmt.Errorf("folder does not exist in this revision: %w", err)}}
 		}
-		objs, err := readPlain(tree, dir)
+		sr := r.newSOPSReader()
+		objs, err := readPlain(tree, dir, sr)
 		if err != nil {
 			err = &Error{Path: dir, Err: err}
 		}
-		return &cacheEntry{inputs: map[string]string{dir: hash}, objs: objs, err: err}
+		return &cacheEntry{inputs: map[string]string{dir: hash}, objs: objs, err: err, sealed: sr.undecrypted()}
 	}
 	return r.kustomize(tree, dir)
 }

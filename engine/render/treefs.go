@@ -29,7 +29,8 @@ var errReadOnly = errors.New("a Git snapshot is read-only")
 type treeFS struct {
 	tree        Tree
 	disk        filesys.FileSystem
-	clonePrefix string // where kustomize clones remote bases
+	clonePrefix string      // where kustomize clones remote bases
+	sops        *sopsReader // decrypts SOPS files kustomize reads
 
 	mu     sync.Mutex
 	seen   map[string]string // folder -> tree hash, "" when absent
@@ -308,7 +309,11 @@ func (t *treeFS) ReadFile(p string) ([]byte, error) {
 	if st.IsDir() {
 		return nil, fmt.Errorf("%s is a directory", p)
 	}
-	return fs.ReadFile(t.tree, r)
+	data, err := fs.ReadFile(t.tree, r)
+	if err != nil {
+		return nil, err
+	}
+	return t.sops.open(r, data)
 }
 
 // Walk implements filesys.FileSystem, in lexical order.
