@@ -106,6 +106,9 @@ func (v *appsView) recompute() {
 		}
 		r.dest = ctx + "/" + a.Destination.Namespace
 		r.drift = fmt.Sprint(a.DriftedObjects())
+		if n := a.EncryptedObjects(); n > 0 {
+			r.drift += fmt.Sprintf(" ⊘%d encrypted", n)
+		}
 		switch {
 		case a.Freeze.ActiveAt(now):
 			r.frozen = true

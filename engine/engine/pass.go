@@ -45,6 +45,9 @@ type pass struct {
 	live    map[string]*unstructured.Unstructured
 	results []status.ResourceStatus
 	extra   []*unstructured.Unstructured
+	// encrypted are the desired objects no identity decrypted, by refKey,
+	// with why (see findEncrypted).
+	encrypted map[string]string
 
 	// cacheMu guards st.cache while objects are compared in parallel.
 	cacheMu sync.Mutex
@@ -154,7 +157,7 @@ func summarize(rs []status.ResourceStatus) (status.Sync, status.Health) {
 	rank := map[status.Health]int{status.HealthHealthy: 0, status.HealthProgressing: 1, status.HealthUnknown: 2, status.HealthMissing: 3, status.HealthDegraded: 4}
 	for _, r := range rs {
 		switch r.Status {
-		case status.ResourceSynced, status.ResourceIgnored:
+		case status.ResourceSynced, status.ResourceIgnored, status.ResourceEncrypted, status.ResourceGenerated:
 		case status.ResourceError:
 			if sync != status.SyncOutOfSync {
 				sync = status.SyncError
@@ -162,7 +165,7 @@ func summarize(rs []status.ResourceStatus) (status.Sync, status.Health) {
 		default:
 			sync = status.SyncOutOfSync
 		}
-		if r.Status == status.ResourceExtraneous {
+		if r.Status == status.ResourceExtraneous || r.Status == status.ResourceEncrypted {
 			continue
 		}
 		if rank[r.Health] > rank[health] {

@@ -91,9 +91,19 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 				continue
 			}
 			o = o.DeepCopy() // listTracked's objects are shared, read-only
-			p.extra = append(p.extra, o)
 			p.live[refKey(ref)] = o
-			results = append(results, status.ResourceStatus{Ref: ref, Status: status.ResourceExtraneous, Health: diff.Health(o)})
+			if parent, ok := p.parentOf(o); ok {
+				// Made by another controller from an object of the app
+				// (a SealedSecret's Secret): not drift, never pruned.
+				results = append(results, status.ResourceStatus{Ref: ref, Status: status.ResourceGenerated, Health: diff.Health(o), Parent: &parent})
+				continue
+			}
+			p.extra = append(p.extra, o)
+			res := status.ResourceStatus{Ref: ref, Status: status.ResourceExtraneous, Health: diff.Health(o)}
+			if !p.prunable(o) {
+				res.Message = "not pruned: an Encrypted object of the app has this kind and namespace, and its generated name may be this one"
+			}
+			results = append(results, res)
 		}
 	}
 	p.st.kinds = kinds
@@ -119,6 +129,9 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 	key := refKey(ref)
 	if err := p.cl.watch(ctx, d.GroupVersionKind(), d.GetNamespace()); err != nil && !isNoMatch(err) {
 		return status.ResourceStatus{Ref: ref, Status: status.ResourceError, Health: status.HealthUnknown, Message: fmt.Sprintf("%s watch failed: %v", ref, err)}, nil
+	}
+	if why, ok := p.encrypted[key]; ok {
+		return p.compareEncrypted(ctx, d, ref, why)
 	}
 	// lv may be the informer cache's own object: the pass only reads it
 	// (heal copies before changing), and the comparison gets a copy.

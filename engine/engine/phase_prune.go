@@ -26,6 +26,9 @@ func (p *pass) phasePrune(ctx context.Context) bool {
 	changed := false
 	for _, o := range p.extra {
 		ref := live.RefOf(o)
+		if !p.prunable(o) {
+			continue
+		}
 		if err := p.cl.applier.Prune(ctx, p.name, o, p.opts.dryRun); err != nil {
 			p.record(ObjectResult{Ref: ref, Action: ActionPrune, Error: err.Error()})
 			p.e.bus.publish(status.ErrorEvent{Base: status.Base{App: p.name, Time: p.e.opts.Now()}, Ref: &ref, Message: err.Error()})

@@ -15,13 +15,18 @@ func init() {
 
 func runController(ctx context.Context, env *cliEnv, args []string) int {
 	var g globalFlags
+	var dec decryptionFlags
 	fs := flag.NewFlagSet("kdrift controller [APP...]", flag.ContinueOnError)
 	g.register(fs)
+	dec.register(fs)
 	if ok, code := parseFlags(fs, args, env); !ok {
 		return code
 	}
 	e, err := openEngine(&g, false, fs.Args()...)
 	if err != nil {
+		return env.errorf("%v", err)
+	}
+	if err := dec.loadDecryptionKeys(ctx, e, func(err error) { fmt.Fprintf(env.stderr, "kdrift: %v\n", err) }); err != nil {
 		return env.errorf("%v", err)
 	}
 	events, stop := e.SubscribeAll()
