@@ -64,7 +64,7 @@ func AppFiles(t testing.TB, dir string, id *age.X25519Identity) map[string]strin
 	return map[string]string{
 		dir + "/kustomization.yaml": "resources: [configmap.yaml, secret.enc.yaml]\nsecretGenerator:\n- name: api-env\n  envs: [api.enc.env]\n",
 		dir + "/configmap.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  color: blue\n",
-		dir + "/secret.enc.yaml": Encrypt(t, "secret.enc.yaml", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-credentials\ntype: Opaque\nstringData:\n  username: app\n  password: "+DBPassword+"\n", id),
-		dir + "/api.enc.env":     Encrypt(t, "api.enc.env", "API_URL=https://api.example.com\nAPI_TOKEN="+APIToken+"\n", id),
+		dir + "/secret.enc.yaml":    Encrypt(t, "secret.enc.yaml", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-credentials\ntype: Opaque\nstringData:\n  username: app\n  password: "+DBPassword+"\n", id),
+		dir + "/api.enc.env":        Encrypt(t, "api.enc.env", "API_URL=https://api.example.com\nAPI_TOKEN="+APIToken+"\n", id),
 	}
 }
