@@ -61,3 +61,9 @@ func (p *pass) prunable(o *unstructured.Unstructured) bool {
 	}
 	return true
 }
+
+// scrub keeps secret values out of a message: plaintexts decrypted from
+// SOPS files and the values of the Secrets among objs.
+func (p *pass) scrub(msg string, objs ...*unstructured.Unstructured) string {
+	return diff.ScrubSecrets(p.e.renderer.Scrub(msg), objs...)
+}

@@ -169,6 +169,7 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 	if res.Ref.Kind == "" {
 		res.Ref = ref
 	}
+	res.Message = p.scrub(res.Message, d, lv)
 	p.cacheMu.Lock()
 	if dryErr == nil && lv != nil {
 		p.st.cache[key] = cacheEntry{desiredHash: hash, liveRV: rv, result: res}

@@ -77,8 +77,9 @@ func (p *pass) phaseHeal(ctx context.Context) bool {
 			p.defaultNamespace(ctx, o, ns)
 		}
 		if err := p.healObject(ctx, it); err != nil {
-			p.record(ObjectResult{Ref: it.res.Ref, Action: ActionApply, Fields: it.fields, Error: err.Error()})
-			p.e.bus.publish(status.ErrorEvent{Base: status.Base{App: p.name, Time: p.e.opts.Now()}, Ref: &it.res.Ref, Message: err.Error()})
+			msg := p.scrub(err.Error(), it.desired, it.live)
+			p.record(ObjectResult{Ref: it.res.Ref, Action: ActionApply, Fields: it.fields, Error: msg})
+			p.e.bus.publish(status.ErrorEvent{Base: status.Base{App: p.name, Time: p.e.opts.Now()}, Ref: &it.res.Ref, Message: msg})
 			continue
 		}
 		changed = !p.opts.dryRun

@@ -30,7 +30,7 @@ func (r *Renderer) kustomize(tree Tree, dir string) (e *cacheEntry) {
 	m, err := k.Run(fsys, "/"+dir)
 	e = r.entry(fsys)
 	if err != nil {
-		e.err = &Error{Path: dir, Err: err}
+		e.err = &Error{Path: dir, Err: fsys.sops.scrub(err)}
 		return e
 	}
 	for _, res := range m.Resources() {
@@ -55,7 +55,7 @@ func (r *Renderer) kustomize(tree Tree, dir string) (e *cacheEntry) {
 // inputs, or none when it must not be cached (a read failed, or a remote
 // base was read and RemoteTTL forbids caching it).
 func (r *Renderer) entry(fsys *treeFS) *cacheEntry {
-	e := &cacheEntry{inputs: fsys.inputs(), sealed: fsys.sops.undecrypted()}
+	e := &cacheEntry{inputs: fsys.inputs(), sealed: fsys.sops.undecrypted(), secrets: fsys.sops.secrets()}
 	if fsys.readRemote() {
 		e.expires = time.Now().Add(r.RemoteTTL)
 	}

@@ -91,6 +91,8 @@ type cacheEntry struct {
 	err     error
 	// sealed are SOPS values no identity decrypted, and why.
 	sealed map[string]*sops.NoKeyError
+	// secrets are the plaintexts decrypted from SOPS files (see Scrub).
+	secrets []string
 }
 
 // NewRenderer returns a Renderer with an empty cache.
@@ -214,9 +216,9 @@ func (r *Renderer) build(tree Tree, dir string) *cacheEntry {
 		sr := r.newSOPSReader()
 		objs, err := readPlain(tree, dir, sr)
 		if err != nil {
-			err = &Error{Path: dir, Err: err}
+			err = &Error{Path: dir, Err: sr.scrub(err)}
 		}
-		return &cacheEntry{inputs: map[string]string{dir: hash}, objs: objs, err: err, sealed: sr.undecrypted()}
+		return &cacheEntry{inputs: map[string]string{dir: hash}, objs: objs, err: err, sealed: sr.undecrypted(), secrets: sr.secrets()}
 	}
 	return r.kustomize(tree, dir)
 }

@@ -52,6 +52,8 @@ type sopsReader struct {
 
 	mu     sync.Mutex
 	sealed map[string]*sops.NoKeyError
+	// values are the plaintexts decrypted, to scrub from messages.
+	values []string
 }
 
 func (r *Renderer) newSOPSReader() *sopsReader {
@@ -72,7 +74,12 @@ func (s *sopsReader) open(name string, data []byte) ([]byte, error) {
 	if s == nil {
 		return data, nil
 	}
-	out, _, err := sops.Open(name, data, s.keys)
+	out, values, _, err := sops.OpenValues(name, data, s.keys)
+	if len(values) > 0 {
+		s.mu.Lock()
+		s.values = append(s.values, values...)
+		s.mu.Unlock()
+	}
 	var nk *sops.NoKeyError
 	if errors.As(err, &nk) {
 		s.mu.Lock()
@@ -96,4 +103,41 @@ func (s *sopsReader) undecrypted() map[string]*sops.NoKeyError {
 		return nil
 	}
 	return s.sealed
+}
+
+// secrets are the plaintexts the build decrypted.
+func (s *sopsReader) secrets() []string {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.values
+}
+
+// scrub keeps the build's plaintexts out of its error: kustomize and YAML
+// errors may quote the file they failed on.
+func (s *sopsReader) scrub(err error) error {
+	if err == nil || len(s.secrets()) == 0 {
+		return err
+	}
+	msg := sops.Scrub(err.Error(), s.secrets())
+	if msg == err.Error() {
+		return err
+	}
+	return errors.New(msg)
+}
+
+// Scrub replaces in msg every plaintext that a cached render decrypted
+// from a SOPS file (an apiserver error quoting a decrypted object).
+func (r *Renderer) Scrub(msg string) string {
+	r.mu.Lock()
+	var secrets []string
+	for _, entries := range r.cache {
+		for _, e := range entries {
+			secrets = append(secrets, e.secrets...)
+		}
+	}
+	r.mu.Unlock()
+	return sops.Scrub(msg, secrets)
 }

@@ -30,23 +30,44 @@ const maxFile = 8 << 20
 // recognised later. A MAC or value that does not check is an
 // *IntegrityError, a malformed file a *FormatError; out is nil then.
 func Open(name string, data []byte, keys *Keyring) (out []byte, encrypted bool, err error) {
+	out, _, encrypted, err = OpenValues(name, data, keys)
+	return out, encrypted, err
+}
+
+// OpenValues is Open that also returns the plaintext of every value it
+// decrypted, so that a caller can scrub them from messages (an
+// apiserver's or kustomize's error quoting a decrypted file).
+func OpenValues(name string, data []byte, keys *Keyring) (out []byte, values []string, encrypted bool, err error) {
 	if !LooksEncrypted(data) {
-		return data, false, nil
+		return data, nil, false, nil
 	}
 	if len(data) > maxFile {
-		return nil, true, &FormatError{File: name, Err: fmt.Errorf("the file is larger than %d bytes", maxFile)}
+		return nil, nil, true, &FormatError{File: name, Err: fmt.Errorf("the file is larger than %d bytes", maxFile)}
 	}
-	f := FormatOf(name)
-	switch f {
-	case YAML, JSON:
-		return openTree(name, data, keys, f)
+	o := &opener{name: name, keys: keys}
+	switch FormatOf(name) {
+	case YAML:
+		out, encrypted, err = o.tree(data, YAML)
+	case JSON:
+		out, encrypted, err = o.tree(data, JSON)
 	case Dotenv:
-		return openFlat(name, data, keys, parseDotenv, emitDotenv)
+		out, encrypted, err = o.flat(data, parseDotenv, emitDotenv)
 	case INI:
-		return openFlat(name, data, keys, parseINI, emitINI)
+		out, encrypted, err = o.flat(data, parseINI, emitINI)
 	default:
-		return openBinary(name, data, keys)
+		out, encrypted, err = o.binary(data)
 	}
+	if err != nil && out == nil {
+		return nil, nil, encrypted, err
+	}
+	return out, o.values, encrypted, err
+}
+
+// opener opens one file and collects the plaintexts it decrypted.
+type opener struct {
+	name   string
+	keys   *Keyring
+	values []string
 }
 
 // file is one SOPS document being opened.
@@ -55,11 +76,14 @@ type file struct {
 	meta *Metadata
 	key  []byte // nil when no identity opened the data key
 	mac  hash.Hash
+	// values collects the plaintexts decrypted.
+	values *[]string
 }
 
 // begin reads a document's metadata and unwraps its data key; a
 // *NoKeyError leaves key nil.
-func begin(name string, raw map[string]any, keys *Keyring) (*file, error) {
+func (o *opener) begin(raw map[string]any) (*file, error) {
+	name, keys := o.name, o.keys
 	m, err := parseMetadata(raw)
 	if err != nil {
 		return nil, &FormatError{File: name, Err: err}
@@ -69,7 +93,7 @@ func begin(name string, raw map[string]any, keys *Keyring) (*file, error) {
 		return &file{name: name, meta: m}, err
 	}
 	h := macHash(m)
-	return &file{name: name, meta: m, key: key, mac: h}, nil
+	return &file{name: name, meta: m, key: key, mac: h, values: &o.values}, nil
 }
 
 // leaf decrypts one value at path and adds it to the MAC.
@@ -88,6 +112,9 @@ func (f *file) leaf(path []string, v any) (any, error) {
 			return nil, &IntegrityError{File: f.name, Path: adOf(path), Err: err}
 		}
 		v = plain
+		if b, err := macBytes(plain); err == nil && len(b) > 0 {
+			*f.values = append(*f.values, string(b))
+		}
 	}
 	if !f.meta.MACOnlyEncrypted || enc {
 		b, err := macBytes(v)
@@ -142,7 +169,8 @@ func (m *Metadata) dataKey(name string, keys *Keyring) ([]byte, error) {
 }
 
 // openTree opens a YAML file (one or more documents) or a JSON file.
-func openTree(name string, data []byte, keys *Keyring, f Format) ([]byte, bool, error) {
+func (o *opener) tree(data []byte, f Format) ([]byte, bool, error) {
+	name := o.name
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []*yaml.Node
 	for {
@@ -157,7 +185,7 @@ func openTree(name string, data []byte, keys *Keyring, f Format) ([]byte, bool, 
 		docs = append(docs, &n)
 	}
 	if f == JSON && len(docs) == 1 && isBinaryDoc(docs[0]) && FormatOf(name) == Binary {
-		return openBinary(name, data, keys)
+		return o.binary(data)
 	}
 	found := false
 	var noKey error
@@ -178,7 +206,7 @@ func openTree(name string, data []byte, keys *Keyring, f Format) ([]byte, bool, 
 		if err := metaNode.Decode(&raw); err != nil {
 			return nil, true, &FormatError{File: name, Err: fmt.Errorf("sops: %w", err)}
 		}
-		fl, err := begin(name, raw, keys)
+		fl, err := o.begin(raw)
 		var nk *NoKeyError
 		if errors.As(err, &nk) {
 			noKey = err
@@ -323,7 +351,8 @@ func emitTree(docs []*yaml.Node, f Format) ([]byte, error) {
 }
 
 // openBinary opens a file sops encrypted whole: {"data": ENC[…], "sops": …}.
-func openBinary(name string, data []byte, keys *Keyring) ([]byte, bool, error) {
+func (o *opener) binary(data []byte) ([]byte, bool, error) {
+	name := o.name
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil || !isBinaryDoc(&doc) {
 		return data, false, nil
@@ -334,7 +363,7 @@ func openBinary(name string, data []byte, keys *Keyring) ([]byte, bool, error) {
 	if err := metaNode.Decode(&raw); err != nil {
 		return nil, true, &FormatError{File: name, Err: fmt.Errorf("sops: %w", err)}
 	}
-	fl, err := begin(name, raw, keys)
+	fl, err := o.begin(raw)
 	if err != nil {
 		var nk *NoKeyError
 		if errors.As(err, &nk) {
@@ -364,7 +393,8 @@ type flatEntry struct {
 
 // openFlat opens a dotenv or INI file: metadata in sops_-prefixed keys or
 // a [sops] section, flattened.
-func openFlat(name string, data []byte, keys *Keyring, parse func([]byte) ([]flatEntry, map[string]string, error), emit func([]flatEntry) []byte) ([]byte, bool, error) {
+func (o *opener) flat(data []byte, parse func([]byte) ([]flatEntry, map[string]string, error), emit func([]flatEntry) []byte) ([]byte, bool, error) {
+	name := o.name
 	entries, flat, err := parse(data)
 	if err != nil {
 		return nil, true, &FormatError{File: name, Err: err}
@@ -376,7 +406,7 @@ func openFlat(name string, data []byte, keys *Keyring, parse func([]byte) ([]fla
 	if err != nil {
 		return nil, true, &FormatError{File: name, Err: err}
 	}
-	fl, err := begin(name, raw, keys)
+	fl, err := o.begin(raw)
 	if err != nil {
 		var nk *NoKeyError
 		if errors.As(err, &nk) {

@@ -14,6 +14,7 @@ package sops
 import (
 	"encoding/base64"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -143,4 +144,31 @@ func firstString(m map[string]any) string {
 
 func escapePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// Mask replaces a secret value wherever kdrift would otherwise show it.
+const Mask = "●●●●"
+
+// minScrub is the shortest value Scrub replaces: shorter ones (a port, a
+// flag) would garble ordinary words of a message.
+const minScrub = 4
+
+// Scrub replaces every secret value in msg, and its base64 form, with
+// Mask; longer values first, so that one containing another goes whole.
+func Scrub(msg string, secrets []string) string {
+	if msg == "" || len(secrets) == 0 {
+		return msg
+	}
+	var all []string
+	for _, s := range secrets {
+		if len(s) < minScrub {
+			continue
+		}
+		all = append(all, s, base64.StdEncoding.EncodeToString([]byte(s)))
+	}
+	slices.SortFunc(all, func(a, b string) int { return len(b) - len(a) })
+	for _, s := range all {
+		msg = strings.ReplaceAll(msg, s, Mask)
+	}
+	return msg
 }

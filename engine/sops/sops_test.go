@@ -237,3 +237,11 @@ func TestFind(t *testing.T) {
 		t.Fatal("plain value taken for ciphertext")
 	}
 }
+
+func TestScrub(t *testing.T) {
+	msg := `Secret "db" is invalid: data[password]: "hunter2-xyz" (aHVudGVyMi14eXo=) not allowed; port 5432`
+	got := Scrub(msg, []string{"hunter2-xyz", "54"})
+	if strings.Contains(got, "hunter2") || strings.Contains(got, "aHVudGVyMi14eXo=") || !strings.Contains(got, "port 5432") || !strings.Contains(got, Mask) {
+		t.Fatalf("Scrub = %q", got)
+	}
+}
