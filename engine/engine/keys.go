@@ -37,7 +37,7 @@ func (e *Engine) LoadDecryptionSecret(ctx context.Context, namespace, name strin
 	case apierrors.IsNotFound(err):
 		return "", fmt.Errorf("%s not found: create it with `kubectl -n %s create secret generic %s --from-file=identity.agekey=keys.txt`", ref, namespace, name)
 	case apierrors.IsForbidden(err):
-		return "", fmt.Errorf("%s: kdrift may not read it: grant get on it by resourceNames (see deploy/rbac-decryption.yaml): %v", ref, err)
+		return "", fmt.Errorf("%s: kdrift may not read it: grant get on it by resourceNames (see deploy/components/sops-decryption): %v", ref, err)
 	case err != nil:
 		return "", fmt.Errorf("%s: %w", ref, err)
 	}
