@@ -3,6 +3,7 @@ package sops
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,9 +27,10 @@ type EncryptOptions struct {
 	Now time.Time
 }
 
-// Encrypt encrypts a YAML (every document) or dotenv file for age
-// recipients in SOPS' format, as `sops --encrypt --age` does. It is how
-// tests and the demo make SOPS files; kdrift itself only decrypts.
+// Encrypt encrypts a YAML (every document), JSON, dotenv, INI or other
+// (binary) file for age recipients in SOPS' format, as `sops --encrypt
+// --age` does. It is how tests and the demo make SOPS files; kdrift itself
+// only decrypts.
 func Encrypt(name string, plain []byte, opts EncryptOptions) ([]byte, error) {
 	if len(opts.Recipients) == 0 {
 		return nil, errors.New("sops encrypt: no recipient")
@@ -97,8 +99,48 @@ func Encrypt(name string, plain []byte, opts EncryptOptions) ([]byte, error) {
 	}
 	mac := func() (string, error) { return encryptValue(macString(h), key, lastModifiedAD(m)) }
 	switch FormatOf(name) {
-	case YAML:
-		return encryptYAML(plain, meta, reset, seal, mac)
+	case YAML, JSON:
+		return encryptTree(plain, FormatOf(name), meta, reset, seal, mac)
+	case Binary:
+		// The whole file is one value, under "data", in a JSON document.
+		wrapped, err := json.Marshal(map[string]string{"data": string(plain)})
+		if err != nil {
+			return nil, err
+		}
+		return encryptTree(wrapped, JSON, meta, reset, seal, mac)
+	case INI:
+		entries, _, err := parseINI(plain)
+		if err != nil {
+			return nil, err
+		}
+		for i, e := range entries {
+			v, err := seal([]string{e.section, e.key}, e.value)
+			if err != nil {
+				return nil, err
+			}
+			entries[i].value = v.(string)
+		}
+		macv, err := mac()
+		if err != nil {
+			return nil, err
+		}
+		var b bytes.Buffer
+		b.Write(emitINI(entries))
+		b.WriteString("[sops]\n")
+		for i, k := range ageKeys {
+			km := k.(map[string]any)
+			fmt.Fprintf(&b, "age__list_%d__map_enc = %s\n", i, strings.ReplaceAll(km["enc"].(string), "\n", `\n`))
+			fmt.Fprintf(&b, "age__list_%d__map_recipient = %s\n", i, km["recipient"])
+		}
+		if m.EncryptedRegex != "" {
+			fmt.Fprintf(&b, "encrypted_regex = %s\n", m.EncryptedRegex)
+		}
+		fmt.Fprintf(&b, "lastmodified = %s\nmac = %s\n", m.LastModified, macv)
+		if m.UnencryptedSuffix != "" {
+			fmt.Fprintf(&b, "unencrypted_suffix = %s\n", m.UnencryptedSuffix)
+		}
+		fmt.Fprintf(&b, "version = %s\n", meta["version"])
+		return b.Bytes(), nil
 	case Dotenv:
 		entries, _, err := parseDotenv(plain)
 		if err != nil {
@@ -133,14 +175,12 @@ func Encrypt(name string, plain []byte, opts EncryptOptions) ([]byte, error) {
 		fmt.Fprintf(&b, "sops_version=%s\n", meta["version"])
 		return b.Bytes(), nil
 	}
-	return nil, fmt.Errorf("sops encrypt: %s: only YAML and dotenv files are supported", name)
+	return nil, fmt.Errorf("sops encrypt: %s: unknown format", name)
 }
 
-func encryptYAML(plain []byte, meta map[string]any, reset func(), seal func([]string, any) (any, error), mac func() (string, error)) ([]byte, error) {
+func encryptTree(plain []byte, f Format, meta map[string]any, reset func(), seal func([]string, any) (any, error), mac func() (string, error)) ([]byte, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(plain))
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
+	var docs []*yaml.Node
 	for {
 		var doc yaml.Node
 		err := dec.Decode(&doc)
@@ -198,12 +238,7 @@ func encryptYAML(plain []byte, meta map[string]any, reset func(), seal func([]st
 		}
 		root := doc.Content[0]
 		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "sops"}, &mn)
-		if err := enc.Encode(&doc); err != nil {
-			return nil, err
-		}
+		docs = append(docs, &doc)
 	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return emitTree(docs, f)
 }

@@ -238,7 +238,10 @@ func unflatten(flat map[string]string) (map[string]any, error) {
 			last := i == len(toks)-1
 			switch c := cur.(type) {
 			case map[string]any:
-				name := t.(string)
+				name, ok := t.(string)
+				if !ok {
+					return nil, fmt.Errorf("sops metadata key %q mixes a list and a map", key)
+				}
 				if last {
 					c[name] = flat[key]
 					break
@@ -250,7 +253,10 @@ func unflatten(flat map[string]string) (map[string]any, error) {
 				}
 				cur = next
 			case *[]any:
-				idx := t.(int)
+				idx, ok := t.(int)
+				if !ok {
+					return nil, fmt.Errorf("sops metadata key %q mixes a list and a map", key)
+				}
 				for len(*c) <= idx {
 					*c = append(*c, nil)
 				}

@@ -245,3 +245,44 @@ func TestScrub(t *testing.T) {
 		t.Fatalf("Scrub = %q", got)
 	}
 }
+
+// TestFormats: JSON, INI and binary files round-trip, and a value moved
+// within one is caught.
+func TestFormats(t *testing.T) {
+	id, keys := newIdentity(t)
+	for name, plain := range map[string]string{
+		"app.json":   `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"j"},"stringData":{"a":"first-value","n":5,"ok":true}}` + "\n",
+		"app.ini":    "[database]\nuser = app\npassword = s3cr3t-ini\n[cache]\nurl = redis://x\n",
+		"ca.crt":     "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+		"nested.yml": "a:\n  b: [1, two, {c: 3.5}]\n  d: null\n  e: \"\"\nf_unencrypted: clear\n",
+	} {
+		enc, err := Encrypt(name, []byte(plain), EncryptOptions{Recipients: []string{id.Recipient().String()}})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out, isEnc, err := Open(name, enc, keys)
+		if err != nil || !isEnc {
+			t.Fatalf("%s: Open = %v, %v\n%s", name, isEnc, err, enc)
+		}
+		if FormatOf(name) == YAML || FormatOf(name) == JSON {
+			var a, b any
+			if err := yaml.Unmarshal(out, &a); err != nil {
+				t.Fatal(err)
+			}
+			if err := yaml.Unmarshal([]byte(plain), &b); err != nil {
+				t.Fatal(err)
+			}
+			if !equalJSON(t, a, b) {
+				t.Fatalf("%s: decrypted\n%s\nwant\n%s", name, out, plain)
+			}
+		} else if string(out) != plain {
+			t.Fatalf("%s: decrypted %q, want %q", name, out, plain)
+		}
+		if name == "nested.yml" && !strings.Contains(string(enc), "f_unencrypted: clear") {
+			t.Fatalf("a key ending in _unencrypted was encrypted:\n%s", enc)
+		}
+		if _, _, err := Open(name, enc, &Keyring{}); err == nil {
+			t.Fatalf("%s opened without a key", name)
+		}
+	}
+}
