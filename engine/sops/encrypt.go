@@ -71,7 +71,7 @@ func Encrypt(name string, plain []byte, opts EncryptOptions) ([]byte, error) {
 		if err := aw.Close(); err != nil {
 			return nil, err
 		}
-		ageKeys = append(ageKeys, map[string]any{"recipient": r, "enc": buf.String() + "\n"})
+		ageKeys = append(ageKeys, map[string]any{"recipient": r, "enc": buf.String()})
 	}
 	meta["age"] = ageKeys
 	meta["lastmodified"] = m.LastModified
