@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"filippo.io/age"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -96,14 +97,7 @@ func resultText(res engine.SyncResult) string {
 func TestSOPSSecrets(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t, "sops")
-	id := sopstest.Identity(t)
-	files := sopstest.AppFiles(t, "deploy/secure", id)
-	files[".kdrift/app.yaml"] = appYAML("secure", "deploy/secure", ns, true, true, "")
-	repo := gittest.Init(t)
-	repo.Commit("app", files)
-	t.Setenv("SOPS_AGE_KEY", "")
-	t.Setenv("SOPS_AGE_KEY_FILE", "")
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	id, repo := sopsRepo(t, "secure", ns, true)
 
 	// No key: Encrypted, never applied, the rest syncs.
 	noKeys, err := sops.LoadKeyring(os.Getenv)
@@ -231,6 +225,21 @@ func TestSOPSSecrets(t *testing.T) {
 		resultText(res), resultText(res2), resultText(res3), rec.String(), rec2.String())
 }
 
+// sopsRepo commits sopstest's app as App name in ns, with a fresh age
+// identity, and clears every place sops looks for keys.
+func sopsRepo(t *testing.T, name, ns string, prune bool) (*age.X25519Identity, *gittest.Repo) {
+	t.Helper()
+	id := sopstest.Identity(t)
+	files := sopstest.AppFiles(t, "deploy/secure", id)
+	files[".kdrift/app.yaml"] = appYAML(name, "deploy/secure", ns, true, prune, "")
+	repo := gittest.Init(t)
+	repo.Commit("app", files)
+	t.Setenv("SOPS_AGE_KEY", "")
+	t.Setenv("SOPS_AGE_KEY_FILE", "")
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	return id, repo
+}
+
 func keysOfBytes(m map[string][]byte) []string {
 	var out []string
 	for k := range m {
@@ -245,14 +254,7 @@ func keysOfBytes(m map[string][]byte) []string {
 func TestDecryptionSecret(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t, "sops-ctl")
-	id := sopstest.Identity(t)
-	files := sopstest.AppFiles(t, "deploy/secure", id)
-	files[".kdrift/app.yaml"] = appYAML("secure-ctl", "deploy/secure", ns, true, false, "")
-	repo := gittest.Init(t)
-	repo.Commit("app", files)
-	t.Setenv("SOPS_AGE_KEY", "")
-	t.Setenv("SOPS_AGE_KEY_FILE", "")
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	id, repo := sopsRepo(t, "secure-ctl", ns, false)
 	e := newEngine(t, repo, nil)
 	if _, err := e.LoadDecryptionSecret(ctx, ns, "sops-age"); err == nil || !strings.Contains(err.Error(), "Secret "+ns+"/sops-age not found") {
 		t.Fatalf("missing Secret: %v", err)

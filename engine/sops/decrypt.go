@@ -171,18 +171,9 @@ func (m *Metadata) dataKey(name string, keys *Keyring) ([]byte, error) {
 // openTree opens a YAML file (one or more documents) or a JSON file.
 func (o *opener) tree(data []byte, f Format) ([]byte, bool, error) {
 	name := o.name
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var docs []*yaml.Node
-	for {
-		var n yaml.Node
-		err := dec.Decode(&n)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, true, &FormatError{File: name, Err: err}
-		}
-		docs = append(docs, &n)
+	docs, err := decodeDocs(data)
+	if err != nil {
+		return nil, true, &FormatError{File: name, Err: err}
 	}
 	if f == JSON && len(docs) == 1 && isBinaryDoc(docs[0]) && FormatOf(name) == Binary {
 		return o.binary(data)
@@ -231,6 +222,23 @@ func (o *opener) tree(data []byte, f Format) ([]byte, bool, error) {
 		return nil, true, &FormatError{File: name, Err: err}
 	}
 	return out, true, noKey
+}
+
+// decodeDocs decodes every YAML document of data (JSON is one).
+func decodeDocs(data []byte) ([]*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var docs []*yaml.Node
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, &n)
+	}
 }
 
 // takeKey removes key from mapping n and returns its value, or nil.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -108,13 +107,21 @@ func Encrypt(name string, plain []byte, opts EncryptOptions) ([]byte, error) {
 			return nil, err
 		}
 		return encryptTree(wrapped, JSON, meta, reset, seal, mac)
-	case INI:
-		entries, _, err := parseINI(plain)
+	case INI, Dotenv:
+		parse, emit, prefix, sep, header := parseINI, emitINI, "", " = ", "[sops]\n"
+		if FormatOf(name) == Dotenv {
+			parse, emit, prefix, sep, header = parseDotenv, emitDotenv, "sops_", "=", ""
+		}
+		entries, _, err := parse(plain)
 		if err != nil {
 			return nil, err
 		}
 		for i, e := range entries {
-			v, err := seal([]string{e.section, e.key}, e.value)
+			path := []string{e.key}
+			if e.section != "" {
+				path = []string{e.section, e.key}
+			}
+			v, err := seal(path, e.value)
 			if err != nil {
 				return nil, err
 			}
@@ -125,71 +132,35 @@ func Encrypt(name string, plain []byte, opts EncryptOptions) ([]byte, error) {
 			return nil, err
 		}
 		var b bytes.Buffer
-		b.Write(emitINI(entries))
-		b.WriteString("[sops]\n")
+		b.Write(emit(entries))
+		b.WriteString(header)
+		line := func(k, v string) { fmt.Fprintf(&b, "%s%s%s%s\n", prefix, k, sep, strings.ReplaceAll(v, "\n", `\n`)) }
 		for i, k := range ageKeys {
 			km := k.(map[string]any)
-			fmt.Fprintf(&b, "age__list_%d__map_enc = %s\n", i, strings.ReplaceAll(km["enc"].(string), "\n", `\n`))
-			fmt.Fprintf(&b, "age__list_%d__map_recipient = %s\n", i, km["recipient"])
+			line(fmt.Sprintf("age__list_%d__map_enc", i), km["enc"].(string))
+			line(fmt.Sprintf("age__list_%d__map_recipient", i), km["recipient"].(string))
 		}
 		if m.EncryptedRegex != "" {
-			fmt.Fprintf(&b, "encrypted_regex = %s\n", m.EncryptedRegex)
+			line("encrypted_regex", m.EncryptedRegex)
 		}
-		fmt.Fprintf(&b, "lastmodified = %s\nmac = %s\n", m.LastModified, macv)
+		line("lastmodified", m.LastModified)
+		line("mac", macv)
 		if m.UnencryptedSuffix != "" {
-			fmt.Fprintf(&b, "unencrypted_suffix = %s\n", m.UnencryptedSuffix)
+			line("unencrypted_suffix", m.UnencryptedSuffix)
 		}
-		fmt.Fprintf(&b, "version = %s\n", meta["version"])
-		return b.Bytes(), nil
-	case Dotenv:
-		entries, _, err := parseDotenv(plain)
-		if err != nil {
-			return nil, err
-		}
-		for i, e := range entries {
-			v, err := seal([]string{e.key}, e.value)
-			if err != nil {
-				return nil, err
-			}
-			entries[i].value = v.(string)
-		}
-		macv, err := mac()
-		if err != nil {
-			return nil, err
-		}
-		out := emitDotenv(entries)
-		var b bytes.Buffer
-		b.Write(out)
-		for i, k := range ageKeys {
-			km := k.(map[string]any)
-			fmt.Fprintf(&b, "sops_age__list_%d__map_enc=%s\n", i, strings.ReplaceAll(km["enc"].(string), "\n", `\n`))
-			fmt.Fprintf(&b, "sops_age__list_%d__map_recipient=%s\n", i, km["recipient"])
-		}
-		if m.EncryptedRegex != "" {
-			fmt.Fprintf(&b, "sops_encrypted_regex=%s\n", m.EncryptedRegex)
-		}
-		fmt.Fprintf(&b, "sops_lastmodified=%s\nsops_mac=%s\n", m.LastModified, macv)
-		if m.UnencryptedSuffix != "" {
-			fmt.Fprintf(&b, "sops_unencrypted_suffix=%s\n", m.UnencryptedSuffix)
-		}
-		fmt.Fprintf(&b, "sops_version=%s\n", meta["version"])
+		line("version", meta["version"].(string))
 		return b.Bytes(), nil
 	}
 	return nil, fmt.Errorf("sops encrypt: %s: unknown format", name)
 }
 
 func encryptTree(plain []byte, f Format, meta map[string]any, reset func(), seal func([]string, any) (any, error), mac func() (string, error)) ([]byte, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(plain))
+	in, err := decodeDocs(plain)
+	if err != nil {
+		return nil, err
+	}
 	var docs []*yaml.Node
-	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	for _, doc := range in {
 		reset()
 		var walk func(n *yaml.Node, path []string) error
 		walk = func(n *yaml.Node, path []string) error {
@@ -224,7 +195,7 @@ func encryptTree(plain []byte, f Format, meta map[string]any, reset func(), seal
 			}
 			return nil
 		}
-		if err := walk(&doc, nil); err != nil {
+		if err := walk(doc, nil); err != nil {
 			return nil, err
 		}
 		macv, err := mac()
@@ -238,7 +209,7 @@ func encryptTree(plain []byte, f Format, meta map[string]any, reset func(), seal
 		}
 		root := doc.Content[0]
 		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "sops"}, &mn)
-		docs = append(docs, &doc)
+		docs = append(docs, doc)
 	}
 	return emitTree(docs, f)
 }
