@@ -405,6 +405,11 @@ func (o *opener) flat(data []byte, parse func([]byte) ([]flatEntry, map[string]s
 	name := o.name
 	entries, flat, err := parse(data)
 	if err != nil {
+		// Only a file that carries sops metadata is a broken SOPS file;
+		// any other is kustomize's to judge.
+		if !bytes.Contains(data, []byte("sops_mac")) && !bytes.Contains(data, []byte("[sops]")) {
+			return data, false, nil
+		}
 		return nil, true, &FormatError{File: name, Err: err}
 	}
 	if len(flat) == 0 {

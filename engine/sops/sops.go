@@ -71,10 +71,11 @@ func FormatOf(name string) Format {
 // encPrefix starts every value SOPS encrypted.
 const encPrefix = "ENC["
 
-// IsCiphertext reports whether s is a value SOPS encrypted: ENC[…].
+// IsCiphertext reports whether s is a value SOPS encrypted:
+// ENC[CIPHER,data:…], whatever the cipher.
 func IsCiphertext(s string) bool {
 	s = strings.TrimSpace(s)
-	return strings.HasPrefix(s, encPrefix) && strings.HasSuffix(s, "]")
+	return strings.HasPrefix(s, encPrefix) && strings.HasSuffix(s, "]") && strings.Contains(s, ",data:")
 }
 
 // LooksEncrypted is a cheap test for a file worth parsing as SOPS: it

@@ -286,3 +286,26 @@ func TestFormats(t *testing.T) {
 		}
 	}
 }
+
+func TestNotSOPS(t *testing.T) {
+	for name, data := range map[string]string{
+		"notes.ini": "[sops]\nthis line is a continuation of nothing\nmac = x\n",
+		"cfg.ini":   "; about sops and machines\nplain line without equals\n",
+		"app.env":   "# sops machine\nNOT A PAIR\n",
+	} {
+		out, isEnc, err := Open(name, []byte(data), nil)
+		switch name {
+		case "notes.ini":
+			if err == nil {
+				t.Fatalf("%s: a broken [sops] section was accepted", name)
+			}
+		default:
+			if err != nil || isEnc || string(out) != data {
+				t.Fatalf("%s: Open = %q, %v, %v", name, out, isEnc, err)
+			}
+		}
+	}
+	if IsCiphertext("ENC[not really]") || !IsCiphertext(" ENC[AES256_GCM,data:x,iv:y,tag:z,type:str] ") {
+		t.Fatal("IsCiphertext")
+	}
+}
