@@ -58,18 +58,6 @@ func (r *eventLog) String() string {
 	return r.out.String()
 }
 
-// noPlaintext fails when any output holds a secret's plaintext.
-func noPlaintext(t *testing.T, what string, outputs ...string) {
-	t.Helper()
-	for _, o := range outputs {
-		for _, p := range []string{sopstest.DBPassword, sopstest.APIToken} {
-			if strings.Contains(o, p) {
-				t.Fatalf("%s shows the plaintext %q:\n%s", what, p, o)
-			}
-		}
-	}
-}
-
 func secretNames(t *testing.T, ns string) []string {
 	t.Helper()
 	list, err := enginetest.Clientset(t).CoreV1().Secrets(ns).List(context.Background(), metav1.ListOptions{})
@@ -193,7 +181,7 @@ func TestSOPSSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	djs, _ := json.Marshal(detail)
-	noPlaintext(t, "the viewer", describe(va), string(djs))
+	sopstest.NoPlaintext(t, "the viewer", describe(va), string(djs))
 	if err := keyed.Reconcile(ctx, "secure"); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +209,7 @@ func TestSOPSSecrets(t *testing.T) {
 			t.Fatalf("the keyless sync touched %s: %+v", o.Ref, o)
 		}
 	}
-	noPlaintext(t, "statuses, results and events", describe(a), describe(res2.Status), describe(res3.Status),
+	sopstest.NoPlaintext(t, "statuses, results and events", describe(a), describe(res2.Status), describe(res3.Status),
 		resultText(res), resultText(res2), resultText(res3), rec.String(), rec2.String())
 }
 
@@ -285,7 +273,7 @@ func TestDecryptionSecret(t *testing.T) {
 	if err != nil || string(sec.Data["password"]) != sopstest.DBPassword {
 		t.Fatalf("not decrypted from the Secret's key: %v", err)
 	}
-	noPlaintext(t, "the sync result", resultText(res))
+	sopstest.NoPlaintext(t, "the sync result", resultText(res))
 }
 
 const sealedSecretCRD = `apiVersion: apiextensions.k8s.io/v1

@@ -6,6 +6,7 @@ package sopstest
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"filippo.io/age"
@@ -66,5 +67,17 @@ func AppFiles(t testing.TB, dir string, id *age.X25519Identity) map[string]strin
 		dir + "/configmap.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  color: blue\n",
 		dir + "/secret.enc.yaml":    Encrypt(t, "secret.enc.yaml", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-credentials\ntype: Opaque\nstringData:\n  username: app\n  password: "+DBPassword+"\n", id),
 		dir + "/api.enc.env":        Encrypt(t, "api.enc.env", "API_URL=https://api.example.com\nAPI_TOKEN="+APIToken+"\n", id),
+	}
+}
+
+// NoPlaintext fails the test when any output holds DBPassword or APIToken.
+func NoPlaintext(t testing.TB, what string, outputs ...string) {
+	t.Helper()
+	for _, o := range outputs {
+		for _, p := range []string{DBPassword, APIToken} {
+			if strings.Contains(o, p) {
+				t.Fatalf("%s shows the plaintext %q:\n%s", what, p, o)
+			}
+		}
 	}
 }

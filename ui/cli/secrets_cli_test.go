@@ -16,18 +16,6 @@ import (
 	"kdrift.dev/kdrift/internal/sopstest"
 )
 
-// noPlaintext fails when an output holds a secret's plaintext.
-func noPlaintext(t *testing.T, what string, outputs ...string) {
-	t.Helper()
-	for _, o := range outputs {
-		for _, p := range []string{sopstest.DBPassword, sopstest.APIToken} {
-			if strings.Contains(o, p) {
-				t.Fatalf("%s shows the plaintext %q:\n%s", what, p, o)
-			}
-		}
-	}
-}
-
 // TestSOPSCLI: status without a key says Encrypted, for whom and where
 // kdrift looked; sync with SOPS_AGE_KEY_FILE applies the decrypted
 // values; a hand edit shows in diff masked; the controller decrypts with
@@ -113,5 +101,5 @@ func TestSOPSCLI(t *testing.T) {
 		t.Fatalf("controller: exit %d, healed %v\n%s\n%s", code, healed, cout.String(), cerr.String())
 	}
 	outputs = append(outputs, cout.String(), cerr.String())
-	noPlaintext(t, "kdrift's output", outputs...)
+	sopstest.NoPlaintext(t, "kdrift's output", outputs...)
 }
