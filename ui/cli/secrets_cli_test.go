@@ -72,7 +72,7 @@ func TestSOPSCLI(t *testing.T) {
 	}
 	code, out, errOut = kdrift(t, ctx, append([]string{"diff", ns}, g...)...)
 	outputs = append(outputs, out, errOut)
-	if code != exitDrift || !strings.Contains(out, "Secret/"+ns+"/db-credentials  OutOfSync") || !strings.Contains(out, "/data/password") || !strings.Contains(out, "masked") {
+	if code != exitDrift || !strings.Contains(out, "Secret/"+ns+"/db-credentials  OutOfSync") || !strings.Contains(out, "/data/password\n    value:   ●●●● (differs)") {
 		t.Fatalf("diff after a hand edit: code %d\n%s\n%s", code, out, errOut)
 	}
 

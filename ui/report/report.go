@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"kdrift.dev/kdrift/engine/sops"
 	"kdrift.dev/kdrift/engine/status"
 )
 
@@ -42,13 +43,29 @@ func Diff(w io.Writer, a status.AppStatus) error {
 				kind = " (not in Git)"
 			}
 			fmt.Fprintf(&b, "  %s%s\n", f.Path, kind)
-			fmt.Fprintf(&b, "    desired: %s\n", value(f.Desired))
-			fmt.Fprintf(&b, "    live:    %s\n", value(f.Live))
+			if f.Masked {
+				// A Secret's values are never shown; that they differ is.
+				fmt.Fprintf(&b, "    value:   %s\n", maskedChange(f))
+			} else {
+				fmt.Fprintf(&b, "    desired: %s\n", value(f.Desired))
+				fmt.Fprintf(&b, "    live:    %s\n", value(f.Live))
+			}
 			fmt.Fprintf(&b, "    owner:   %s\n", owners(f))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// maskedChange says how a masked value differs, without showing it.
+func maskedChange(f status.FieldChange) string {
+	switch {
+	case f.Desired == nil:
+		return sops.Mask + " (not in Git)"
+	case f.Live == nil:
+		return sops.Mask + " (not in the cluster)"
+	}
+	return sops.Mask + " (differs)"
 }
 
 // value renders a field value as JSON; "(absent)" when the side has none.
