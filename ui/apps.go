@@ -107,6 +107,9 @@ func (v *appsView) recompute() {
 		}
 		r.dest = ctx + "/" + a.Destination.Namespace
 		r.drift = fmt.Sprint(a.DriftedObjects())
+		if n := a.EncryptedObjects(); n > 0 {
+			r.drift += fmt.Sprintf(" ⊘%d", n) // Encrypted: drift unknown
+		}
 		switch {
 		case a.Freeze.ActiveAt(now):
 			r.frozen = true

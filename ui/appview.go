@@ -16,6 +16,9 @@ import (
 type appLine struct {
 	header string
 	res    *status.ResourceStatus
+	// child is set for an object another controller made from the
+	// resource above it (status.ResourceStatus.Parent).
+	child bool
 }
 
 // appView lists one app's resources grouped by kind.
@@ -59,6 +62,18 @@ func (v *appView) recompute() {
 		}
 		return ri.Name < rj.Name
 	})
+	// Children (a SealedSecret's Secret) are listed under their parent,
+	// not in their own kind's group.
+	children := map[status.ObjectRef][]*status.ResourceStatus{}
+	own := res[:0:0]
+	for i := range res {
+		if p := res[i].Parent; p != nil && hasRef(res, *p) {
+			children[*p] = append(children[*p], &res[i])
+			continue
+		}
+		own = append(own, res[i])
+	}
+	res = own
 	v.lines = v.lines[:0]
 	for i := 0; i < len(res); {
 		j := i
@@ -68,6 +83,9 @@ func (v *appView) recompute() {
 		v.lines = append(v.lines, appLine{header: fmt.Sprintf("%s (%d)", res[i].Ref.Kind, j-i)})
 		for k := i; k < j; k++ {
 			v.lines = append(v.lines, appLine{res: &res[k]})
+			for _, c := range children[res[k].Ref] {
+				v.lines = append(v.lines, appLine{res: c, child: true})
+			}
 		}
 		i = j
 	}
@@ -180,6 +198,9 @@ func (v *appView) render(w, h int) string {
 		if r.Ref.Namespace != "" {
 			name = r.Ref.Namespace + "/" + r.Ref.Name
 		}
+		if l.child {
+			name = "↳ " + r.Ref.Kind + " " + name
+		}
 		drift := "-"
 		if n := r.Drifted(); n > 0 {
 			drift = fmt.Sprintf("%d fields", n)
@@ -210,4 +231,14 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
+}
+
+// hasRef reports whether res lists ref.
+func hasRef(res []status.ResourceStatus, ref status.ObjectRef) bool {
+	for _, r := range res {
+		if r.Ref == ref {
+			return true
+		}
+	}
+	return false
 }

@@ -75,6 +75,10 @@ func resourceText(r status.Resource) string {
 		return "✗ Error"
 	case status.ResourceRequiresReplace:
 		return "⟳ RequiresReplace"
+	case status.ResourceEncrypted:
+		return "⊘ Encrypted"
+	case status.ResourceGenerated:
+		return "↳ Generated"
 	}
 	return "? " + orUnknown(string(r))
 }
@@ -83,8 +87,10 @@ func resourceStyle(st *Styles, r status.Resource) lipgloss.Style {
 	switch r {
 	case status.ResourceSynced:
 		return st.Good
-	case status.ResourceIgnored:
+	case status.ResourceIgnored, status.ResourceGenerated:
 		return st.Muted
+	case status.ResourceEncrypted:
+		return st.Info
 	case status.ResourceOutOfSync, status.ResourceMissing, status.ResourceExtraneous:
 		return st.Warn
 	}

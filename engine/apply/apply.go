@@ -53,6 +53,10 @@ type Options struct {
 	MaxBackoff     time.Duration
 	// CRDTimeout bounds the wait for a CRD to be Established (default 60s).
 	CRDTimeout time.Duration
+	// Origin names the repository file a SOPS ciphertext came from, for
+	// the error that refuses it (render.Renderer.Origin); nil leaves the
+	// file out.
+	Origin func(ciphertext string) string
 }
 
 // DefaultOptions returns the documented defaults.
@@ -203,6 +207,10 @@ func (a *Applier) Apply(ctx context.Context, obj *unstructured.Unstructured, dry
 
 func (a *Applier) applyAs(ctx context.Context, obj *unstructured.Unstructured, manager, op string, dryRun bool) (*unstructured.Unstructured, error) {
 	ref := RefOf(obj)
+	// Ciphertext never reaches the apiserver, not even for a dry run.
+	if err := Guard(obj, a.opts.Origin); err != nil {
+		return nil, &ObjectError{Ref: ref, Op: op, Err: err}
+	}
 	opts := metav1.ApplyOptions{FieldManager: manager, Force: true}
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}

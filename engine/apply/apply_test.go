@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery"
@@ -24,12 +25,18 @@ func TestMain(m *testing.M) { enginetest.Main(m, enginetest.Options{}) }
 // discovery-backed RESTMapper.
 func newApplier(t *testing.T) *apply.Applier {
 	t.Helper()
+	return apply.New(enginetest.Dynamic(t), newApplierMapper(t), apply.Options{})
+}
+
+// newApplierMapper is a resettable, discovery-backed RESTMapper on the
+// test cluster.
+func newApplierMapper(t *testing.T) meta.ResettableRESTMapper {
+	t.Helper()
 	dc, err := discovery.NewDiscoveryClientForConfig(enginetest.Config())
 	if err != nil {
 		t.Fatal(err)
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
-	return apply.New(enginetest.Dynamic(t), mapper, apply.Options{})
+	return restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
 }
 
 func obj(t *testing.T, js string) *unstructured.Unstructured {

@@ -12,7 +12,7 @@ func AppSync(resources []status.ResourceStatus) status.Sync {
 		switch r.Status {
 		case status.ResourceError:
 			return status.SyncError
-		case status.ResourceSynced, status.ResourceIgnored:
+		case status.ResourceSynced, status.ResourceIgnored, status.ResourceEncrypted, status.ResourceGenerated:
 		default:
 			out = status.SyncOutOfSync
 		}
@@ -35,7 +35,7 @@ var healthRank = map[status.Health]int{
 func AppHealth(resources []status.ResourceStatus) status.Health {
 	out := status.HealthHealthy
 	for _, r := range resources {
-		if r.Status == status.ResourceExtraneous || r.Health == "" {
+		if r.Status == status.ResourceExtraneous || r.Status == status.ResourceEncrypted || r.Health == "" {
 			continue
 		}
 		if healthRank[r.Health] > healthRank[out] {

@@ -461,7 +461,8 @@ func sortWriters(ws []FieldWriter) {
 	})
 }
 
-func sortedKeys(m map[string]bool) []string {
+// sortedKeys is m's keys in order; nil when m is empty.
+func sortedKeys[V any](m map[string]V) []string {
 	if len(m) == 0 {
 		return nil
 	}

@@ -26,6 +26,7 @@ import (
 	"kdrift.dev/kdrift/engine/fight"
 	"kdrift.dev/kdrift/engine/live"
 	"kdrift.dev/kdrift/engine/render"
+	"kdrift.dev/kdrift/engine/sops"
 	"kdrift.dev/kdrift/engine/source"
 	"kdrift.dev/kdrift/engine/status"
 )
@@ -75,6 +76,10 @@ type Options struct {
 	EventBuffer int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Keys are the age identities SOPS files are decrypted with (nil:
+	// none; ui/cli loads them with sops.LoadKeyring, the controller from
+	// its decryption Secret). See SetKeys.
+	Keys *sops.Keyring
 	// Live, Diff, Apply and Fight tune the parts (defaults: their
 	// DefaultOptions, except Live's rate limit: 300 QPS, burst 600).
 	Live  live.Options
@@ -196,7 +201,14 @@ func New(opts Options) (*Engine, error) {
 		states:   map[string]*appState{},
 		clusters: map[string]*cluster{},
 	}
+	e.renderer.SetKeys(opts.Keys)
 	return e, nil
+}
+
+// SetKeys replaces the age identities SOPS files are decrypted with; the
+// next pass of every app renders again with them.
+func (e *Engine) SetKeys(keys *sops.Keyring) {
+	e.renderer.SetKeys(keys)
 }
 
 // Stats returns the engine's counters.

@@ -56,6 +56,9 @@ type pass struct {
 	// held says, by refKey, why a prune candidate was not deleted; the
 	// comparison after heal and prune keeps saying it.
 	held map[string]string
+	// encrypted are the desired objects no identity decrypted, by refKey,
+	// with why (see findEncrypted).
+	encrypted map[string]string
 
 	// cacheMu guards st.cache and unreadable while objects are compared
 	// in parallel.
@@ -220,7 +223,7 @@ func summarize(rs []status.ResourceStatus) (status.Sync, status.Health) {
 	rank := map[status.Health]int{status.HealthHealthy: 0, status.HealthProgressing: 1, status.HealthUnknown: 2, status.HealthMissing: 3, status.HealthDegraded: 4}
 	for _, r := range rs {
 		switch r.Status {
-		case status.ResourceSynced, status.ResourceIgnored:
+		case status.ResourceSynced, status.ResourceIgnored, status.ResourceEncrypted, status.ResourceGenerated:
 		case status.ResourceError:
 			if sync != status.SyncOutOfSync {
 				sync = status.SyncError
@@ -228,7 +231,7 @@ func summarize(rs []status.ResourceStatus) (status.Sync, status.Health) {
 		default:
 			sync = status.SyncOutOfSync
 		}
-		if r.Status == status.ResourceExtraneous {
+		if r.Status == status.ResourceExtraneous || r.Status == status.ResourceEncrypted {
 			continue
 		}
 		if rank[r.Health] > rank[health] {
@@ -275,5 +278,5 @@ func (p *pass) scrubbed(msg string) string {
 		p.secrets = &redact.Secrets{}
 		p.secrets.AddObjects(p.desired)
 	})
-	return p.secrets.Scrub(msg)
+	return p.secrets.Scrub(p.e.renderer.Scrub(msg))
 }

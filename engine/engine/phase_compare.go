@@ -133,11 +133,20 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 				continue
 			}
 			o = o.DeepCopy() // listTracked's objects are shared, read-only
-			p.extra = append(p.extra, o)
 			p.live[refKey(ref)] = o
+			if parent, ok := p.parentOf(o); ok {
+				// Made by another controller from an object of the app
+				// (a SealedSecret's Secret): not drift, never pruned.
+				results = append(results, status.ResourceStatus{Ref: ref, Status: status.ResourceGenerated, Health: diff.Health(o), Parent: &parent})
+				continue
+			}
+			p.extra = append(p.extra, o)
 			msg := p.held[refKey(ref)]
 			if msg == "" && apply.RepoOf(o) == "" {
 				msg = p.legacyHold()
+			}
+			if msg == "" && !p.prunable(o) {
+				msg = "not pruned: an Encrypted object of the app has this kind and namespace, and its generated name may be this one"
 			}
 			results = append(results, status.ResourceStatus{Ref: ref, Status: status.ResourceExtraneous, Health: diff.Health(o), Message: msg})
 		}
@@ -166,6 +175,9 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 	key := refKey(ref)
 	if err := p.cl.watch(ctx, d.GroupVersionKind(), d.GetNamespace()); err != nil && !isNoMatch(err) {
 		return p.unread(ref, fmt.Errorf("%s watch failed: %w", ref, err)), nil
+	}
+	if why, ok := p.encrypted[key]; ok {
+		return p.compareEncrypted(ctx, d, ref, why)
 	}
 	// lv may be the informer cache's own object: the pass only reads it
 	// (heal copies before changing), and the comparison gets a copy.
@@ -208,6 +220,7 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 	if res.Ref.Kind == "" {
 		res.Ref = ref
 	}
+	res.Message = p.scrubObjects(res.Message, d, lv)
 	p.cacheMu.Lock()
 	if dryErr == nil && lv != nil {
 		p.st.cache[key] = cacheEntry{desiredHash: hash, liveRV: rv, result: res}

@@ -85,8 +85,11 @@ func (p *pass) phaseHeal(ctx context.Context) bool {
 			p.defaultNamespace(ctx, o, ns)
 		}
 		if err := p.healObject(ctx, it); err != nil {
-			p.record(failed(it.res.Ref, ActionApply, it.fields, err))
-			p.e.bus.publish(status.ErrorEvent{Base: status.Base{App: p.name, Time: p.e.opts.Now()}, Ref: &it.res.Ref, Message: p.scrubbed(err.Error())})
+			msg := p.scrubObjects(err.Error(), it.desired, it.live)
+			r := failed(it.res.Ref, ActionApply, it.fields, err)
+			r.Error = msg
+			p.record(r)
+			p.e.bus.publish(status.ErrorEvent{Base: status.Base{App: p.name, Time: p.e.opts.Now()}, Ref: &it.res.Ref, Message: msg})
 			continue
 		}
 		changed = !p.opts.dryRun

@@ -74,6 +74,8 @@ func (p *pass) phasePrune(ctx context.Context) bool {
 	for _, o := range p.extra {
 		ref := live.RefOf(o)
 		switch field, ok := apply.OptInField(ref, p.app.Spec.SyncPolicy); {
+		case !p.prunable(o):
+			// Said on the object by the comparison.
 		case apply.RepoOf(o) == "":
 			p.holdPrune(ref, p.legacyHold())
 		case !ok:

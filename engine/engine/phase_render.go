@@ -41,6 +41,7 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 		p.defaultNamespace(ctx, t, ns)
 		p.desired = append(p.desired, t)
 	}
+	p.findEncrypted()
 	return true
 }
 

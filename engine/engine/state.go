@@ -120,7 +120,9 @@ func (e *Engine) clusterFor(contextName string) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{name: cs.Context, cs: cs, applier: apply.New(cs.Dynamic, newMapper(cs), e.opts.Apply)}
+	aopts := e.opts.Apply
+	aopts.Origin = e.renderer.Origin
+	c := &cluster{name: cs.Context, cs: cs, applier: apply.New(cs.Dynamic, newMapper(cs), aopts)}
 	if e.watchCtx != nil {
 		c.watcher = cs.NewWatcher(e.watchCtx, e.changes)
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"kdrift.dev/kdrift/engine/sops"
 	"kdrift.dev/kdrift/engine/status"
 )
 
@@ -31,6 +32,9 @@ type Getter interface {
 // DryRunApply implements DryRunApplier against the apiserver.
 func (s *ClientSet) DryRunApply(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	ref := RefOf(obj)
+	if err := refuseCiphertext(ref, obj); err != nil {
+		return nil, err
+	}
 	ri, _, err := s.Resource(ctx, obj)
 	if err != nil {
 		return nil, err
@@ -57,6 +61,9 @@ func (s *ClientSet) DryRunApply(ctx context.Context, obj *unstructured.Unstructu
 // name does not stand in the way; compare values only, not names.
 func (s *ClientSet) DryRunCreate(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	ref := RefOf(obj)
+	if err := refuseCiphertext(ref, obj); err != nil {
+		return nil, err
+	}
 	ri, _, err := s.Resource(ctx, obj)
 	if err != nil {
 		return nil, err
@@ -109,4 +116,13 @@ func ApplyBody(obj *unstructured.Unstructured) ([]byte, error) {
 	}
 	unstructured.RemoveNestedField(c.Object, "status")
 	return c.MarshalJSON()
+}
+
+// refuseCiphertext keeps SOPS ciphertext from reaching the apiserver, even
+// in a dry run (apply.Guard does the same for real applies).
+func refuseCiphertext(ref status.ObjectRef, obj *unstructured.Unstructured) error {
+	if c, ok := sops.Find(obj.Object); ok {
+		return fmt.Errorf("%s still holds SOPS-encrypted data at %s: kdrift never sends ciphertext to the apiserver", ref, c.Path)
+	}
+	return nil
 }

@@ -19,6 +19,7 @@ import (
 func (r *Renderer) kustomize(ctx context.Context, tree Tree, dir string, opts Options) (e *cacheEntry) {
 	secrets := &redact.Secrets{}
 	fsys := newTreeFS(ctx, tree, opts, secrets)
+	fsys.sops = r.newSOPSReader()
 	if err := checkKustomizations(fsys, dir, secrets); err != nil {
 		e = r.entry(fsys)
 		e.err = &Error{Path: dir, Err: err}
@@ -46,7 +47,7 @@ func (r *Renderer) kustomize(ctx context.Context, tree Tree, dir string, opts Op
 		return e
 	}
 	if err != nil {
-		e.err = &Error{Path: dir, Err: scrubbed(err, secrets)}
+		e.err = &Error{Path: dir, Err: scrubbed(fsys.sops.scrub(err), secrets)}
 		return e
 	}
 	var size int64
@@ -91,7 +92,7 @@ func kustomizeOptions() *krusty.Options {
 // inputs, or none when it must not be cached (a read failed, a budget was
 // hit).
 func (r *Renderer) entry(fsys *treeFS) *cacheEntry {
-	e := &cacheEntry{inputs: fsys.inputs()}
+	e := &cacheEntry{inputs: fsys.inputs(), sealed: fsys.sops.undecrypted(), secrets: fsys.sops.secrets()}
 	if fsys.failed() {
 		e.inputs = nil
 	}

@@ -20,7 +20,8 @@ import (
 // lexical path order, several documents per file; empty documents are
 // skipped, List kinds are flattened into their items, and kustomize
 // configuration documents (kustomize.config.k8s.io) are left out. Files are
-// read through fsys, within its budgets and past CheckYAML.
+// read through fsys, within its budgets, past CheckYAML and decrypted in
+// memory when they are SOPS files.
 func readPlain(fsys *treeFS, dir string) ([]*unstructured.Unstructured, error) {
 	tree := fsys.tree
 	var objs []*unstructured.Unstructured

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/kustomize/api/konfig"
 
 	"kdrift.dev/kdrift/engine/redact"
+	"kdrift.dev/kdrift/engine/sops"
 )
 
 // Tree is a read-only repository tree at one commit, rooted at the
@@ -81,6 +82,7 @@ type Renderer struct {
 	kbuild chan struct{} // holds a token while a kustomize build runs
 
 	mu    sync.Mutex
+	keys  *sops.Keyring            // decrypts SOPS files; see SetKeys
 	cache map[string][]*cacheEntry // by cleaned App path, newest first
 	paths map[string]chan struct{} // one render of a path at a time
 	stats Stats
@@ -91,6 +93,10 @@ type cacheEntry struct {
 	inputs map[string]string // folder -> tree hash; "" when absent
 	objs   []*unstructured.Unstructured
 	err    error
+	// sealed are SOPS values no identity decrypted, and why.
+	sealed map[string]*sops.NoKeyError
+	// secrets are the plaintexts decrypted from SOPS files (see Scrub).
+	secrets []string
 }
 
 // NewRenderer returns a Renderer with an empty cache and the default
@@ -267,13 +273,14 @@ func (r *Renderer) build(ctx context.Context, tree Tree, dir string, opts Option
 		}
 		secrets := &redact.Secrets{}
 		fsys := newTreeFS(ctx, tree, opts, secrets)
+		fsys.sops = r.newSOPSReader()
 		objs, err := readPlain(fsys, dir)
 		if err == nil {
 			err = checkOutput(objs, opts)
 		}
-		e := &cacheEntry{inputs: map[string]string{dir: hash}, objs: objs}
+		e := &cacheEntry{inputs: map[string]string{dir: hash}, objs: objs, sealed: fsys.sops.undecrypted(), secrets: fsys.sops.secrets()}
 		if err != nil {
-			e.objs, e.err = nil, &Error{Path: dir, Err: scrubbed(err, secrets)}
+			e.objs, e.err = nil, &Error{Path: dir, Err: scrubbed(fsys.sops.scrub(err), secrets)}
 		}
 		if fsys.failed() {
 			e.inputs = nil

@@ -13,8 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kdrift.dev/kdrift/engine/render"
+	"kdrift.dev/kdrift/engine/sops"
 	"kdrift.dev/kdrift/engine/source"
 	"kdrift.dev/kdrift/internal/gittest"
+	"kdrift.dev/kdrift/internal/sopstest"
 )
 
 var overlayFiles = map[string]string{
@@ -428,4 +430,84 @@ func TestInputs(t *testing.T) {
 	if got := strings.Join(r.Inputs("deploy/overlays/prod"), " "); got != "deploy/base deploy/overlays/prod" {
 		t.Fatalf("inputs %q, want the overlay and its base", got)
 	}
+}
+
+// TestSOPS: SOPS files a build reads are decrypted in memory with the
+// keyring, resource and generator input alike; without the key they stay
+// encrypted, lose their metadata, and say why.
+func TestSOPS(t *testing.T) {
+	id := sopstest.Identity(t)
+	files := sopstest.AppFiles(t, "apps/secure", id)
+	files["apps/plain/secret.enc.yaml"] = sopstest.Encrypt(t, "secret.enc.yaml", "apiVersion: v1\nkind: Secret\nmetadata: {name: plain}\nstringData: {password: "+sopstest.DBPassword+"}\n", id)
+	_, snap := repo(t, files)
+	s := snap()
+
+	r := render.NewRenderer()
+	for _, dir := range []string{"apps/secure", "apps/plain"} {
+		objs, err := r.Render(s, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			if c, ok := sops.Find(o.Object); ok {
+				nk := r.Undecrypted(c.Value)
+				if nk == nil || !strings.HasPrefix(nk.File, dir+"/") || r.Origin(c.Value) != nk.File {
+					t.Fatalf("%s: %s/%s: ciphertext at %s from no known file", dir, o.GetKind(), o.GetName(), c.Path)
+				}
+				if _, has := o.Object["sops"]; has {
+					t.Fatalf("%s: sops metadata left in %s", dir, o.GetName())
+				}
+			} else if o.GetKind() == "Secret" {
+				t.Fatalf("%s: Secret %s rendered without a key has no ciphertext", dir, o.GetName())
+			}
+		}
+	}
+
+	keys := &sops.Keyring{}
+	if err := keys.Add("test", []byte(id.String())); err != nil {
+		t.Fatal(err)
+	}
+	r.SetKeys(keys)
+	objs, err := r.Render(s, "apps/secure")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, o := range objs {
+		if c, ok := sops.Find(o.Object); ok {
+			t.Fatalf("%s still holds ciphertext at %s", o.GetName(), c.Path)
+		}
+		switch o.GetKind() {
+		case "Secret":
+			found++
+			js, _ := o.MarshalJSON()
+			if o.GetName() == "db-credentials" && !strings.Contains(string(js), sopstest.DBPassword) {
+				t.Fatalf("db-credentials not decrypted: %s", js)
+			}
+			if strings.HasPrefix(o.GetName(), "api-env-") {
+				data, _, _ := unstructured.NestedStringMap(o.Object, "data")
+				if len(data) != 2 || data["API_TOKEN"] == "" {
+					t.Fatalf("api-env has data %v; want API_URL and API_TOKEN only", keysOf(data))
+				}
+			}
+		}
+	}
+	if found != 2 {
+		t.Fatalf("rendered %s", ids(objs))
+	}
+
+	// A changed ciphertext fails the build with the file named.
+	files["apps/secure/api.enc.env"] = strings.Replace(files["apps/secure/api.enc.env"], "API_URL=ENC[AES256_GCM,data:", "API_URL=ENC[AES256_GCM,data:AA", 1)
+	_, snap = repo(t, files)
+	if _, err := r.Render(snap(), "apps/secure"); err == nil || !strings.Contains(err.Error(), "apps/secure/api.enc.env") || !strings.Contains(err.Error(), "integrity") {
+		t.Fatalf("tampered file rendered: %v", err)
+	}
+}
+
+func keysOf(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }

@@ -36,6 +36,7 @@ type treeFS struct {
 	opts    Options
 	ctx     context.Context
 	secrets *redact.Secrets
+	sops    *sopsReader // decrypts SOPS files the build reads
 
 	mu       sync.Mutex
 	seen     map[string]string // folder -> tree hash, "" when absent
@@ -305,7 +306,8 @@ func (t *treeFS) ReadFile(p string) ([]byte, error) {
 			return nil, t.refuse(err)
 		}
 	}
-	return data, nil
+	// A SOPS file is decrypted in memory, after the guard read it raw.
+	return t.sops.open(r, data)
 }
 
 // Walk implements filesys.FileSystem, in lexical order.

@@ -44,6 +44,15 @@ const (
 	ResourceIgnored         Resource = "Ignored"
 	ResourceError           Resource = "Error"
 	ResourceRequiresReplace Resource = "RequiresReplace"
+	// ResourceEncrypted is an object rendered from a SOPS file no
+	// identity here decrypts: only its key names, metadata and type are
+	// compared, and it is never applied, healed or pruned.
+	ResourceEncrypted Resource = "Encrypted"
+	// ResourceGenerated is an object another controller made from an
+	// object of the app (its controller ownerReference points there, as
+	// a Sealed Secrets or External Secrets controller does for its
+	// Secret): shown under its parent, never drift, never pruned.
+	ResourceGenerated Resource = "Generated"
 )
 
 // SelfHeal is an app's self-heal state.
@@ -146,8 +155,11 @@ type ResourceStatus struct {
 	Status Resource      `json:"status"`
 	Health Health        `json:"health"`
 	Fields []FieldChange `json:"fields,omitempty"`
-	// Message explains Error and RequiresReplace, in the apiserver's words.
+	// Message explains Error and RequiresReplace, in the apiserver's words,
+	// and Encrypted: the file, its recipients, where kdrift looked for keys.
 	Message string `json:"message,omitempty"`
+	// Parent is the object of the app a Generated object belongs to.
+	Parent *ObjectRef `json:"parent,omitempty"`
 }
 
 // Drifted counts the fields that are drift (see FieldChange.IsDrift).
@@ -201,15 +213,38 @@ type AppStatus struct {
 	LocalFreeze bool `json:"localFreeze,omitempty"`
 }
 
-// DriftedObjects counts the resources that are not Synced or Ignored.
+// DriftedObjects counts the resources that are not Synced or Ignored
+// (nor Encrypted or Generated, whose drift kdrift cannot or must not judge).
 func (a AppStatus) DriftedObjects() int {
 	n := 0
 	for _, r := range a.Resources {
-		if r.Status != ResourceSynced && r.Status != ResourceIgnored {
+		if !r.Status.Neutral() {
 			n++
 		}
 	}
 	return n
+}
+
+// EncryptedObjects counts the resources kdrift could not decrypt.
+func (a AppStatus) EncryptedObjects() int {
+	n := 0
+	for _, r := range a.Resources {
+		if r.Status == ResourceEncrypted {
+			n++
+		}
+	}
+	return n
+}
+
+// Neutral reports whether a resource in this state leaves its app Synced:
+// Synced, Ignored, Encrypted (drift unknown, never healed) and Generated
+// (not Git's to judge).
+func (r Resource) Neutral() bool {
+	switch r {
+	case ResourceSynced, ResourceIgnored, ResourceEncrypted, ResourceGenerated:
+		return true
+	}
+	return false
 }
 
 // IsDrift reports whether the field is drift that healing would undo: not

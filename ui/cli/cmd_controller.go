@@ -15,6 +15,7 @@ func init() {
 
 func newControllerCmd(env *cliEnv) *cobra.Command {
 	var g globalFlags
+	var dec decryptionFlags
 	cmd := &cobra.Command{
 		Use:     "controller [APP...]",
 		GroupID: groupRun,
@@ -31,17 +32,24 @@ deploy/ runs in a cluster.`,
   kdrift controller render-prod tts-prod | jq -c 'select(.type == "Healed")'`,
 		ValidArgsFunction: completeApps(&g, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return exit(runController(cmd.Context(), env, &g, args))
+			return exit(runController(cmd.Context(), env, &g, &dec, args))
 		},
 	}
 	g.register(cmd.Flags())
+	dec.register(cmd.Flags())
 	registerCompletions(cmd, &g)
 	return cmd
 }
 
-func runController(ctx context.Context, env *cliEnv, g *globalFlags, apps []string) int {
+func runController(ctx context.Context, env *cliEnv, g *globalFlags, dec *decryptionFlags, apps []string) int {
 	e, err := openEngine(g, false, apps...)
 	if err != nil {
+		return env.errorf("%v", err)
+	}
+	if err := dec.loadDecryptionKeys(ctx, e, func(err error) { fmt.Fprintf(env.stderr, "kdrift: %v\n", err) }); err != nil {
+		return env.errorf("%v", err)
+	}
+	if err := dec.loadDecryptionKeys(ctx, e, func(err error) { fmt.Fprintf(env.stderr, "kdrift: %v\n", err) }); err != nil {
 		return env.errorf("%v", err)
 	}
 	events, stop := e.SubscribeAll()

@@ -81,7 +81,8 @@ kdrift demo is up.
   remote:      %s
   cluster:     export KUBECONFIG=%s
   apps:        %s (FROZEN: INC-1001), %s (a fight), %s (HPA-owned replicas)
-`, d.repo.Clone, d.repo.Clone, d.repo.Remote, d.kubeconfig, demo.AppStaging, demo.AppDev, demo.AppProd)
+  secrets:     export SOPS_AGE_KEY_FILE=%s   (DEMO ONLY key: prod's tts-vendor-credentials is SOPS-encrypted for it)
+`, d.repo.Clone, d.repo.Clone, d.repo.Remote, d.kubeconfig, demo.AppStaging, demo.AppDev, demo.AppProd, d.ageKeyFile)
 
 	if f.noUI {
 		fmt.Fprintln(env.stdout, "The engine runs headless until ctrl-c; use the kdrift CLI with --repo and --kubeconfig above.")
@@ -114,6 +115,9 @@ type stagedDemo struct {
 	engine *engine.Engine
 	// stopController ends the simulated cloud controller and waits for it.
 	stopController func()
+	// ageKeyFile holds the demo's age identity (DEMO ONLY), for
+	// SOPS_AGE_KEY_FILE.
+	ageKeyFile string
 }
 
 // stageDemo sets the demo up on a running cluster: it creates the
@@ -129,7 +133,14 @@ func stageDemo(ctx context.Context, dir, kubeconfig string, cs kubernetes.Interf
 	if s.repo, err = demo.CreateRepo(ctx, dir); err != nil {
 		return s, err
 	}
-	if s.engine, err = engine.New(engine.Options{Repo: s.repo.Clone, Kubeconfig: kubeconfig}); err != nil {
+	// Prod's tts-vendor-credentials is SOPS-encrypted for the demo's age
+	// key (DEMO ONLY), written beside the repository, not in it.
+	keyFile, keys, err := demo.WriteAgeKey(dir)
+	if err != nil {
+		return s, err
+	}
+	s.ageKeyFile = keyFile
+	if s.engine, err = engine.New(engine.Options{Repo: s.repo.Clone, Kubeconfig: kubeconfig, Keys: keys}); err != nil {
 		return s, err
 	}
 	for _, name := range demo.Apps {

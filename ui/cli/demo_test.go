@@ -155,7 +155,8 @@ func isolatedEnv(t *testing.T, bin string) []string {
 	for _, kv := range os.Environ() {
 		switch name, _, _ := strings.Cut(kv, "="); name {
 		case "HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "KUBECONFIG",
-			"PATH", "TMUX", "TMUX_PANE", "GIT_DIR", "GIT_WORK_TREE", "KDRIFT_AUTHOR", "NO_COLOR", "TERM":
+			"PATH", "TMUX", "TMUX_PANE", "GIT_DIR", "GIT_WORK_TREE", "KDRIFT_AUTHOR", "NO_COLOR", "TERM",
+			"SOPS_AGE_KEY", "SOPS_AGE_KEY_FILE":
 			continue
 		}
 		env = append(env, kv)

@@ -15,8 +15,11 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"kdrift.dev/kdrift/internal/controlplane"
 	"kdrift.dev/kdrift/internal/demo"
+	"kdrift.dev/kdrift/internal/enginetest"
 )
 
 // readmeLine is one command of a ```sh readme-test block.
@@ -79,6 +82,11 @@ func TestReadmeCommands(t *testing.T) {
 	}
 	bin := kdriftBinary(t)
 	repo := stageTestDemo(t)
+	// Prod's SOPS-encrypted Secret went in decrypted, with the demo's key.
+	sec, err := enginetest.Clientset(t).CoreV1().Secrets(demo.Namespace("prod")).Get(context.Background(), "tts-vendor-credentials", metav1.GetOptions{})
+	if err != nil || string(sec.Data["region"]) != "eu-west" {
+		t.Fatalf("the demo's encrypted Secret is not applied decrypted: %v", err)
+	}
 	env := append(isolatedEnv(t, bin), "DEMO_REPO="+repo.Clone)
 	work := t.TempDir()
 

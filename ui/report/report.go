@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"kdrift.dev/kdrift/engine/sops"
 	"kdrift.dev/kdrift/engine/status"
 )
 
@@ -27,7 +28,7 @@ func Diff(w io.Writer, a status.AppStatus) error {
 		fmt.Fprintf(&b, "app %s: %s\n", a.Name, a.Error)
 	}
 	for _, r := range a.Resources {
-		if r.Status == status.ResourceSynced || r.Status == status.ResourceIgnored {
+		if r.Status == status.ResourceSynced || r.Status == status.ResourceIgnored || r.Status == status.ResourceGenerated {
 			continue
 		}
 		fmt.Fprintf(&b, "%s  %s", r.Ref, r.Status)
@@ -44,13 +45,29 @@ func Diff(w io.Writer, a status.AppStatus) error {
 				kind = " (not in Git)"
 			}
 			fmt.Fprintf(&b, "  %s%s\n", f.Path, kind)
-			fmt.Fprintf(&b, "    desired: %s\n", value(f.Desired))
-			fmt.Fprintf(&b, "    live:    %s\n", value(f.Live))
+			if f.Masked {
+				// A Secret's values are never shown; that they differ is.
+				fmt.Fprintf(&b, "    value:   %s\n", maskedChange(f))
+			} else {
+				fmt.Fprintf(&b, "    desired: %s\n", value(f.Desired))
+				fmt.Fprintf(&b, "    live:    %s\n", value(f.Live))
+			}
 			fmt.Fprintf(&b, "    owner:   %s\n", owners(f, now))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// maskedChange says how a masked value differs, without showing it.
+func maskedChange(f status.FieldChange) string {
+	switch {
+	case f.Desired == nil:
+		return sops.Mask + " (not in Git)"
+	case f.Live == nil:
+		return sops.Mask + " (not in the cluster)"
+	}
+	return sops.Mask + " (differs)"
 }
 
 // value renders a field value as JSON; "(absent)" when the side has none.
@@ -110,9 +127,23 @@ func Status(w io.Writer, apps []status.AppStatus, now time.Time) error {
 		if len(rev) > 7 {
 			rev = rev[:7]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", a.Name, a.Sync, a.Health, heal, a.DriftedObjects(), since, rev, oneLine(a.Error))
+		msg := a.Error
+		if n := a.EncryptedObjects(); n > 0 && msg == "" {
+			msg = fmt.Sprintf("%d Encrypted (not compared, never applied): %s", n, firstEncrypted(a))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", a.Name, a.Sync, a.Health, heal, a.DriftedObjects(), since, rev, oneLine(msg))
 	}
 	return tw.Flush()
+}
+
+// firstEncrypted is the first Encrypted resource and why.
+func firstEncrypted(a status.AppStatus) string {
+	for _, r := range a.Resources {
+		if r.Status == status.ResourceEncrypted {
+			return r.Ref.String() + ": " + r.Message
+		}
+	}
+	return ""
 }
 
 func oneLine(s string) string {
@@ -160,6 +191,11 @@ type AppSummary struct {
 	LocalFreeze bool `json:"localFreeze,omitempty"`
 	// DriftedObjects counts resources neither Synced nor Ignored.
 	DriftedObjects int `json:"driftedObjects"`
+	// EncryptedObjects counts resources rendered from SOPS files no
+	// identity here decrypts; they are listed in Drifted with status
+	// Encrypted and a message naming the file, its recipients and where
+	// kdrift looked for keys.
+	EncryptedObjects int `json:"encryptedObjects,omitempty"`
 	// Drifted are those resources, with their changed fields (see
 	// status.ResourceStatus: ref, status, health, fields, message).
 	Drifted []status.ResourceStatus `json:"drifted"`
@@ -178,12 +214,12 @@ func Summarize(apps []status.AppStatus) StatusDoc {
 	for _, a := range apps {
 		s := AppSummary{Name: a.Name, File: a.File, Path: a.Path, Context: a.Destination.Context, Namespace: a.Destination.Namespace,
 			Sync: a.Sync, Health: a.Health, SelfHeal: a.SelfHeal, Prune: a.Prune, OutOfSyncSince: a.OutOfSyncSince,
-			Revision: a.Revision, RevisionRef: a.RevisionRef, NoUpstream: a.NoUpstream, LocalFreeze: a.LocalFreeze, DriftedObjects: a.DriftedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
+			Revision: a.Revision, RevisionRef: a.RevisionRef, NoUpstream: a.NoUpstream, LocalFreeze: a.LocalFreeze, DriftedObjects: a.DriftedObjects(), EncryptedObjects: a.EncryptedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
 		if a.Freeze != nil {
 			s.Freeze = a.Freeze
 		}
 		for _, r := range a.Resources {
-			if r.Status != status.ResourceSynced && r.Status != status.ResourceIgnored {
+			if r.Status != status.ResourceSynced && r.Status != status.ResourceIgnored && r.Status != status.ResourceGenerated {
 				s.Drifted = append(s.Drifted, r)
 			}
 		}
