@@ -26,7 +26,11 @@ func (p *pass) phasePrune(ctx context.Context) bool {
 	changed := false
 	for _, o := range p.extra {
 		ref := live.RefOf(o)
-		if err := p.cl.applier.Prune(ctx, p.name, o, p.opts.dryRun); err != nil {
+		err := p.cl.applier.Prune(ctx, p.name, o, p.opts.dryRun)
+		if !p.opts.dryRun {
+			p.e.opts.Observer.Request(VerbDelete, err)
+		}
+		if err != nil {
 			p.record(ObjectResult{Ref: ref, Action: ActionPrune, Error: err.Error()})
 			p.e.bus.publish(status.ErrorEvent{Base: status.Base{App: p.name, Time: p.e.opts.Now()}, Ref: &ref, Message: err.Error()})
 			continue

@@ -21,7 +21,9 @@ import (
 func (e *Engine) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	queue := workqueue.NewTypedDelayingQueue[string]()
+	// Named, so client-go's workqueue metrics (when a provider is set)
+	// report it as "kdrift".
+	queue := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "kdrift"})
 	changes := make(chan live.Change, 1024)
 
 	e.mu.Lock()
@@ -114,8 +116,21 @@ func (e *Engine) Run(ctx context.Context) error {
 		}()
 	}
 
-	<-ctx.Done()
-	return nil
+	// The heartbeat proves the loop alive and the engine's lock free.
+	beat := time.NewTicker(HeartbeatInterval)
+	defer beat.Stop()
+	e.opts.Observer.Heartbeat(e.opts.Now())
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-beat.C:
+			e.mu.Lock()
+			//lint:ignore SA2001 taking the lock is the point: a deadlock stops the heartbeat
+			e.mu.Unlock()
+			e.opts.Observer.Heartbeat(e.opts.Now())
+		}
+	}
 }
 
 // appsTouching lists the apps whose last pass rendered or tracked the

@@ -46,20 +46,24 @@ type RemoteError struct {
 // Error renders `git remote URL: OP failed: ERR; ...`.
 func (e *RemoteError) Error() string {
 	return fmt.Sprintf("git remote %s: %s failed: %v; check the URL, the network and the credentials (%s, %s or %s); kdrift keeps using the last fetched revision",
-		redact(e.Remote), e.Op, e.Err, EnvToken, EnvTokenFallback, EnvSSHKey)
+		Redact(e.Remote), e.Op, e.Err, EnvToken, EnvTokenFallback, EnvSSHKey)
 }
 
 // Unwrap returns the underlying error.
 func (e *RemoteError) Unwrap() error { return e.Err }
 
-// redact drops the password of a URL.
-func redact(loc string) string {
+// Redact drops the password of a URL (and the user name of an http(s)
+// URL, where it is often a token), for messages and logs.
+func Redact(loc string) string {
 	u, err := url.Parse(loc)
 	if err != nil || u.User == nil {
 		return loc
 	}
 	if _, ok := u.User.Password(); ok {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	} else if u.Scheme == "http" || u.Scheme == "https" {
+		// https://TOKEN@host/...: the user name is the token.
+		u.User = url.User("xxxxx")
 	}
 	return u.String()
 }
@@ -69,9 +73,13 @@ func redact(loc string) string {
 // fetched revision stays readable. For a local repository it re-reads the
 // repository from disk (kdrift never fetches into a person's repository);
 // Head then sees commits made since.
-func (r *Repo) Fetch(ctx context.Context) error {
+func (r *Repo) Fetch(ctx context.Context) (err error) {
 	r.fetchMu.Lock()
 	defer r.fetchMu.Unlock()
+	if r.onFetch != nil {
+		start := time.Now()
+		defer func() { r.onFetch(time.Since(start), err) }()
+	}
 	// Fetch through a handle of its own so that readers of the current one
 	// are not blocked by the network, then swap in a fresh read handle: a
 	// go-git handle indexes the pack files once and would miss new ones.

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -40,6 +41,9 @@ type Options struct {
 	// Auth overrides the credentials taken from the environment (see
 	// AuthFromEnv).
 	Auth transport.AuthMethod
+	// OnFetch, when set, is told how long each Fetch took and how it
+	// ended (nil on success): the controller's metrics.
+	OnFetch func(took time.Duration, err error)
 }
 
 // Repo is an opened repository. Its methods are safe for concurrent use.
@@ -50,6 +54,7 @@ type Repo struct {
 	branch   string
 	auth     transport.AuthMethod
 	usable   bool // the branch can be read, even if the last fetch failed
+	onFetch  func(time.Duration, error)
 
 	mu      sync.Mutex
 	h       *handle // the read handle; replaced after every fetch
@@ -87,7 +92,7 @@ func Open(ctx context.Context, opts Options) (*Repo, error) {
 	if loc == "" {
 		loc = "."
 	}
-	r := &Repo{location: loc, refresh: make(chan struct{})}
+	r := &Repo{location: loc, refresh: make(chan struct{}), onFetch: opts.OnFetch}
 	if !isRemote(loc) {
 		if err := r.openLocal(opts); err != nil {
 			return nil, err

@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"kdrift.dev/kdrift/engine/engine"
 )
 
 // Exit codes shared by every subcommand (diff follows kubectl diff).
@@ -32,6 +34,9 @@ type globalFlags struct {
 	kubeconfig string
 	context    string
 	logFile    string
+	// observer, when set, is told the engine's step timings (the
+	// controller's metrics); not a flag.
+	observer engine.Observer
 }
 
 func (g *globalFlags) register(fs *flag.FlagSet) {

@@ -13,5 +13,6 @@ func openEngine(g *globalFlags, readOnly bool, apps ...string) (*engine.Engine, 
 		Context:    g.context,
 		Apps:       apps,
 		ReadOnly:   readOnly,
+		Observer:   g.observer,
 	})
 }
