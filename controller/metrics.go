@@ -86,9 +86,12 @@ var (
 	descHeartbeat = prometheus.NewDesc(metricHeartbeatSecond, "The engine loop's last heartbeat as a Unix time; 0 before the loop started.", nil, nil)
 )
 
+// The status values in the order the exposition sorts them, so that the
+// registry's sort finds them in order (a 1,000-app scrape sorts 9,000
+// series of these two families).
 var (
-	syncValues   = []status.Sync{status.SyncSynced, status.SyncOutOfSync, status.SyncUnknown, status.SyncError}
-	healthValues = []status.Health{status.HealthHealthy, status.HealthProgressing, status.HealthDegraded, status.HealthMissing, status.HealthUnknown}
+	syncValues   = []status.Sync{status.SyncError, status.SyncOutOfSync, status.SyncSynced, status.SyncUnknown}
+	healthValues = []status.Health{status.HealthDegraded, status.HealthHealthy, status.HealthMissing, status.HealthProgressing, status.HealthUnknown}
 )
 
 // NewMetrics returns the metrics of an engine read through src, in a
