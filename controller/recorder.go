@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -294,6 +295,12 @@ func (r *Recorder) writeSeries(ctx context.Context, key seriesKey, s *series, no
 		return
 	}
 	out, err := s.sink.Patch(ctx, s.event, patch)
+	if apierrors.IsNotFound(err) {
+		// The apiserver expired the Event (events live an hour by
+		// default): the next occurrence starts a new one.
+		delete(r.series, key)
+		return
+	}
 	if err != nil {
 		r.opts.Log.Warn("kubernetes event series not updated", "reason", key.reason, "object", key.ref.String(), "count", s.occurred, "err", err)
 		return
