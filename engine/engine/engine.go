@@ -86,6 +86,9 @@ type Options struct {
 	Diff  diff.Options
 	Apply apply.Options
 	Fight fight.Options
+	// Observer is told step timings, request outcomes and Run's
+	// heartbeat (default: nobody).
+	Observer Observer
 }
 
 func (o *Options) defaults() {
@@ -118,6 +121,9 @@ func (o *Options) defaults() {
 	}
 	if o.Fight.Now == nil {
 		o.Fight.Now = o.Now
+	}
+	if o.Observer == nil {
+		o.Observer = noObserver{}
 	}
 }
 
@@ -181,7 +187,9 @@ type Engine struct {
 // remote's failure in app statuses.
 func New(opts Options) (*Engine, error) {
 	opts.defaults()
-	repo, err := source.Open(context.Background(), source.Options{Location: opts.Repo, Branch: opts.Branch, CacheDir: opts.CacheDir, Timeout: opts.GitTimeout})
+	repo, err := source.Open(context.Background(), source.Options{Location: opts.Repo, Branch: opts.Branch, CacheDir: opts.CacheDir, Timeout: opts.GitTimeout, OnFetch: func(took time.Duration, err error) {
+		opts.Observer.Timed(PhaseFetch, "", took, err)
+	}})
 	var remote *source.RemoteError
 	if err != nil && !(errors.As(err, &remote) && repo != nil) {
 		return nil, err

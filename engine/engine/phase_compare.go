@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,6 +29,8 @@ import (
 // counted towards a fight.
 func (p *pass) phaseCompare(ctx context.Context) bool {
 	p.unreadable = nil
+	start := time.Now()
+	defer func() { p.e.opts.Observer.Timed(PhaseCompare, p.name, time.Since(start), nil) }()
 	results := make([]status.ResourceStatus, 0, len(p.desired))
 	seen := map[string]bool{}
 	kinds := map[schema.GroupVersionKind]bool{}
@@ -203,6 +206,7 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 	}
 	p.e.dryRuns.Add(1)
 	dry, dryErr := p.cl.cs.DryRunApply(ctx, d)
+	p.e.opts.Observer.Request(VerbDryRunApply, dryErr)
 	in := diff.Input{Desired: d, DryRun: dry, DryRunErr: dryErr, Live: lv.DeepCopy(), Ignore: p.app.Spec.IgnoreDifferences, Options: p.e.opts.Diff}
 	res := diff.Compare(in)
 	if diff.NeedsDefaults(res) {
@@ -212,7 +216,9 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 		// defaults to tell them apart. When it fails (Git pins an already
 		// allocated nodePort, say) the first comparison stands.
 		p.e.dryRuns.Add(1)
-		if defaulted, err := p.cl.cs.DryRunCreate(ctx, d); err == nil {
+		defaulted, err := p.cl.cs.DryRunCreate(ctx, d)
+		p.e.opts.Observer.Request(VerbDryRunCreate, err)
+		if err == nil {
 			in.Defaulted = defaulted
 			res = diff.Compare(in)
 		}

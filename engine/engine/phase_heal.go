@@ -170,7 +170,11 @@ func (p *pass) healObject(ctx context.Context, it healItem) error {
 		if err != nil {
 			return fmt.Errorf("%s hand-over failed: %w", it.res.Ref, err)
 		}
-		if err := p.cl.applier.Handover(ctx, it.live, fields); err != nil {
+		err = p.cl.applier.Handover(ctx, it.live, fields)
+		if len(fields) > 0 {
+			p.e.opts.Observer.Request(VerbApply, err)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -179,6 +183,7 @@ func (p *pass) healObject(ctx context.Context, it healItem) error {
 		return err
 	}
 	out, err := p.cl.applier.Apply(ctx, body, p.opts.dryRun)
+	p.e.opts.Observer.Request(applyVerb(p.opts.dryRun), err)
 	if err != nil {
 		return err
 	}
@@ -189,9 +194,21 @@ func (p *pass) healObject(ctx context.Context, it healItem) error {
 		}
 	}
 	if len(extras) > 0 && out != nil {
-		return p.cl.applier.RemoveExtras(ctx, out, extras, p.opts.dryRun)
+		err := p.cl.applier.RemoveExtras(ctx, out, extras, p.opts.dryRun)
+		if !p.opts.dryRun {
+			p.e.opts.Observer.Request(VerbPatch, err)
+		}
+		return err
 	}
 	return nil
+}
+
+// applyVerb is the Verb of an apply, real or dry-run.
+func applyVerb(dryRun bool) Verb {
+	if dryRun {
+		return VerbDryRunApply
+	}
+	return VerbApply
 }
 
 func contains(list []string, s string) bool {

@@ -105,7 +105,11 @@ func (p *pass) phasePrune(ctx context.Context) bool {
 	changed := false
 	for _, o := range doomed {
 		ref := live.RefOf(o)
-		if err := p.cl.applier.Prune(ctx, p.name, p.e.repoID, o, p.opts.dryRun); err != nil {
+		err := p.cl.applier.Prune(ctx, p.name, p.e.repoID, o, p.opts.dryRun)
+		if !p.opts.dryRun {
+			p.e.opts.Observer.Request(VerbDelete, err)
+		}
+		if err != nil {
 			p.record(failed(ref, ActionPrune, nil, err))
 			var changedErr *apply.ChangedError
 			if errors.As(err, &changedErr) {

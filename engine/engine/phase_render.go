@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,7 +18,9 @@ import (
 // tracking metadata. A render error is the app's status, in kustomize's
 // words; so is a cluster that cannot be reached.
 func (p *pass) phaseRender(ctx context.Context) bool {
+	start := time.Now()
 	objs, err := p.e.renderer.RenderContext(ctx, p.snap, p.app.Spec.Path)
+	p.e.opts.Observer.Timed(PhaseRender, p.name, time.Since(start), err)
 	if err != nil {
 		return p.fail(status.SyncError, fmt.Errorf("render %s: %w", p.app.Spec.Path, err))
 	}

@@ -22,7 +22,9 @@ import (
 func (e *Engine) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	queue := workqueue.NewTypedDelayingQueue[string]()
+	// Named, so client-go's workqueue metrics (when a provider is set)
+	// report it as "kdrift".
+	queue := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "kdrift"})
 	changes := make(chan live.Change, 1024)
 
 	e.mu.Lock()
@@ -129,8 +131,22 @@ func (e *Engine) Run(ctx context.Context) error {
 		}()
 	}
 
-	<-ctx.Done()
-	return nil
+	// The heartbeat proves the loop alive and the engine's lock free.
+	beat := time.NewTicker(HeartbeatInterval)
+	defer beat.Stop()
+	e.opts.Observer.Heartbeat(e.opts.Now())
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-beat.C:
+			// An empty critical section on purpose: a deadlock on the
+			// engine's lock stops the heartbeat.
+			e.mu.Lock()
+			e.mu.Unlock() //nolint:staticcheck // SA2001: see above
+			e.opts.Observer.Heartbeat(e.opts.Now())
+		}
+	}
 }
 
 // firstFetchTimeout bounds the fetch Run makes before its first pass.

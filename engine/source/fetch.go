@@ -118,9 +118,13 @@ func (e *RemoteError) Unwrap() error { return e.Err }
 // an upstream it fetches that remote into its remote-tracking refs (never
 // a local branch, never the working tree); with no upstream it only
 // re-reads the repository from disk. Head then sees commits made since.
-func (r *Repo) Fetch(ctx context.Context) error {
+func (r *Repo) Fetch(ctx context.Context) (err error) {
 	r.fetchMu.Lock()
 	defer r.fetchMu.Unlock()
+	if r.onFetch != nil {
+		start := time.Now()
+		defer func() { r.onFetch(time.Since(start), err) }()
+	}
 	// Fetch through a handle of its own so that readers of the current one
 	// are not blocked by the network, then swap in a fresh read handle: a
 	// go-git handle indexes the pack files once and would miss new ones.

@@ -46,6 +46,9 @@ type Options struct {
 	// Timeout bounds each clone and fetch (default: EnvGitTimeout, then
 	// DefaultGitTimeout; see GitTimeout).
 	Timeout time.Duration
+	// OnFetch, when set, is told how long each Fetch took and how it
+	// ended (nil on success): the controller's metrics.
+	OnFetch func(took time.Duration, err error)
 }
 
 // Repo is an opened repository. Its methods are safe for concurrent use.
@@ -63,6 +66,7 @@ type Repo struct {
 	upstream plumbing.ReferenceName
 	upRemote string
 	upURL    string
+	onFetch  func(time.Duration, error)
 
 	mu      sync.Mutex
 	h       *handle // the read handle; replaced after every fetch
@@ -106,7 +110,7 @@ func Open(ctx context.Context, opts Options) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Repo{location: loc, timeout: timeout, refresh: make(chan struct{})}
+	r := &Repo{location: loc, timeout: timeout, refresh: make(chan struct{}), onFetch: opts.OnFetch}
 	if !isRemote(loc) {
 		if err := r.openLocal(opts); err != nil {
 			return nil, err

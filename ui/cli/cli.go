@@ -25,6 +25,8 @@ import (
 
 	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
+
+	"kdrift.dev/kdrift/engine/engine"
 )
 
 // Exit codes shared by every subcommand (diff follows kubectl diff).
@@ -58,6 +60,9 @@ type globalFlags struct {
 	kubeconfig string
 	context    string
 	logFile    string
+	// observer, when set, is told the engine's step timings (the
+	// controller's metrics); not a flag.
+	observer engine.Observer
 }
 
 func (g *globalFlags) register(fs *flag.FlagSet) {

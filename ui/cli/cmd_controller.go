@@ -3,9 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	ctrl "kdrift.dev/kdrift/controller"
 	"kdrift.dev/kdrift/ui/report"
 )
 
@@ -16,6 +20,7 @@ func init() {
 func newControllerCmd(env *cliEnv) *cobra.Command {
 	var g globalFlags
 	var dec decryptionFlags
+	var of ctrl.Flags
 	cmd := &cobra.Command{
 		Use:     "controller [APP...]",
 		GroupID: groupRun,
@@ -32,26 +37,38 @@ deploy/ runs in a cluster.`,
   kdrift controller render-prod tts-prod | jq -c 'select(.type == "Healed")'`,
 		ValidArgsFunction: completeApps(&g, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return exit(runController(cmd.Context(), env, &g, &dec, args))
+			return exit(runController(cmd.Context(), env, &g, &dec, &of, args))
 		},
 	}
 	g.register(cmd.Flags())
 	dec.register(cmd.Flags())
+	of.Register(cmd.Flags())
 	registerCompletions(cmd, &g)
 	return cmd
 }
 
-func runController(ctx context.Context, env *cliEnv, g *globalFlags, dec *decryptionFlags, apps []string) int {
+func runController(ctx context.Context, env *cliEnv, g *globalFlags, dec *decryptionFlags, of *ctrl.Flags, apps []string) int {
+	log, closeLog, err := controllerLog(g, of, env)
+	if err != nil {
+		return env.errorf("%v", err)
+	}
+	defer closeLog()
+	ctrl.RouteLibraryLogs(log)
+	ops := ctrl.New(ctrl.Options{MetricsAddr: of.MetricsAddr, Kubeconfig: g.kubeconfig, Context: g.context, Leader: true, Log: log})
+	g.observer = ops.Observer()
 	e, err := openEngine(g, false, apps...)
 	if err != nil {
 		return env.errorf("%v", err)
 	}
-	if err := dec.loadDecryptionKeys(ctx, e, func(err error) { fmt.Fprintf(env.stderr, "kdrift: %v\n", err) }); err != nil {
+	if err := dec.loadDecryptionKeys(ctx, e, func(err error) { log.Error("decryption keys", "err", err) }); err != nil {
 		return env.errorf("%v", err)
 	}
-	if err := dec.loadDecryptionKeys(ctx, e, func(err error) { fmt.Fprintf(env.stderr, "kdrift: %v\n", err) }); err != nil {
+	if err := ops.Start(ctx, e); err != nil {
 		return env.errorf("%v", err)
 	}
+	defer ops.Stop()
+	log.Info("controller started", "repo", ctrl.Redact(e.Repo().Location()), "branch", e.Repo().Branch(), "apps", apps)
+	defer log.Info("controller stopped")
 	events, stop := e.SubscribeAll()
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
@@ -95,4 +112,29 @@ func runController(ctx context.Context, env *cliEnv, g *globalFlags, dec *decryp
 			return exitOK
 		}
 	}
+}
+
+// controllerLog opens the controller's log: --log-file when given, else
+// stderr, at --log-level in --log-format.
+func controllerLog(g *globalFlags, of *ctrl.Flags, env *cliEnv) (*slog.Logger, func(), error) {
+	var w io.Writer = env.stderr
+	closeLog := func() {}
+	if g.logFile != "" {
+		f, err := os.OpenFile(g.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, nil, fmt.Errorf("log file %s cannot be opened: %w", g.logFile, err)
+		}
+		w = f
+		closeLog = func() {
+			if err := f.Close(); err != nil {
+				fmt.Fprintf(env.stderr, "kdrift: log file %s: %v\n", g.logFile, err)
+			}
+		}
+	}
+	log, err := ctrl.NewLogger(w, of.LogLevel, of.LogFormat)
+	if err != nil {
+		closeLog()
+		return nil, nil, err
+	}
+	return log, closeLog, nil
 }

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +23,7 @@ import (
 	authzv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -145,6 +148,7 @@ func TestDeployLeastPrivilege(t *testing.T) {
 	}
 	ctr := d.Spec.Template.Spec.Containers[0]
 	checkContainer(t, ctr, d.Spec.Template.Spec.Volumes)
+	checkProbes(t, ctr)
 	if warnings := admin.dryRunCreate(t, dep); len(warnings) > 0 {
 		t.Fatalf("the Deployment draws warnings (Pod Security restricted?): %q", warnings)
 	}
@@ -197,6 +201,22 @@ func TestDeployLeastPrivilege(t *testing.T) {
 		live, err := cs.AppsV1().Deployments("deploy-shop").Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && *live.Spec.Replicas == 2 &&
 			c.hasEvent("DriftDetected", "Deployment", "web") && c.hasEvent("Healed", "Deployment", "web")
+	})
+	// The heal is an Event on the Deployment, written with the
+	// ServiceAccount's permissions; the probes answer on the metrics
+	// address.
+	eventually(t, c, "a Healed Event on Deployment deploy-shop/web", 30*time.Second, func() bool {
+		evs, err := cs.EventsV1().Events("deploy-shop").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		return slices.ContainsFunc(evs.Items, func(e eventsv1.Event) bool {
+			return e.Reason == "Healed" && e.Regarding.Kind == "Deployment" && e.Regarding.Name == "web" && e.ReportingController == "kdrift.dev/controller"
+		})
+	})
+	eventually(t, c, "/readyz and /healthz to answer 200", 30*time.Second, func() bool {
+		addr := c.metricsAddr()
+		return addr != "" && httpStatus("http://"+addr+"/readyz") == 200 && httpStatus("http://"+addr+"/healthz") == 200
 	})
 	c.stop(t)
 
@@ -328,6 +348,41 @@ func checkContainer(t *testing.T, ctr corev1.Container, vols []corev1.Volume) {
 	if ctr.Resources.Requests.Memory().IsZero() || ctr.Resources.Limits.Memory().IsZero() {
 		t.Fatalf("container resources %+v: want memory requests and limits", ctr.Resources)
 	}
+}
+
+// checkProbes checks that the container serves metrics on a named port
+// and that its liveness and readiness probes use /healthz and /readyz on
+// it.
+func checkProbes(t *testing.T, ctr corev1.Container) {
+	t.Helper()
+	i := slices.Index(ctr.Args, "--metrics-addr")
+	if i < 0 || i+1 >= len(ctr.Args) {
+		t.Fatalf("container args %q: want --metrics-addr", ctr.Args)
+	}
+	if !slices.ContainsFunc(ctr.Ports, func(p corev1.ContainerPort) bool {
+		return p.Name == "metrics" && ":"+strconv.Itoa(int(p.ContainerPort)) == ctr.Args[i+1]
+	}) {
+		t.Fatalf("container ports %+v: want a port named metrics matching --metrics-addr %s", ctr.Ports, ctr.Args[i+1])
+	}
+	for _, p := range []struct {
+		probe *corev1.Probe
+		path  string
+	}{{ctr.LivenessProbe, "/healthz"}, {ctr.ReadinessProbe, "/readyz"}} {
+		if p.probe == nil || p.probe.HTTPGet == nil || p.probe.HTTPGet.Path != p.path || p.probe.HTTPGet.Port.String() != "metrics" {
+			t.Fatalf("container probe %+v: want an HTTP GET of %s on port metrics", p.probe, p.path)
+		}
+	}
+}
+
+// httpStatus is the status code of a GET of url, 0 when it fails.
+func httpStatus(url string) int {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
 }
 
 // kustomizeBuild renders a kustomization folder as kubectl apply -k does
@@ -481,6 +536,10 @@ func controllerArgs(t *testing.T, args []string, repo, kubeconfig string) []stri
 		t.Fatalf("container args %q name no --repo value", args)
 	}
 	out[i+1] = repo
+	// The Deployment's :8080 would clash with other tests on this host.
+	if i := slices.Index(out, "--metrics-addr"); i >= 0 && i+1 < len(out) {
+		out[i+1] = "127.0.0.1:0"
+	}
 	return append(out, "--kubeconfig", kubeconfig)
 }
 
@@ -584,9 +643,34 @@ func (c *controller) noErrors(t *testing.T) {
 	if all := c.out.String() + c.errOut.String(); strings.Contains(strings.ToLower(all), "forbidden") {
 		t.Errorf("kdrift met a forbidden request:\n%s", all)
 	}
-	if s := c.errOut.String(); s != "" {
-		t.Errorf("kdrift wrote to stderr: %s", s)
+	// stderr is the structured log: info lines are fine, a warning or an
+	// error is not, and neither is anything that is not a JSON log line.
+	for _, line := range strings.Split(strings.TrimSpace(c.errOut.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var rec struct {
+			Level string `json:"level"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil || (rec.Level != "INFO" && rec.Level != "DEBUG") {
+			t.Errorf("kdrift logged more than information on stderr: %s", line)
+		}
 	}
+}
+
+// metricsAddr is the address the controller serves /metrics on, from its
+// "serving metrics and probes" log line; "" until it is logged.
+func (c *controller) metricsAddr() string {
+	for _, line := range strings.Split(c.errOut.String(), "\n") {
+		var rec struct {
+			Msg  string `json:"msg"`
+			Addr string `json:"addr"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "serving metrics and probes" {
+			return rec.Addr
+		}
+	}
+	return ""
 }
 
 // eventually polls cond until it holds or timeout passes; on timeout it

@@ -24,6 +24,7 @@ func openEngine(g *globalFlags, readOnly bool, apps ...string) (*engine.Engine, 
 		Apps:       apps,
 		ReadOnly:   readOnly,
 		Keys:       keys,
+		Observer:   g.observer,
 	})
 }
 

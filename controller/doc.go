@@ -1,0 +1,15 @@
+// Package controller makes `kdrift controller` operable: Prometheus
+// metrics, Kubernetes Events on the objects kdrift changes, liveness and
+// readiness probes, and structured logs.
+//
+// It sits at the edge, beside the CLI: it reads the engine through its
+// public surface (status snapshots, the event stream and the small
+// engine.Observer hook) and does the I/O the engine must never do (an HTTP
+// server, writes to the apiserver's events API, log lines). The engine
+// does not import it, and nothing here changes what the engine decides.
+//
+// It is a package of its own, not a part of ui/cli, because it is not
+// presentation: a later AppStatus writer and leader election belong next
+// to it, and the CLI (today's flag parsing, a cobra port tomorrow) only
+// registers its flags (Flags.Register) and starts it (Start).
+package controller

@@ -1,0 +1,72 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Server serves /metrics, /healthz and /readyz.
+type Server struct {
+	srv *http.Server
+	ln  net.Listener
+	log *slog.Logger
+}
+
+// Listen opens addr (":8080", "127.0.0.1:0") and returns a Server ready
+// to Serve; a bad or busy address is an error now, not later.
+func Listen(addr string, m *Metrics, p *Probes, log *slog.Logger) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry(), promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
+	mux.HandleFunc("/healthz", probe(p.Healthy))
+	mux.HandleFunc("/readyz", probe(p.Ready))
+	return &Server{
+		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
+		ln:  ln,
+		log: log,
+	}, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Serve serves until ctx ends, then shuts down within 5 seconds.
+func (s *Server) Serve(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- s.srv.Serve(s.ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	err := s.srv.Shutdown(sctx)
+	if serr := <-done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	return err
+}
+
+// probe answers 200 "ok" when check passes, else 503 with its reason.
+func probe(check func() error) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if err := check(); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, err)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	}
+}
