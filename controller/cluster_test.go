@@ -214,9 +214,11 @@ func TestMetricsProbesAndEventAcrossAHeal(t *testing.T) {
 		t.Fatal(err)
 	}
 	var after string
+	// A pass Run starts on the heal's own change may still read the
+	// informer's older copy for a moment; the status settles on Synced.
 	waitFor(t, "the heal in /metrics", 30*time.Second, func() bool {
 		_, after = get(t, base+"/metrics")
-		return strings.Contains(after, `kdrift_heals_total{app="metrics"} 1`)
+		return strings.Contains(after, `kdrift_heals_total{app="metrics"} 1`) && strings.Contains(after, `kdrift_app_sync_status{app="metrics",status="Synced"} 1`)
 	})
 	for series, want := range map[string]float64{
 		`kdrift_app_sync_status{app="metrics",status="Synced"}`:    1,
