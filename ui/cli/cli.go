@@ -70,7 +70,7 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.branch, "branch", "", "branch to read and commit to (default: the repository's current branch)")
 	fs.StringVar(&g.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&g.context, "context", "", "only the Apps whose destination is this kubeconfig context (an App with none counts as the current context); never redirects an App")
-	fs.StringVar(&g.logFile, "log-file", "", "write logs to this file (nothing is ever logged to the screen)")
+	fs.StringVar(&g.logFile, "log-file", "", "write logs to this file (the UI never logs to the screen; the controller logs to stderr without it)")
 }
 
 // cliEnv is what a subcommand writes to, and how kdrift was called.

@@ -79,7 +79,7 @@ func TestHelpGroups(t *testing.T) {
 		title    string
 		commands []string
 	}{
-		{"Look at the drift:", []string{"status", "diff", "audit"}},
+		{"Look at the drift:", []string{"status", "diff", "audit", "owners"}},
 		{"Act (each action is a Git commit):", []string{"sync", "freeze", "unfreeze", "revert", "ignore", "push"}},
 		{"Run kdrift:", []string{"ui", "controller", "demo"}},
 	}
