@@ -273,7 +273,7 @@ func allCommands(root *cobra.Command) []*cobra.Command {
 // Where help texts name kdrift as a command: an example line starting
 // with it, or a quoted or backquoted command in a description.
 var (
-	exampleCommand = regexp.MustCompile("(?m)^(\\s*)kdrift( |$)")
+	exampleCommand = regexp.MustCompile(`(?m)^(\s*)kdrift( |$)`)
 	quotedCommand  = regexp.MustCompile("([`\"])kdrift( |[`\"])")
 )
 
