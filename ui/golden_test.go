@@ -66,7 +66,7 @@ func TestGoldenDiffView(t *testing.T) {
 	waitText(t, tm, "Deployment (1)")
 	keyPress(tm, "j", "enter")
 	waitText(t, tm, "kubectl Update/scale")
-	keyPress(tm, "n", "n")
+	keyPress(tm, "n")
 	m := finish(t, tm)
 	if m.Breadcrumb() != "apps › app render-prod › diff Deployment/prod/render" {
 		t.Errorf("views %s", m.Breadcrumb())
