@@ -198,10 +198,10 @@ func TestHelpListsOnlyTheViewsKeys(t *testing.T) {
 		v        View
 		has, not []string
 	}{
-		{ViewApps, []string{"sort by next column", "unfreeze", "history", "open"}, []string{"previous change", "revert commit", "ignore field"}},
+		{ViewApps, []string{"sort by next column", "unfreeze", "history", "open"}, []string{"previous drifted field", "revert commit", "ignore field"}},
 		{ViewApp, []string{"diff", "ownership", "sync"}, []string{"filter (!x inverts)", "revert commit"}},
-		{ViewDiff, []string{"next change", "unified/side-by-side", "ignore field"}, []string{"open", "revert commit", "mark"}},
-		{ViewOwners, []string{"next flagged", "prev flagged", "diff"}, []string{"next change", "unified/side-by-side"}},
+		{ViewDiff, []string{"next drifted field", "show/hide defaults", "unified/side-by-side", "ignore field"}, []string{"open", "revert commit", "mark"}},
+		{ViewOwners, []string{"next flagged", "prev flagged", "diff"}, []string{"next drifted field", "unified/side-by-side"}},
 		{ViewHistory, []string{"show commit", "revert commit"}, []string{"sync", "freeze", "ignore field"}},
 	}
 	for _, tt := range tests {

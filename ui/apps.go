@@ -32,7 +32,10 @@ var sortNames = [sortCount]string{"state", "name", "drift", "out-of-sync age"}
 type appRow struct {
 	a                            status.AppStatus
 	name, dest, drift, heal, rev string
-	frozen                       bool
+	// ns is the destination's namespace alone: DESTINATION shows it when
+	// the column is too narrow for the context too.
+	ns     string
+	frozen bool
 }
 
 // appsView is the table of apps.
@@ -50,7 +53,7 @@ type appsView struct {
 	marked  map[string]bool
 	height  int
 	// column widths, from the longest cell of each column
-	nameW, destW, healW int
+	nameW, destW, healW, revW int
 }
 
 func newAppsView(c *common, ctxFilter string) *appsView {
@@ -106,6 +109,7 @@ func (v *appsView) recompute() {
 			ctx = "(current)"
 		}
 		r.dest = ctx + "/" + a.Destination.Namespace
+		r.ns = a.Destination.Namespace
 		r.drift = fmt.Sprint(a.DriftedObjects())
 		if n := a.EncryptedObjects(); n > 0 {
 			r.drift += fmt.Sprintf(" ⊘%d", n) // Encrypted: drift unknown
@@ -165,11 +169,12 @@ func (v *appsView) recompute() {
 		})
 	}
 	v.rows = rows
-	v.nameW, v.destW, v.healW = 8, 11, 9
+	v.nameW, v.destW, v.healW, v.revW = 8, 11, 9, 8
 	for _, r := range rows {
 		v.nameW = min(max(v.nameW, len([]rune(r.name))), 40)
-		v.destW = min(max(v.destW, len([]rune(r.dest))), 30)
+		v.destW = min(max(v.destW, len([]rune(r.dest))), 60)
 		v.healW = min(max(v.healW, len([]rune(r.heal))), 44)
+		v.revW = min(max(v.revW, len([]rune(r.rev))), 30)
 	}
 	v.cursor = 0
 	for i, r := range rows {
@@ -305,31 +310,112 @@ func (v *appsView) shortHelp() []key.Binding {
 		keymap.ActMark, keymap.ActFilter, keymap.ActHistory, keymap.ActHelp, keymap.ActQuit)
 }
 
-// Column widths of the apps table; NAME and DESTINATION share what is left.
+// Columns of the apps table, in the order they are drawn.
 const (
-	wSync  = 12
-	wHlth  = 14
-	wDrift = 6
-	wAge   = 9
+	colName = iota
+	colDest
+	colSync
+	colHealth
+	colDrift
+	colHeal
+	colAge
+	colRev
+	colCount
 )
+
+// Which columns give way first when the terminal is narrow. The
+// revision, then the destination, then the out-of-sync age shrink to
+// their least width and then hide; then the columns kept at 80 cells
+// (name, sync, self-heal where ❄ FROZEN shows, drift, health) shrink,
+// health first and self-heal last: a long name is cut before the freeze
+// loses who froze it and until when. Only under about 55 cells do those
+// hide too, the name never.
+var (
+	colsHidden = []int{colRev, colDest, colAge}
+	colsShrunk = []int{colHealth, colDrift, colName, colSync, colHeal}
+	colsLast   = []int{colHealth, colDrift, colHeal, colSync}
+)
+
+// colMin is the least width of each column before it hides: enough for
+// "≠ OutOfSync" and "❄ FROZEN…".
+var colMin = [colCount]int{colName: 12, colDest: 8, colSync: 11, colHealth: 10, colDrift: 5, colHeal: 9, colAge: 9, colRev: 8}
+
+// columns gives each column its width for a screen w cells wide (0 hides
+// it): each starts at its widest cell, then the columns shrink or hide in
+// the order above until a row fits; what is left over goes to the last
+// column shown.
+func (v *appsView) columns(w int) [colCount]int {
+	cols := [colCount]int{v.nameW, v.destW, 12, 14, 6, v.healW, 9, v.revW}
+	// A row is the mark (2 cells), the columns and a space between each.
+	width := func() int {
+		n := 2 - 1
+		for _, c := range cols {
+			if c > 0 {
+				n += c + 1
+			}
+		}
+		return n
+	}
+	avail := w - 1
+	shrink := func(c int) {
+		if over := width() - avail; over > 0 {
+			cols[c] = max(min(colMin[c], cols[c]), cols[c]-over)
+		}
+	}
+	for _, c := range colsHidden {
+		shrink(c)
+		if width() > avail {
+			cols[c] = 0
+		}
+	}
+	for _, c := range colsShrunk {
+		shrink(c)
+	}
+	for _, c := range colsLast {
+		if width() > avail {
+			cols[c] = 0
+		}
+	}
+	for i := colCount - 1; i >= 0; i-- {
+		if cols[i] > 0 {
+			cols[i] += max(avail-width(), 0)
+			break
+		}
+	}
+	return cols
+}
 
 func (v *appsView) render(w, h int) string {
 	s := v.c.styles
 	var b strings.Builder
 	detail := 2
 	v.height = max(h-1-detail, 1)
-	nameW, destW, healW := v.nameW, v.destW, v.healW
-	revW := max(w-(2+nameW+destW+wSync+wHlth+wDrift+healW+wAge+8), 8)
+	cols := v.columns(w)
 	arrow := func(col int, name string) string {
 		if v.sortBy == col {
 			return name + "▼"
 		}
 		return name
 	}
-	head := "  " + pad(arrow(sortName, "NAME"), nameW) + " " + pad("DESTINATION", destW) + " " +
-		pad(arrow(sortState, "SYNC"), wSync) + " " + pad("HEALTH", wHlth) + " " + pad(arrow(sortDrift, "DRIFT"), wDrift) + " " +
-		pad("SELF-HEAL", healW) + " " + pad(arrow(sortOutOfAge, "OUTOFSYNC"), wAge) + " " + pad("REVISION", revW)
-	b.WriteString(s.Header.Render(cut(head, w)))
+	heads := [colCount]string{arrow(sortName, "NAME"), "DESTINATION", arrow(sortState, "SYNC"), "HEALTH",
+		arrow(sortDrift, "DRIFT"), "SELF-HEAL", arrow(sortOutOfAge, "OUTOFSYNC"), "REVISION"}
+	row := func(cells *[colCount]string) string {
+		var l strings.Builder
+		for c, cw := range cols {
+			if cw == 0 {
+				continue
+			}
+			if l.Len() > 0 {
+				l.WriteByte(' ')
+			}
+			l.WriteString(cells[c])
+		}
+		return l.String()
+	}
+	for c, cw := range cols {
+		heads[c] = pad(heads[c], cw)
+	}
+	b.WriteString(s.Header.Render(cut("  "+row(&heads), w)))
 	b.WriteByte('\n')
 	if len(v.rows) == 0 {
 		msg := "no apps"
@@ -354,25 +440,30 @@ func (v *appsView) render(w, h int) string {
 		if r.a.OutOfSyncSince != nil {
 			oos = age(now.Sub(*r.a.OutOfSyncSince))
 		}
+		dest := r.dest
+		if len([]rune(dest)) > cols[colDest] && r.ns != "" {
+			dest = r.ns // the namespace says more than a cut context
+		}
+		cells := [colCount]string{pad(r.name, cols[colName]), pad(dest, cols[colDest]), pad(syncText(r.a.Sync), cols[colSync]),
+			pad(healthText(r.a.Health), cols[colHealth]), pad(r.drift, cols[colDrift]), pad(r.heal, cols[colHeal]),
+			pad(oos, cols[colAge]), pad(r.rev, cols[colRev])}
+		if i == v.cursor {
+			b.WriteString(s.Selected.Render(pad(mark+row(&cells), w)))
+			b.WriteByte('\n')
+			continue
+		}
 		healSt := s.Muted
 		if r.frozen {
 			healSt = s.Info
 		} else if r.heal == "on" {
 			healSt = s.Good
 		}
-		if i == v.cursor {
-			line := mark + pad(r.name, nameW) + " " + pad(r.dest, destW) + " " + pad(syncText(r.a.Sync), wSync) + " " +
-				pad(healthText(r.a.Health), wHlth) + " " + pad(r.drift, wDrift) + " " + pad(r.heal, healW) + " " +
-				pad(oos, wAge) + " " + pad(r.rev, revW)
-			b.WriteString(s.Selected.Render(pad(line, w)))
-		} else {
-			line := s.Marked.Render(mark) + pad(r.name, nameW) + " " + s.Muted.Render(pad(r.dest, destW)) + " " +
-				syncStyle(s, r.a.Sync).Render(pad(syncText(r.a.Sync), wSync)) + " " +
-				healthStyle(s, r.a.Health).Render(pad(healthText(r.a.Health), wHlth)) + " " +
-				pad(r.drift, wDrift) + " " + healSt.Render(pad(r.heal, healW)) + " " + pad(oos, wAge) + " " +
-				s.Muted.Render(pad(r.rev, revW))
-			b.WriteString(cut(line, w))
-		}
+		cells[colDest] = s.Muted.Render(cells[colDest])
+		cells[colSync] = syncStyle(s, r.a.Sync).Render(cells[colSync])
+		cells[colHealth] = healthStyle(s, r.a.Health).Render(cells[colHealth])
+		cells[colHeal] = healSt.Render(cells[colHeal])
+		cells[colRev] = s.Muted.Render(cells[colRev])
+		b.WriteString(cut(s.Marked.Render(mark)+row(&cells), w))
 		b.WriteByte('\n')
 	}
 	for i := end - v.top; i < v.height; i++ {

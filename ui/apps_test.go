@@ -3,6 +3,8 @@ package ui
 import (
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 func appNames(m *Model) []string {
@@ -105,4 +107,63 @@ func TestAppsManyRowsScroll(t *testing.T) {
 	h.wantScreen(av.rows[499].name)
 	h.keys("g")
 	h.wantScreen(av.rows[0].name)
+}
+
+// frozenFleet is the fake's apps plus a frozen app with a long name in the
+// current context, whose destination repeats "(current)/".
+func frozenFleet() *fakeBackend {
+	be := newFake()
+	long := be.apps[1]
+	long.Name = "checkout-payments-reconciler-eu-west"
+	long.Destination.Context = ""
+	long.Destination.Namespace = "checkout-payments-eu-west"
+	be.apps = append(be.apps, long)
+	return be
+}
+
+// The freeze is always in sight: at every width from 80 columns up, every
+// frozen app's row shows ❄ FROZEN with its author, and the columns given
+// up first are the revision, then the destination.
+func TestAppsViewKeepsTheFreezeInSight(t *testing.T) {
+	for w := 80; w <= 250; w++ {
+		h := newHarness(t, frozenFleet(), testConfig())
+		h.send(windowSize(w, 24))
+		lines := strings.Split(h.screen(), "\n")
+		head := lines[1]
+		for _, col := range []string{"NAME", "SYNC", "SELF-HEAL", "DRIFT", "HEALTH"} {
+			if !strings.Contains(head, col) {
+				t.Fatalf("at %d columns the header lacks %s: %q", w, col, head)
+			}
+		}
+		if strings.Contains(head, "REVISION") && !strings.Contains(head, "DESTINATION") {
+			t.Errorf("at %d columns REVISION is shown while DESTINATION is not: %q", w, head)
+		}
+		frozen := 0
+		for _, l := range lines[2 : 2+5] { // the five apps' rows
+			if ansi.StringWidth(l) > w {
+				t.Errorf("at %d columns a line is %d wide: %q", w, ansi.StringWidth(l), l)
+			}
+			if strings.Contains(l, "render-prod") || strings.HasPrefix(l, "  checkout-payments-") {
+				if !strings.Contains(l, "❄ FROZEN") {
+					t.Errorf("at %d columns a frozen app's row hides its freeze: %q", w, l)
+				}
+				frozen++
+			}
+		}
+		if frozen != 2 {
+			t.Errorf("at %d columns %d frozen rows in sight, want 2:\n%s", w, frozen, h.screen())
+		}
+	}
+	h := newHarness(t, frozenFleet(), testConfig())
+	h.send(windowSize(80, 24))
+	h.wantScreen("checkout-payments-re… ≠ OutOfSync  ◐ Progres… 2     ❄ FROZEN 1h Lao Li →19:00")
+	h.send(windowSize(140, 24))
+	// Too long for its column, a destination shows its namespace alone;
+	// the revision gave way first.
+	h.wantScreen("checkout-payments-reconciler-eu-west checkout-payments-eu-west ", "staging/web", "1h30m")
+	if strings.Contains(h.screen(), "(current)") || strings.Contains(h.screen(), "REVISION") {
+		t.Errorf("at 140 columns:\n%s", h.screen())
+	}
+	h.send(windowSize(250, 24))
+	h.wantScreen("(current)/checkout-payments-eu-west ≠ OutOfSync")
 }

@@ -41,32 +41,85 @@ type diffLayout struct {
 	width         int
 	unified, hide bool
 	lines         []diffLine
-	// changes are the line indices where each change starts.
+	// changes are the line indices where each drifted field starts:
+	// defaulted and ignored lines are never one, shown or hidden.
 	changes []int
-	hidden  int
+	// defaulted and ignored count the live lines status.Line.Defaulted
+	// calls defaulted and the lines of ignored fields, hidden or not.
+	defaulted, ignored int
+}
+
+// rowNoise says which changed rows are noise: ignored fields, and live
+// lines nobody owns (status.Line.Defaulted). A live-only map or list
+// opener whose lines below are all noise (a defaulted `strategy:` block)
+// is noise too, so that hiding the defaults leaves no empty header.
+func rowNoise(d status.ObjectDetail, rows []diffRow, ans []annotation) []bool {
+	noise := make([]bool, len(rows))
+	for i, r := range rows {
+		if r.kind != rowSame {
+			noise[i] = ans[i].ignored || ans[i].class == status.OwnerDefaulted && r.kind == rowRight
+		}
+	}
+	path := func(r diffRow) string {
+		if r.right >= 0 {
+			return d.Live[r.right].Path
+		}
+		return d.Desired[r.left].Path
+	}
+	for i := len(rows) - 1; i >= 0; i-- {
+		r := rows[i]
+		if r.kind != rowRight || noise[i] || ans[i].class != "" || !d.Live[r.right].Parent || d.Live[r.right].Path == "" {
+			continue
+		}
+		prefix := d.Live[r.right].Path + "/"
+		children, all := 0, true
+		for j := i + 1; j < len(rows); j++ {
+			p := path(rows[j])
+			if p != "" && !strings.HasPrefix(p, prefix) {
+				break
+			}
+			children++
+			if !noise[j] && (rows[j].kind != rowRight || p != "") {
+				all = false
+				break
+			}
+		}
+		noise[i] = children > 0 && all
+	}
+	return noise
 }
 
 // layoutDiff lays out the aligned rows for a width: computed once per
-// object, width and mode, never per frame.
+// object, width and mode, never per frame. With hide, noise lines
+// (rowNoise) are left out.
 func layoutDiff(d status.ObjectDetail, rows []diffRow, w int, unified, hide bool, c *common) diffLayout {
 	now := c.now()
 	fields := make(map[string]*status.FieldChange, len(d.Resource.Fields))
 	for i := range d.Resource.Fields {
 		fields[d.Resource.Fields[i].Path] = &d.Resource.Fields[i]
 	}
+	ans := make([]annotation, len(rows))
+	for i, r := range rows {
+		if r.kind != rowSame {
+			ans[i] = annotate(d, fields, r, now)
+		}
+	}
+	noiseOf := rowNoise(d, rows, ans)
+	// A Synced object has no drifted field, whatever the lines show.
+	synced := d.Resource.Status == status.ResourceSynced
 	lay := diffLayout{width: w, unified: unified, hide: hide, lines: make([]diffLine, 0, len(rows))}
 	cellW, uniW, annW := diffWidths(w)
 	prevChange, changePath := false, ""
-	for _, r := range rows {
-		var an annotation
-		noise := false
-		if r.kind != rowSame {
-			an = annotate(d, fields, r, now)
-			noise = an.ignored || an.class == status.OwnerDefaulted && r.kind == rowRight
-			if hide && noise {
-				lay.hidden++
-				continue
-			}
+	for i, r := range rows {
+		an, noise := ans[i], noiseOf[i]
+		switch {
+		case noise && an.ignored:
+			lay.ignored++
+		case noise && an.class == status.OwnerDefaulted:
+			lay.defaulted++
+		}
+		if hide && noise {
+			continue
 		}
 		ann := ""
 		if r.kind != rowSame {
@@ -78,9 +131,9 @@ func layoutDiff(d status.ObjectDetail, rows []diffRow, w int, unified, hide bool
 				ann = "ignored · " + ann
 			}
 		}
-		// A change is a run of changed rows under one field: a parent and
-		// the keys below it form one change, a sibling starts the next.
-		isChange := r.kind != rowSame
+		// A drifted field is a run of changed rows under one field: a
+		// parent and the keys below it form one, a sibling starts the next.
+		isChange := r.kind != rowSame && !noise && !synced
 		if isChange && (!prevChange || !(an.path == changePath || strings.HasPrefix(an.path, changePath+"/"))) {
 			lay.changes = append(lay.changes, len(lay.lines))
 			changePath = an.path
@@ -124,6 +177,30 @@ func layoutDiff(d status.ObjectDetail, rows []diffRow, w int, unified, hide bool
 	return lay
 }
 
+// counts is the header's tally: "1 drifted field · 12 defaulted hidden",
+// or "no drift".
+func (l *diffLayout) counts() string {
+	t := "no drift"
+	switch n := len(l.changes); n {
+	case 0:
+	case 1:
+		t = "1 drifted field"
+	default:
+		t = fmt.Sprintf("%d drifted fields", n)
+	}
+	shown := "shown"
+	if l.hide {
+		shown = "hidden"
+	}
+	if l.defaulted > 0 {
+		t += fmt.Sprintf(" · %d defaulted %s", l.defaulted, shown)
+	}
+	if l.ignored > 0 {
+		t += fmt.Sprintf(" · %d ignored %s", l.ignored, shown)
+	}
+	return t
+}
+
 // diffView is one object, Git against live.
 type diffView struct {
 	c       *common
@@ -142,7 +219,8 @@ type diffView struct {
 }
 
 func newDiffView(c *common, appName string, r status.ResourceStatus) *diffView {
-	return &diffView{c: c, app: appName, res: r}
+	// Defaults and ignored fields start hidden: the diff opens on the drift.
+	return &diffView{c: c, app: appName, res: r, hide: true}
 }
 
 func (v *diffView) kind() keymap.View      { return keymap.ViewDiff }
@@ -168,7 +246,22 @@ func (v *diffView) setDetail(d status.ObjectDetail) {
 	v.res = d.Resource
 	v.rows = alignLines(d.Desired, d.Live)
 	v.lay = diffLayout{}
+	v.change = 0
 	v.ensureLayout(v.w())
+	v.showChange()
+}
+
+// showChange scrolls so that the current drifted field is in sight, a
+// third down the page.
+func (v *diffView) showChange() {
+	if v.height == 0 {
+		v.height = max(v.c.height-6, 1)
+	}
+	if len(v.lay.changes) == 0 {
+		v.top = 0
+		return
+	}
+	v.top = max(v.lay.changes[v.change]-v.height/3, 0)
 }
 
 // update lays the object out as soon as it arrives or the terminal is
@@ -213,16 +306,15 @@ func (v *diffView) ensureLayout(w int) {
 func (v *diffView) jump(dir int) outcome {
 	n := len(v.lay.changes)
 	if n == 0 {
-		return outcome{handled: true, status: "no changes in this object"}
+		return outcome{handled: true, status: "no drift in this object"}
 	}
-	// The next change is the first one starting below the current top.
 	i := v.change + dir
 	if i < 0 || i >= n {
-		return outcome{handled: true, status: "no more changes"}
+		return outcome{handled: true, status: "no more drifted fields"}
 	}
 	v.change = i
-	v.top = max(v.lay.changes[i]-v.height/3, 0)
-	return outcome{handled: true, status: fmt.Sprintf("change %d of %d", i+1, n)}
+	v.showChange()
+	return outcome{handled: true, status: fmt.Sprintf("drifted field %d of %d", i+1, n)}
 }
 
 func (v *diffView) currentPath() string {
@@ -262,14 +354,16 @@ func (v *diffView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
 	case keymap.ActUnified:
 		u := !v.isUnified(v.w())
 		v.unified = &u
-		v.top = 0
+		v.ensureLayout(v.w())
+		v.showChange()
 		if u {
 			return outcome{handled: true, status: "unified layout"}
 		}
 		return outcome{handled: true, status: "side-by-side layout"}
 	case keymap.ActHideNoise:
 		v.hide = !v.hide
-		v.top = 0
+		v.ensureLayout(v.w())
+		v.showChange()
 		if v.hide {
 			return outcome{handled: true, status: "ignored and defaulted fields hidden"}
 		}
@@ -314,10 +408,7 @@ func (v *diffView) render(w, h int) string {
 	if v.lay.unified {
 		mode = "unified"
 	}
-	head := fmt.Sprintf("%s  %s  %d changes", v.res.Ref, resourceText(v.res.Status), len(v.lay.changes))
-	if v.lay.hidden > 0 {
-		head += fmt.Sprintf(" (%d ignored/defaulted lines hidden)", v.lay.hidden)
-	}
+	head := fmt.Sprintf("%s  %s  %s", v.res.Ref, resourceText(v.res.Status), v.lay.counts())
 	b.WriteString(s.Title.Render(cut(head+"  ["+mode+"]", w)))
 	b.WriteByte('\n')
 	cellW, uniW, _ := diffWidths(w)
@@ -386,10 +477,10 @@ func (v *diffView) render(w, h int) string {
 func (v *diffView) footer(w int) string {
 	s := v.c.styles
 	if len(v.lay.changes) == 0 {
-		return s.Good.Render("✓ Git and live agree on every shown field")
+		return s.Good.Render(cut("✓ no drift: Git and live agree on every field that matters", w))
 	}
 	p := v.currentPath()
-	t := fmt.Sprintf("change %d/%d %s", v.change+1, len(v.lay.changes), p)
+	t := fmt.Sprintf("drifted field %d/%d %s", v.change+1, len(v.lay.changes), p)
 	fields := map[string]*status.FieldChange{}
 	for i := range v.res.Fields {
 		fields[v.res.Fields[i].Path] = &v.res.Fields[i]

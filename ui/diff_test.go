@@ -95,26 +95,29 @@ func TestDiffLayoutFollowsWidth(t *testing.T) {
 
 func TestDiffAnnotatesOwners(t *testing.T) {
 	h := openDiff(t, 160)
-	h.wantScreen("kubectl-edit Update 1h · person", "apiserver default · defaulted", "kubectl Update/scale · person")
-	h.wantScreen("change 1/3 /metadata/annotations · owners: kubectl-edit Update 1h (person) · added live, not in Git")
+	h.wantScreen("kubectl-edit Update 1h · person", "kubectl Update/scale · person")
+	h.wantScreen("drifted field 1/2 /metadata/annotations · owners: kubectl-edit Update 1h (person) · added live, not in Git")
+	h.keys("x")
+	h.wantScreen("apiserver default · defaulted")
 }
 
 func TestDiffJumpsBetweenChanges(t *testing.T) {
 	h := openDiff(t, 140)
 	dv := h.m.top().(*diffView)
-	h.keys("n")
-	if dv.currentPath() != "/spec/progressDeadlineSeconds" {
-		t.Errorf("after n: %s", dv.currentPath())
-	}
-	h.keys("n")
-	if dv.currentPath() != "/spec/replicas" {
-		t.Errorf("after n n: %s", dv.currentPath())
-	}
-	h.keys("n")
-	h.wantScreen("no more changes")
-	h.keys("N", "N")
 	if dv.currentPath() != "/metadata/annotations" {
-		t.Errorf("after N N: %s", dv.currentPath())
+		t.Errorf("opens on %s, want the first drifted field", dv.currentPath())
+	}
+	// n and N skip the defaulted progressDeadlineSeconds, shown or not.
+	h.keys("x", "n")
+	if dv.currentPath() != "/spec/replicas" {
+		t.Errorf("after x n: %s", dv.currentPath())
+	}
+	h.wantScreen("drifted field 2 of 2")
+	h.keys("n")
+	h.wantScreen("no more drifted fields")
+	h.keys("N")
+	if dv.currentPath() != "/metadata/annotations" {
+		t.Errorf("after N: %s", dv.currentPath())
 	}
 	for _, l := range strings.Split(h.screen(), "\n") {
 		if strings.Contains(l, "▶") && !strings.Contains(l, "annotations:") {
@@ -123,15 +126,74 @@ func TestDiffJumpsBetweenChanges(t *testing.T) {
 	}
 }
 
-func TestDiffHidesIgnoredAndDefaulted(t *testing.T) {
+func TestDiffHidesDefaultsUntilX(t *testing.T) {
 	h := openDiff(t, 140)
-	h.keys("x")
-	h.wantScreen("2 changes (1 ignored/defaulted lines hidden)", "ignored and defaulted fields hidden")
+	h.wantScreen("2 drifted fields · 1 defaulted hidden")
 	if strings.Contains(h.screen(), "progressDeadlineSeconds") {
-		t.Error("defaulted field still shown")
+		t.Error("defaulted field shown when the diff opens")
 	}
 	h.keys("x")
-	h.wantScreen("3 changes", "progressDeadlineSeconds")
+	h.wantScreen("2 drifted fields · 1 defaulted shown", "ignored and defaulted fields shown", "progressDeadlineSeconds: 600")
+	h.keys("x")
+	h.wantScreen("2 drifted fields · 1 defaulted hidden", "ignored and defaulted fields hidden")
+}
+
+// A diff opens with the cursor on the first drifted field and scrolls to
+// it, past a long run of defaults that are hidden.
+func TestDiffOpensOnTheDrift(t *testing.T) {
+	be := newFake()
+	d := be.details[deployRef]
+	k := []status.Owner{kdriftOwn}
+	var live []status.Line
+	for _, l := range d.Live {
+		if l.Path == "/spec/replicas" {
+			// A defaulted block: its opener has no owner and nothing
+			// below it is owned.
+			live = append(live, status.Line{Text: "  strategy:", Path: "/spec/strategy", Parent: true},
+				status.Line{Text: "    rollingUpdate:", Path: "/spec/strategy/rollingUpdate", Parent: true},
+				status.Line{Text: "      maxSurge: 25%", Path: "/spec/strategy/rollingUpdate/maxSurge"},
+				status.Line{Text: "    type: RollingUpdate", Path: "/spec/strategy/type"})
+			for i := 0; i < 40; i++ {
+				live = append(live, status.Line{Text: fmt.Sprintf("  zdefault%02d: 1", i), Path: fmt.Sprintf("/spec/zdefault%02d", i)})
+			}
+		}
+		live = append(live, l)
+	}
+	d.Live = live
+	d.Resource.Fields = d.Resource.Fields[:1] // only replicas drifts
+	d.Live[3].Owners, d.Live[4].Owners = k, k // the annotation is kdrift's: same on both sides
+	d.Desired = append(d.Desired[:3:3], append([]status.Line{d.Live[3], d.Live[4]}, d.Desired[3:]...)...)
+	be.details[deployRef] = d
+	h := newHarness(t, be, testConfig())
+	h.send(windowSize(120, 24))
+	h.keys("j", "enter", "j", "enter")
+	dv := h.m.top().(*diffView)
+	h.wantScreen("1 drifted field · 43 defaulted hidden", "▶  replicas: 6", "drifted field 1/1 /spec/replicas")
+	if dv.currentPath() != "/spec/replicas" {
+		t.Errorf("opens on %s", dv.currentPath())
+	}
+	for _, hidden := range []string{"strategy:", "rollingUpdate:", "zdefault"} {
+		if strings.Contains(h.screen(), hidden) {
+			t.Errorf("%q shown while defaults are hidden:\n%s", hidden, h.screen())
+		}
+	}
+	h.keys("x")
+	h.wantScreen("1 drifted field · 43 defaulted shown", "▶  replicas: 6")
+	h.keys("g")
+	h.wantScreen("strategy:", "maxSurge: 25%")
+}
+
+func TestDiffOfASyncedObjectSaysNoDrift(t *testing.T) {
+	be := newFake()
+	d := be.details[deployRef]
+	d.Resource.Status = status.ResourceSynced
+	d.Resource.Fields = nil
+	be.details[deployRef] = d
+	h := newHarness(t, be, testConfig())
+	h.keys("j", "enter", "j", "enter")
+	h.wantScreen("✓ Synced  no drift · 1 defaulted hidden", "✓ no drift")
+	h.keys("n")
+	h.wantScreen("no drift in this object")
 }
 
 func TestDiffMarksIgnoredFields(t *testing.T) {
@@ -142,11 +204,12 @@ func TestDiffMarksIgnoredFields(t *testing.T) {
 	h := newHarness(t, be, testConfig())
 	h.send(windowSize(160, 30))
 	h.keys("j", "enter", "j", "enter")
-	h.wantScreen("ignored · kubectl Update/scale · person")
-	h.keys("x")
 	if strings.Contains(h.screen(), "replicas: 12") {
-		t.Error("ignored field still shown with x")
+		t.Error("ignored field shown when the diff opens")
 	}
+	h.wantScreen("1 drifted field · 1 defaulted hidden · 1 ignored hidden")
+	h.keys("x")
+	h.wantScreen("ignored · kubectl Update/scale · person", "1 ignored shown")
 }
 
 func TestDiffScrollsBigObject(t *testing.T) {
@@ -164,7 +227,7 @@ func TestDiffScrollsBigObject(t *testing.T) {
 	if dv.change != 5 {
 		t.Errorf("change = %d after 5×n", dv.change)
 	}
-	h.wantScreen("▶", fmt.Sprintf("change 6/%d", len(dv.lay.changes)))
+	h.wantScreen("▶", fmt.Sprintf("drifted field 6/%d", len(dv.lay.changes)))
 	h.keys("pgdown")
 	if dv.top == 0 {
 		t.Error("pgdown did not scroll")
@@ -229,7 +292,7 @@ func TestDiffOfAMissingObject(t *testing.T) {
 	be.details[deployRef] = d
 	h := newHarness(t, be, testConfig())
 	h.keys("j", "enter", "j", "enter")
-	h.wantScreen("+ Missing", "4 changes", "  replicas: 6", "not live")
+	h.wantScreen("+ Missing", "4 drifted fields", "  replicas: 6", "not live")
 	if strings.Contains(h.screen(), "· defaulted") {
 		t.Error("a field that is not live is not defaulted")
 	}

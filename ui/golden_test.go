@@ -21,8 +21,14 @@ import (
 
 func startProgram(t *testing.T, be *fakeBackend) *teatest.TestModel {
 	t.Helper()
+	return startProgramAt(t, be, 120, 30)
+}
+
+// startProgramAt is startProgram on a w×h terminal.
+func startProgramAt(t *testing.T, be *fakeBackend, w, h int) *teatest.TestModel {
+	t.Helper()
 	m := NewModel(t.Context(), be, testConfig())
-	return teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 30),
+	return teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.NoTTY)))
 }
 
@@ -59,6 +65,15 @@ func TestGoldenAppsView(t *testing.T) {
 	}
 }
 
+// At 80×24 the apps view keeps every app's freeze in sight: the revision,
+// destination and out-of-sync age give way first.
+func TestGoldenAppsViewAt80(t *testing.T) {
+	tm := startProgramAt(t, frozenFleet(), 80, 24)
+	waitText(t, tm, "web-staging")
+	keyPress(tm, "j")
+	finish(t, tm)
+}
+
 func TestGoldenDiffView(t *testing.T) {
 	tm := startProgram(t, newFake())
 	waitText(t, tm, "web-staging")
@@ -66,7 +81,7 @@ func TestGoldenDiffView(t *testing.T) {
 	waitText(t, tm, "Deployment (1)")
 	keyPress(tm, "j", "enter")
 	waitText(t, tm, "kubectl Update/scale")
-	keyPress(tm, "n", "n")
+	keyPress(tm, "n")
 	m := finish(t, tm)
 	if m.Breadcrumb() != "apps › app render-prod › diff Deployment/prod/render" {
 		t.Errorf("views %s", m.Breadcrumb())

@@ -57,6 +57,16 @@ func TestE2ETmux(t *testing.T) {
 		return strings.HasSuffix(title(s), " › diff Deployment/"+demo.Namespace("staging")+"/render-worker") &&
 			strings.Contains(s, "kubectl Update/scale")
 	})
+	// It opens on the drift: defaults hidden, the cursor on replicas; x
+	// shows the defaults.
+	u.waitFor("the diff opened on replicas with the defaults hidden", func(s string) bool {
+		return strings.Contains(s, "defaulted hidden") && !strings.Contains(s, "progressDeadlineSeconds") &&
+			strings.Contains(markedLine(s), "replicas:")
+	})
+	u.keys("x")
+	u.waitFor("the defaults shown on x", func(s string) bool {
+		return strings.Contains(s, "defaulted shown") && strings.Contains(s, "progressDeadlineSeconds")
+	})
 	// One esc at a time, each acted on before the next: two in a row would
 	// reach kdrift as alt+esc.
 	u.keys("Escape")
@@ -272,6 +282,16 @@ func (u *tmuxUI) filter(text string) {
 }
 
 // screen is the visible pane as text.
+// markedLine is the screen line the diff's cursor ▶ is on, "" when none.
+func markedLine(screen string) string {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.HasPrefix(l, "▶") {
+			return l
+		}
+	}
+	return ""
+}
+
 func (u *tmuxUI) screen() string {
 	out, err := u.tmux("capture-pane", "-p", "-t", "kdrift")
 	if err != nil {
