@@ -237,6 +237,17 @@ func (r *Recorder) Run(ctx context.Context) {
 	}
 }
 
+// notRecorded logs an Event that could not be written: a warning, except
+// while kdrift is stopping (ctx ended), when losing the last Events is
+// expected and not worth an operator's attention.
+func (r *Recorder) notRecorded(ctx context.Context, o Occurrence, ref status.ObjectRef, err error) {
+	if ctx.Err() != nil {
+		r.opts.Log.Info("kubernetes event not recorded: kdrift is stopping", "reason", o.Reason, "object", ref.String(), "err", err)
+		return
+	}
+	r.opts.Log.Warn("kubernetes event not recorded", "reason", o.Reason, "object", ref.String(), "err", err)
+}
+
 // occur counts an occurrence in its series, writing at once when the
 // series is new or its last write is a Window old.
 func (r *Recorder) occur(ctx context.Context, o Occurrence) {
@@ -250,7 +261,7 @@ func (r *Recorder) occur(ctx context.Context, o Occurrence) {
 	if s == nil {
 		sink, err := r.opts.SinkFor(o.Context)
 		if err != nil {
-			r.opts.Log.Warn("kubernetes event not recorded", "reason", o.Reason, "object", ref.String(), "err", err)
+			r.notRecorded(ctx, o, ref, err)
 			return
 		}
 		s = &series{sink: sink, occurred: 1, lastSeen: now, lastWrite: now}
@@ -258,7 +269,7 @@ func (r *Recorder) occur(ctx context.Context, o Occurrence) {
 		ev := r.newEvent(ctx, sink, ref, o, now)
 		out, err := sink.Create(ctx, ev)
 		if err != nil {
-			r.opts.Log.Warn("kubernetes event not recorded", "reason", o.Reason, "object", ref.String(), "err", err)
+			r.notRecorded(ctx, o, ref, err)
 			delete(r.series, key)
 			return
 		}
@@ -302,7 +313,11 @@ func (r *Recorder) writeSeries(ctx context.Context, key seriesKey, s *series, no
 		return
 	}
 	if err != nil {
-		r.opts.Log.Warn("kubernetes event series not updated", "reason", key.reason, "object", key.ref.String(), "count", s.occurred, "err", err)
+		level := slog.LevelWarn
+		if ctx.Err() != nil {
+			level = slog.LevelInfo // kdrift is stopping
+		}
+		r.opts.Log.Log(ctx, level, "kubernetes event series not updated", "reason", key.reason, "object", key.ref.String(), "count", s.occurred, "err", err)
 		return
 	}
 	s.event, s.written = out, s.occurred

@@ -121,7 +121,7 @@ func handOverDemo(t *testing.T) {
 	patch := []byte(`[{"op":"remove","path":"/metadata/annotations/kdrift.dev~1repo"}]`)
 	for _, name := range demo.Apps {
 		for _, gvr := range []schema.GroupVersionResource{
-			{Version: "v1", Resource: "namespaces"}, {Version: "v1", Resource: "configmaps"}, {Version: "v1", Resource: "services"},
+			{Version: "v1", Resource: "namespaces"}, {Version: "v1", Resource: "configmaps"}, {Version: "v1", Resource: "services"}, {Version: "v1", Resource: "secrets"},
 			{Group: "apps", Version: "v1", Resource: "deployments"}, {Group: "apps", Version: "v1", Resource: "statefulsets"},
 		} {
 			var ri dynamic.ResourceInterface = dyn.Resource(gvr)

@@ -375,10 +375,34 @@ func (u *tmuxUI) waitForCommit(repo *demo.Repo, subject, action string) {
 		return "the remote's main is " + r + ", the clone's HEAD " + h + "; " + u.screenAndLog()
 	})
 	for _, dir := range []string{repo.Clone, repo.Remote} {
-		if out := git(u.t, dir, "fsck", "--strict", "--no-dangling", "--no-progress"); out != "" {
+		if out := fsckSettled(dir); out != "" {
 			u.t.Fatalf("git fsck in %s: %s", dir, out)
 		}
 	}
+}
+
+// fsckSettled runs `git fsck --strict` in dir and returns what it reports.
+// The running kdrift fetches into the clone's remote-tracking refs, and
+// go-git rewrites a ref file in place (truncate, then write) rather than
+// renaming a new one over it, so an fsck that reads the ref in that
+// instant says "bad ref for .git/logs/refs/remotes/…": only that report is
+// read again, a few times, and only one that stays fails.
+func fsckSettled(dir string) string {
+	var out string
+	for try := 0; try < 5; try++ {
+		cmd := exec.Command("git", "fsck", "--strict", "--no-dangling", "--no-progress")
+		cmd.Dir = dir
+		b, err := cmd.CombinedOutput()
+		out = strings.TrimSpace(string(b))
+		if err == nil && out == "" {
+			return ""
+		}
+		if !strings.Contains(out, "bad ref for ") {
+			return fmt.Sprintf("%s (%v)", out, err)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	return out
 }
 
 // appsTitle is the top line of the apps view.
