@@ -60,10 +60,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	// Fetch first: the first pass compares with the upstream as it is now,
 	// not as some earlier run left it. A failure is kept by the Repo and
 	// shown per app ("Git unreachable since …"); the remote-tracking ref as
-	// last fetched is used, never the local branch.
-	fctx, fcancel := context.WithTimeout(ctx, firstFetchTimeout)
-	_ = e.repo.Fetch(fctx)
-	fcancel()
+	// last fetched is used, never the local branch. The Repo bounds every
+	// fetch by the Git timeout (KDRIFT_GIT_TIMEOUT).
+	_ = e.repo.Fetch(ctx)
 
 	// Git: every new head re-compares every app.
 	revs := e.repo.Watch(ctx, e.opts.FetchInterval)
@@ -148,9 +147,6 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 	}
 }
-
-// firstFetchTimeout bounds the fetch Run makes before its first pass.
-const firstFetchTimeout = 30 * time.Second
 
 // requeue asks Run (when it runs) for another pass over app name after
 // the debounce.
