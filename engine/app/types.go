@@ -42,8 +42,36 @@ type Spec struct {
 	Destination       Destination  `json:"destination"`
 	SyncPolicy        SyncPolicy   `json:"syncPolicy"`
 	IgnoreDifferences []IgnoreRule `json:"ignoreDifferences,omitempty"`
+	// Helm sets how a chart at Path (a folder holding Chart.yaml) is
+	// rendered; nil renders it with the chart's own values.
+	Helm *Helm `json:"helm,omitempty"`
 	// Freeze is written only by `kdrift freeze` and removed by `unfreeze`.
 	Freeze *Freeze `json:"freeze,omitempty"`
+}
+
+// Helm says how a chart kept in the repository is rendered. Values are
+// merged in this order, later winning: the chart's values.yaml,
+// ValueFiles in order, Values, ValuesObject, then Parameters.
+type Helm struct {
+	// ReleaseName is the release the chart renders as; empty means the
+	// App's name.
+	ReleaseName string `json:"releaseName,omitempty"`
+	// ValueFiles are values files, relative to the chart folder, or to
+	// the repository root when they start with "/".
+	ValueFiles []string `json:"valueFiles,omitempty"`
+	// Values is an inline values document (YAML text).
+	Values string `json:"values,omitempty"`
+	// ValuesObject is inline values as a structured map.
+	ValuesObject map[string]any `json:"valuesObject,omitempty"`
+	// Parameters are single values set by dotted key, as `--set` does.
+	Parameters []HelmParameter `json:"parameters,omitempty"`
+}
+
+// HelmParameter is one `--set` (or `--set-string` when ForceString) value.
+type HelmParameter struct {
+	Name        string `json:"name"`
+	Value       string `json:"value"`
+	ForceString bool   `json:"forceString,omitempty"`
 }
 
 // Destination is where an App's objects live.
