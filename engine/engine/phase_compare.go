@@ -140,6 +140,7 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 			if parent, ok := p.parentOf(o); ok {
 				// Made by another controller from an object of the app
 				// (a SealedSecret's Secret): not drift, never pruned.
+				seen[refKey(ref)] = true
 				results = append(results, status.ResourceStatus{Ref: ref, Status: status.ResourceGenerated, Health: diff.Health(o), Parent: &parent})
 				continue
 			}
@@ -154,6 +155,7 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 			results = append(results, status.ResourceStatus{Ref: ref, Status: status.ResourceExtraneous, Health: diff.Health(o), Message: msg})
 		}
 	}
+	results = append(results, p.generatedSecrets(ctx, seen)...)
 	p.st.kinds = kinds
 	for k := range p.st.desired {
 		if !seen[k] {

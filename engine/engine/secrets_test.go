@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -10,12 +11,10 @@ import (
 
 	"filippo.io/age"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
 
 	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/sops"
@@ -276,24 +275,6 @@ func TestDecryptionSecret(t *testing.T) {
 	sopstest.NoPlaintext(t, "the sync result", resultText(res))
 }
 
-const sealedSecretCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: sealedsecrets.bitnami.com
-spec:
-  group: bitnami.com
-  scope: Namespaced
-  names: {plural: sealedsecrets, singular: sealedsecret, kind: SealedSecret}
-  versions:
-  - name: v1alpha1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`
-
 // TestSealedSecretChild: a SealedSecret in Git is compared as itself; the
 // Secret its controller makes (here made by the test, with the
 // controller's ownerReference and the SealedSecret's labels copied, as
@@ -302,19 +283,7 @@ spec:
 func TestSealedSecretChild(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t, "sealed")
-	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	crd := &unstructured.Unstructured{}
-	if err := json.Unmarshal(mustJSON(t, sealedSecretCRD), &crd.Object); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := enginetest.Dynamic(t).Resource(crds).Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := enginetest.Dynamic(t).Resource(crds).Delete(context.Background(), "sealedsecrets.bitnami.com", metav1.DeleteOptions{}); err != nil {
-			t.Logf("cleanup: %v", err)
-		}
-	})
+	enginetest.InstallCRDs(t, "sealedsecrets.bitnami.com.yaml")
 	repo := gittest.Init(t)
 	repo.Commit("app", map[string]string{
 		".kdrift/app.yaml":   appYAML("sealed", "deploy/app", ns, true, true, ""),
@@ -356,11 +325,72 @@ func TestSealedSecretChild(t *testing.T) {
 	}
 }
 
-func mustJSON(t *testing.T, y string) []byte {
-	t.Helper()
-	js, err := yaml.YAMLToJSON([]byte(y))
+// TestExternalSecretChild: the Secret the external-secrets controller makes
+// carries none of the ExternalSecret's labels; it is found by the
+// ExternalSecret's spec.target.name and shown Generated under it when its
+// controller ownerReference points at the ExternalSecret, or when, with
+// no ownerReference (creationPolicy Orphan), the controller's field
+// manager wrote it. A hand-made Secret of that name is neither.
+func TestExternalSecretChild(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "external")
+	enginetest.InstallCRDs(t, "externalsecrets.external-secrets.io.yaml")
+	es := func(name, target string) string {
+		return fmt.Sprintf("apiVersion: external-secrets.io/v1beta1\nkind: ExternalSecret\nmetadata:\n  name: %s\nspec:\n  refreshInterval: 1h\n  secretStoreRef: {name: vault, kind: ClusterSecretStore}\n  target: {name: %s, creationPolicy: Owner}\n  data:\n  - secretKey: password\n    remoteRef: {key: prod/db, property: password}\n", name, target)
+	}
+	repo := gittest.Init(t)
+	repo.Commit("app", map[string]string{
+		".kdrift/app.yaml":       appYAML("external", "deploy/app", ns, true, true, ""),
+		"deploy/app/owned.yaml":  es("db", "db-credentials"),
+		"deploy/app/orphan.yaml": es("api", "api-token"),
+		"deploy/app/hand.yaml":   es("smtp", "smtp"),
+	})
+	e := newEngine(t, repo, nil)
+	var db *unstructured.Unstructured
+	eventually(t, "the ExternalSecrets applied", func() bool {
+		res, err := e.Sync(ctx, "external", engine.SyncOptions{})
+		if err != nil || res.Failed() > 0 {
+			return false
+		}
+		db, err = enginetest.Dynamic(t).Resource(schema.GroupVersionResource{Group: "external-secrets.io", Version: "v1beta1", Resource: "externalsecrets"}).Namespace(ns).Get(ctx, "db", metav1.GetOptions{})
+		return err == nil
+	})
+	controller := true
+	secrets := enginetest.Clientset(t).CoreV1().Secrets(ns)
+	for _, s := range []struct {
+		sec     *corev1.Secret
+		manager string
+	}{
+		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials", Namespace: ns,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "external-secrets.io/v1beta1", Kind: "ExternalSecret", Name: "db", UID: db.GetUID(), Controller: &controller}}},
+			Data: map[string][]byte{"password": []byte("from-vault")}}, "external-secrets"},
+		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "api-token", Namespace: ns}, Data: map[string][]byte{"token": []byte("from-vault")}}, "external-secrets"},
+		{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "smtp", Namespace: ns}, Data: map[string][]byte{"password": []byte("by-hand")}}, "kubectl-create"},
+	} {
+		if _, err := secrets.Create(ctx, s.sec, metav1.CreateOptions{FieldManager: s.manager}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := e.Sync(ctx, "external", engine.SyncOptions{Prune: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return js
+	a := res.Status
+	for secret, parent := range map[string]string{"db-credentials": "db", "api-token": "api"} {
+		child, ok := resource(a, "Secret", secret)
+		if !ok || child.Status != status.ResourceGenerated || child.Parent == nil || child.Parent.Kind != "ExternalSecret" || child.Parent.Name != parent {
+			t.Fatalf("want Secret %s Generated under ExternalSecret %s:\n%s", secret, parent, describe(a))
+		}
+	}
+	if _, ok := resource(a, "Secret", "smtp"); ok {
+		t.Fatalf("a hand-made Secret is listed as the ExternalSecret's child:\n%s", describe(a))
+	}
+	if a.Sync != status.SyncSynced {
+		t.Fatalf("want the app Synced:\n%s", describe(a))
+	}
+	for _, name := range []string{"db-credentials", "api-token", "smtp"} {
+		if _, err := secrets.Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Fatalf("Secret %s: %v", name, err)
+		}
+	}
 }
