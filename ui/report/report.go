@@ -199,6 +199,10 @@ type AppSummary struct {
 	// Drifted are those resources, with their changed fields (see
 	// status.ResourceStatus: ref, status, health, fields, message).
 	Drifted []status.ResourceStatus `json:"drifted"`
+	// Generated are the objects other controllers made from the app's
+	// objects (a SealedSecret's or ExternalSecret's Secret), each with its
+	// parent: never drift, never pruned.
+	Generated []status.ResourceStatus `json:"generated,omitempty"`
 	// Fights are fields kdrift stopped healing because another manager
 	// kept rewriting them.
 	Fights []status.Fight `json:"fights,omitempty"`
@@ -219,7 +223,11 @@ func Summarize(apps []status.AppStatus) StatusDoc {
 			s.Freeze = a.Freeze
 		}
 		for _, r := range a.Resources {
-			if r.Status != status.ResourceSynced && r.Status != status.ResourceIgnored && r.Status != status.ResourceGenerated {
+			switch r.Status {
+			case status.ResourceSynced, status.ResourceIgnored:
+			case status.ResourceGenerated:
+				s.Generated = append(s.Generated, r)
+			default:
 				s.Drifted = append(s.Drifted, r)
 			}
 		}
