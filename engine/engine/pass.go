@@ -32,7 +32,7 @@ type passOptions struct {
 	// holds too (a sync the person confirmed, --force); without it they
 	// are left as they are live and listed in SyncResult.LeftFrozen.
 	overwriteFrozen bool
-	dryRun      bool
+	dryRun          bool
 	// confirmPrune lets prune delete a large share of the app's objects.
 	confirmPrune bool
 }
