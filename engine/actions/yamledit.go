@@ -249,6 +249,13 @@ func ruleLines(dashInd, step int, r app.IgnoreRule) []string {
 // appendIgnoreRule adds a rule at the end of spec.ignoreDifferences,
 // creating the list when there is none.
 func appendIgnoreRule(src []byte, name string, r app.IgnoreRule) ([]byte, error) {
+	return appendToSpecList(src, name, "ignoreDifferences", func(dashInd, step int) []string { return ruleLines(dashInd, step, r) })
+}
+
+// appendToSpecList adds the item that lines writes (given the indent of
+// its dash and the file's indent step) at the end of the block list
+// spec.KEY of the App, creating the list when there is none.
+func appendToSpecList(src []byte, name, key string, lines func(dashInd, step int) []string) ([]byte, error) {
 	f, err := newYAMLFile(src)
 	if err != nil {
 		return nil, err
@@ -258,25 +265,138 @@ func appendIgnoreRule(src []byte, name string, r app.IgnoreRule) ([]byte, error)
 		return nil, err
 	}
 	ind, step := childIndent(sk, sv)
-	ik, iv := mapGet(sv, "ignoreDifferences")
+	ik, iv := mapGet(sv, key)
 	switch {
 	case ik == nil:
-		lines := append([]string{strings.Repeat(" ", ind) + "ignoreDifferences:"}, ruleLines(ind+step, step, r)...)
-		// Before a freeze, so that unfreezing later leaves the rule in a
+		block := append([]string{strings.Repeat(" ", ind) + key + ":"}, lines(ind+step, step)...)
+		// Before a freeze, so that unfreezing later leaves the list in a
 		// natural place.
 		if fk, _ := mapGet(sv, "freeze"); fk != nil && sv.Content[len(sv.Content)-2] == fk {
-			f.insertAfter(fk.Line-1, lines)
+			f.insertAfter(fk.Line-1, block)
 		} else {
-			f.insertAfter(f.blockEnd(sk, sv), lines)
+			f.insertAfter(f.blockEnd(sk, sv), block)
 		}
 	case iv.Kind == yaml.SequenceNode && iv.Style&yaml.FlowStyle == 0 && len(iv.Content) > 0:
-		f.insertAfter(f.blockEnd(ik, iv), ruleLines(iv.Column-1, step, r))
+		f.insertAfter(f.blockEnd(ik, iv), lines(iv.Column-1, step))
 	case (iv.Kind == yaml.SequenceNode && len(iv.Content) == 0) || (iv.Kind == yaml.ScalarNode && iv.Tag == "!!null"):
 		end := f.blockEnd(ik, iv)
 		f.deleteLines(ik.Line, end)
-		f.insertAfter(ik.Line-1, append([]string{strings.Repeat(" ", ik.Column-1) + "ignoreDifferences:"}, ruleLines(ik.Column-1+step, step, r)...))
+		f.insertAfter(ik.Line-1, append([]string{strings.Repeat(" ", ik.Column-1) + key + ":"}, lines(ik.Column-1+step, step)...))
 	default:
-		return nil, fmt.Errorf("App %s: spec.ignoreDifferences is written in flow style ([...]) or is not a list; write it as a block list so kdrift can append to it", name)
+		return nil, fmt.Errorf("App %s: spec.%s is written in flow style ([...]) or is not a list; write it as a block list so kdrift can append to it", name, key)
+	}
+	return f.bytes(), nil
+}
+
+// resourceFreezeLines writes one entry of spec.freezes.
+func resourceFreezeLines(dashInd, step int, fr app.ResourceFreeze) []string {
+	c := strings.Repeat(" ", dashInd+2)
+	cc := strings.Repeat(" ", dashInd+2+step)
+	out := []string{strings.Repeat(" ", dashInd) + "- resource:"}
+	add := func(k, v string) {
+		if v != "" {
+			out = append(out, cc+k+": "+yamlString(v))
+		}
+	}
+	add("group", fr.Resource.Group)
+	add("kind", fr.Resource.Kind)
+	add("namespace", fr.Resource.Namespace)
+	add("name", fr.Resource.Name)
+	if len(fr.Fields) > 0 {
+		q := make([]string, len(fr.Fields))
+		for i, v := range fr.Fields {
+			q[i] = yamlString(v)
+		}
+		out = append(out, c+"fields: ["+strings.Join(q, ", ")+"]")
+	}
+	out = append(out, c+"reason: "+yamlString(fr.Reason), c+"by: "+yamlString(fr.By), c+"at: "+yamlTime(fr.At))
+	if fr.Until != nil {
+		out = append(out, c+"until: "+yamlTime(*fr.Until))
+	}
+	return out
+}
+
+// appendResourceFreezes adds entries at the end of spec.freezes.
+func appendResourceFreezes(src []byte, name string, frs []app.ResourceFreeze) ([]byte, error) {
+	return appendToSpecList(src, name, "freezes", func(dashInd, step int) []string {
+		var out []string
+		for _, fr := range frs {
+			out = append(out, resourceFreezeLines(dashInd, step, fr)...)
+		}
+		return out
+	})
+}
+
+// rewriteResourceFreezes replaces the entries of spec.freezes: keep gets
+// each entry (parsed, with its index) and returns it (unchanged, or with
+// fewer fields) and whether it stays. Entries that stay unchanged keep
+// their lines, comments included; a list left empty is removed.
+func rewriteResourceFreezes(src []byte, name string, entries []app.ResourceFreeze, keep func(i int, fr app.ResourceFreeze) (app.ResourceFreeze, bool, bool)) ([]byte, error) {
+	f, err := newYAMLFile(src)
+	if err != nil {
+		return nil, err
+	}
+	sk, sv, err := f.appSpec(name)
+	if err != nil {
+		return nil, err
+	}
+	lk, lv := mapGet(sv, "freezes")
+	if lk == nil {
+		return nil, fmt.Errorf("App %s has no spec.freezes", name)
+	}
+	if lv.Kind != yaml.SequenceNode || lv.Style&yaml.FlowStyle != 0 || len(lv.Content) != len(entries) {
+		return nil, fmt.Errorf("App %s: spec.freezes is not a block list kdrift can edit; edit it by hand", name)
+	}
+	_, step := childIndent(sk, sv)
+	listEnd := f.blockEnd(lk, lv)
+	type span struct{ from, to int }
+	spans := make([]span, len(lv.Content))
+	for i, item := range lv.Content {
+		from := item.Line
+		to := listEnd
+		if i+1 < len(lv.Content) {
+			to = lv.Content[i+1].Line - 1
+			for to > from {
+				t := strings.TrimSpace(f.lines[to-1])
+				if t != "" && !strings.HasPrefix(t, "#") {
+					break
+				}
+				to--
+			}
+		}
+		spans[i] = span{from, to}
+	}
+	remaining := 0
+	// From the last entry up, so earlier line numbers stay valid.
+	type edit struct {
+		i     int
+		fr    app.ResourceFreeze
+		stays bool
+		same  bool
+	}
+	edits := make([]edit, len(entries))
+	for i, e := range entries {
+		fr, stays, same := keep(i, e)
+		edits[i] = edit{i, fr, stays, same}
+		if stays {
+			remaining++
+		}
+	}
+	if remaining == 0 {
+		f.deleteLines(lk.Line, listEnd)
+		return f.bytes(), nil
+	}
+	for i := len(edits) - 1; i >= 0; i-- {
+		e := edits[i]
+		if e.stays && e.same {
+			continue
+		}
+		sp := spans[i]
+		dash := lv.Content[i].Column - 3
+		f.deleteLines(sp.from, sp.to)
+		if e.stays {
+			f.insertAfter(sp.from-1, resourceFreezeLines(dash, step, e.fr))
+		}
 	}
 	return f.bytes(), nil
 }

@@ -47,6 +47,10 @@ type Spec struct {
 	Helm *Helm `json:"helm,omitempty"`
 	// Freeze is written only by `kdrift freeze` and removed by `unfreeze`.
 	Freeze *Freeze `json:"freeze,omitempty"`
+	// Freezes hold single resources, or some fields of them, while the
+	// rest of the App keeps healing; written by `kdrift freeze
+	// --resource` and removed by `kdrift unfreeze --resource`.
+	Freezes []ResourceFreeze `json:"freezes,omitempty"`
 }
 
 // Helm says how a chart kept in the repository is rendered. Values are

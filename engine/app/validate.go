@@ -63,6 +63,7 @@ func Validate(a App, fsys fs.FS) []error {
 			errs = append(errs, mk("spec.freeze.until", fmt.Sprintf("%s is not after at %s", f.Until.Format("2006-01-02T15:04:05Z07:00"), f.At.Format("2006-01-02T15:04:05Z07:00")), "set until after at, or remove it"))
 		}
 	}
+	errs = append(errs, validateFreezes(a, mk)...)
 	return errs
 }
 

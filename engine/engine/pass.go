@@ -28,7 +28,11 @@ type passOptions struct {
 	// explicit sync. A frozen app is still refused unless allowFrozen.
 	force       bool
 	allowFrozen bool
-	dryRun      bool
+	// overwriteFrozen applies resources and fields that spec.freezes
+	// holds too (a sync the person confirmed, --force); without it they
+	// are left as they are live and listed in SyncResult.LeftFrozen.
+	overwriteFrozen bool
+	dryRun          bool
 	// confirmPrune lets prune delete a large share of the app's objects.
 	confirmPrune bool
 }

@@ -164,6 +164,7 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 		}
 	}
 	sortResults(results)
+	p.markFrozen(results)
 	p.publishDrift(results)
 	p.results = results
 	p.result.Plan = results
@@ -280,7 +281,9 @@ func (p *pass) publishDrift(results []status.ResourceStatus) {
 		p.st.results[key] = r
 		drift := r.Drifted() > 0 || r.Status == status.ResourceMissing || r.Status == status.ResourceRequiresReplace || r.Status == status.ResourceExtraneous
 		for _, f := range r.Fields {
-			if f.Ignored {
+			if f.Ignored || f.Frozen != nil || r.Frozen != nil {
+				// A frozen field is the person's to keep: no fight, and
+				// no advice to freeze it.
 				continue
 			}
 			m, class := rewriter(f.Owners)

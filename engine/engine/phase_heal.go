@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -34,6 +35,9 @@ type healItem struct {
 	fields []string
 	// fighting are fields kdrift stopped healing; they are left out.
 	fighting []string
+	// frozen are the pointers a field freeze holds; left out like
+	// fighting fields (handed over first when kdrift alone owned them).
+	frozen []string
 }
 
 // phaseHeal applies what drifted: Namespaces and CRDs first, then the
@@ -124,9 +128,19 @@ func (p *pass) healItems() []healItem {
 			continue
 		}
 		lv := p.live[key]
+		if r.Frozen != nil && !p.opts.overwriteFrozen {
+			p.leftFrozen(r)
+			continue
+		}
 		it := healItem{desired: d, live: lv, res: r}
+		if lv != nil && !p.opts.overwriteFrozen {
+			// A missing object is created whole: leaving a frozen field
+			// out would let the apiserver default it.
+			it.frozen = p.frozenPointers(r.Ref)
+			p.leftFrozen(r)
+		}
 		for _, f := range r.Fields {
-			if f.Ignored {
+			if f.Ignored || (f.Frozen != nil && len(it.frozen) > 0) {
 				continue
 			}
 			if _, ok := p.e.fights.Fighting(fight.Key{App: p.name, Ref: r.Ref, Field: f.Path}); ok {
@@ -165,6 +179,13 @@ func (p *pass) healObject(ctx context.Context, it healItem) error {
 			Group: it.res.Ref.Group, Kind: it.res.Ref.Kind, Namespace: it.res.Ref.Namespace, Name: it.res.Ref.Name, JSONPointers: it.fighting,
 		})
 	}
+	if len(it.frozen) > 0 {
+		// The applied object must not carry a frozen field: kdrift would
+		// take it back from whoever wrote it live.
+		rules = append(append([]app.IgnoreRule(nil), rules...), app.IgnoreRule{
+			Group: it.res.Ref.Group, Kind: it.res.Ref.Kind, Namespace: it.res.Ref.Namespace, Name: it.res.Ref.Name, JSONPointers: it.frozen,
+		})
+	}
 	if it.live != nil && !p.opts.dryRun {
 		fields, err := apply.HandoverFields(it.live, rules)
 		if err != nil {
@@ -189,7 +210,7 @@ func (p *pass) healObject(ctx context.Context, it healItem) error {
 	}
 	var extras []apply.Extra
 	for _, x := range apply.ExtrasOf(it.res, it.live) {
-		if !contains(it.fighting, x.Path) {
+		if !contains(it.fighting, x.Path) && !underAny(x.Path, it.frozen) {
 			extras = append(extras, x)
 		}
 	}
@@ -209,6 +230,16 @@ func applyVerb(dryRun bool) Verb {
 		return VerbDryRunApply
 	}
 	return VerbApply
+}
+
+// underAny reports whether the pointer ptr is one of ptrs or inside one.
+func underAny(ptr string, ptrs []string) bool {
+	for _, p := range ptrs {
+		if ptr == p || strings.HasPrefix(ptr, p+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func contains(list []string, s string) bool {

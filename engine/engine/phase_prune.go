@@ -73,7 +73,11 @@ func (p *pass) phasePrune(ctx context.Context) bool {
 	var doomed []*unstructured.Unstructured
 	for _, o := range p.extra {
 		ref := live.RefOf(o)
+		fz := p.freezesOf(ref)
 		switch field, ok := apply.OptInField(ref, p.app.Spec.SyncPolicy); {
+		case len(fz) > 0 && !p.opts.overwriteFrozen:
+			p.holdPrune(ref, "not pruned: frozen; "+fz[0].Mark().Describe())
+			p.result.LeftFrozen = append(p.result.LeftFrozen, FrozenPart{Ref: ref, Whole: true, Freeze: fz[0].Mark()})
 		case !p.prunable(o):
 			// Said on the object by the comparison.
 		case apply.RepoOf(o) == "":

@@ -59,11 +59,18 @@ func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
 }
 
 // findApp is App name as the upstream declares it, with a freeze that
-// only a local commit not pushed yet declares (localFreeze says so).
-// Callers hold e.mu.
+// only a local commit not pushed yet declares (localFreeze says so), and
+// the resource and field freezes of such a commit added to the
+// upstream's. Callers hold e.mu.
 func (e *Engine) findApp(name string, now time.Time) (a app.App, localFreeze, ok bool) {
 	a, ok = e.apps.Find(name)
-	if !ok || a.Spec.Freeze.ActiveAt(now) {
+	if !ok {
+		return a, false, ok
+	}
+	if la, found := e.localApps.Find(name); found {
+		a.Spec.Freezes = withLocalFreezes(a.Spec.Freezes, la.Spec.Freezes, now)
+	}
+	if a.Spec.Freeze.ActiveAt(now) {
 		return a, false, ok
 	}
 	if la, found := e.localApps.Find(name); found && la.Spec.Freeze.ActiveAt(now) {

@@ -43,6 +43,9 @@ type Plan struct {
 	// the app that a person must confirm them (a second question in the
 	// UI, --confirm-prune on the command line).
 	PruneRefused *PruneRefusedError `json:"pruneRefused,omitempty"`
+	// LeftFrozen are the resources and fields the sync would leave as
+	// they are live because a resource or field freeze holds them.
+	LeftFrozen []FrozenPart `json:"leftFrozen,omitempty"`
 }
 
 // PlanOf reads the plan out of a dry-run sync's result: the applies and
@@ -54,7 +57,11 @@ func PlanOf(res SyncResult) Plan {
 	for _, r := range res.Plan {
 		byRef[r.Ref] = r
 	}
-	p := Plan{App: res.App}
+	p := Plan{App: res.App, LeftFrozen: res.LeftFrozen}
+	held := map[status.ObjectRef][]string{}
+	for _, f := range res.LeftFrozen {
+		held[f.Ref] = append(held[f.Ref], f.Fields...)
+	}
 	for _, o := range res.Objects {
 		st := Step{Ref: o.Ref, Err: o.Cause}
 		switch r := byRef[o.Ref]; {
@@ -67,7 +74,7 @@ func PlanOf(res SyncResult) Plan {
 		default:
 			st.Action = StepApply
 			for _, f := range r.Fields {
-				if f.IsDrift() {
+				if f.IsDrift() && !underAny(f.Path, held[o.Ref]) {
 					st.Fields = append(st.Fields, f.Path)
 				}
 			}

@@ -25,7 +25,10 @@ type SyncOptions struct {
 	// DryRun asks the apiserver (dry-run) and changes nothing: the result
 	// is the plan.
 	DryRun bool
-	// AllowFrozen syncs a frozen app; the person confirmed.
+	// AllowFrozen syncs a frozen app, and overwrites the resources and
+	// fields a resource or field freeze (spec.freezes) holds; the person
+	// confirmed. Without it a sync applies everything else and lists
+	// what it left frozen in SyncResult.LeftFrozen.
 	AllowFrozen bool
 	// SeenFreeze is the freeze the person confirmed syncing over (the UI
 	// passes what it displayed); with AllowFrozen, a head frozen by
@@ -67,6 +70,9 @@ type SyncResult struct {
 	Objects []ObjectResult `json:"objects"`
 	// Status is the app's status after the sync.
 	Status status.AppStatus `json:"status"`
+	// LeftFrozen lists what the heal left as it is live because a
+	// resource or field freeze holds it (a sync without AllowFrozen).
+	LeftFrozen []FrozenPart `json:"leftFrozen,omitempty"`
 	// PruneRefused is set when the prune needs a person's confirmation
 	// (SyncOptions.ConfirmPrune) and did not get it; nothing was pruned.
 	PruneRefused *PruneRefusedError `json:"pruneRefused,omitempty"`
@@ -155,7 +161,7 @@ func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncR
 		f := a.Spec.Freeze
 		return SyncResult{App: name}, fmt.Errorf("app %s: %w by %s since %s: %s; sync anyway only if the incident allows it", name, ErrFrozen, f.By, f.At.Format("2006-01-02 15:04 MST"), f.Reason)
 	}
-	res := e.reconcileApp(ctx, name, passOptions{heal: true, force: true, prune: opts.Prune, confirmPrune: opts.ConfirmPrune, allowFrozen: opts.AllowFrozen || opts.DryRun, dryRun: opts.DryRun})
+	res := e.reconcileApp(ctx, name, passOptions{heal: true, force: true, prune: opts.Prune, confirmPrune: opts.ConfirmPrune, allowFrozen: opts.AllowFrozen || opts.DryRun, overwriteFrozen: opts.AllowFrozen, dryRun: opts.DryRun})
 	if res.Err != "" {
 		if res.Cause != nil {
 			return res, fmt.Errorf("app %s: %w", name, res.Cause)

@@ -147,6 +147,9 @@ type FieldChange struct {
 	Ignored bool `json:"ignored,omitempty"`
 	// Masked is set when the values are Secret data and were not shown.
 	Masked bool `json:"masked,omitempty"`
+	// Frozen is the field freeze (spec.freezes) that holds this field:
+	// self-heal leaves it as it is live. Nil when not frozen.
+	Frozen *app.Freeze `json:"frozen,omitempty"`
 }
 
 // ResourceStatus is the comparison of one object.
@@ -160,6 +163,21 @@ type ResourceStatus struct {
 	Message string `json:"message,omitempty"`
 	// Parent is the object of the app a Generated object belongs to.
 	Parent *ObjectRef `json:"parent,omitempty"`
+	// Frozen is the resource freeze (spec.freezes with no fields) that
+	// holds the whole object: neither healed nor pruned. Nil when not.
+	Frozen *app.Freeze `json:"frozen,omitempty"`
+}
+
+// FrozenDrift counts the drifted fields a freeze holds (all of them when
+// the whole resource is frozen).
+func (r ResourceStatus) FrozenDrift() int {
+	n := 0
+	for _, f := range r.Fields {
+		if f.IsDrift() && (r.Frozen != nil || f.Frozen != nil) {
+			n++
+		}
+	}
+	return n
 }
 
 // Drifted counts the fields that are drift (see FieldChange.IsDrift).

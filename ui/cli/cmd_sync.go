@@ -32,7 +32,7 @@ func (s *syncFlags) register(fs *flag.FlagSet) {
 	s.globalFlags.register(fs)
 	fs.BoolVar(&s.prune, "prune", false, "also delete tracked objects Git no longer renders (never while frozen)")
 	fs.BoolVar(&s.dryRun, "dry-run", false, "change nothing: show what the sync would apply and prune")
-	fs.BoolVar(&s.force, "force", false, "sync even though the app is frozen")
+	fs.BoolVar(&s.force, "force", false, "sync even though the app is frozen, and overwrite resources and fields a resource or field freeze holds")
 	fs.BoolVar(&s.confirmPrune, "confirm-prune", false, "let --prune delete all of the app's objects or more than half of them (refused otherwise)")
 	s.output.register(fs)
 }
@@ -47,7 +47,9 @@ func newSyncCmd(env *cliEnv) *cobra.Command {
 as field manager kdrift, and print what was applied and the app's status
 after. --prune also deletes the objects kdrift applied earlier that Git no
 longer renders; --dry-run prints the plan and changes nothing. A frozen app
-is refused unless --force says so.`,
+is refused unless --force says so. Under a resource or field freeze
+(kdrift freeze APP --resource …) the sync applies everything else and
+lists what it left frozen; --force overwrites the frozen parts too.`,
 		Example: `  # preview, then apply
   kdrift sync render-prod --dry-run
   kdrift sync render-prod
@@ -93,7 +95,8 @@ func runSync(ctx context.Context, env *cliEnv, f *syncFlags, name string) int {
 			}
 			fmt.Fprintln(env.stdout, line)
 		}
-		if len(res.Objects) == 0 && syncErr == nil {
+		report.LeftFrozen(env.stdout, res.LeftFrozen, "left")
+		if len(res.Objects) == 0 && len(res.LeftFrozen) == 0 && syncErr == nil {
 			fmt.Fprintln(env.stdout, "  nothing to do: in sync")
 		}
 		if syncErr == nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"kdrift.dev/kdrift/engine/engine"
 )
@@ -34,9 +35,26 @@ func Plan(w io.Writer, p engine.Plan, syncErr error) error {
 	if p.PruneRefused != nil {
 		fmt.Fprintf(&b, "  %v\n", p.PruneRefused)
 	}
-	if len(p.Steps) == 0 && syncErr == nil {
+	LeftFrozen(&b, p.LeftFrozen, "would leave")
+	if len(p.Steps) == 0 && len(p.LeftFrozen) == 0 && syncErr == nil {
 		b.WriteString("  nothing to do: in sync\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// LeftFrozen writes what a sync left (verb "left") or would leave as it is
+// live because a resource or field freeze holds it, and how to overwrite.
+func LeftFrozen(w io.Writer, parts []engine.FrozenPart, verb string) {
+	now := time.Now()
+	for _, f := range parts {
+		what := "whole resource"
+		if !f.Whole {
+			what = fmt.Sprint(f.Fields)
+		}
+		fmt.Fprintf(w, "  frozen %s %s: %s %s, %s\n", f.Ref, what, verb, "as it is live", FreezeMark(f.Freeze, now))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintln(w, "  (sync --force overwrites frozen parts; `kdrift unfreeze APP --resource …` lifts a freeze)")
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/sops"
 	"kdrift.dev/kdrift/engine/status"
 )
@@ -36,6 +37,9 @@ func Diff(w io.Writer, a status.AppStatus) error {
 			fmt.Fprintf(&b, ": %s", r.Message)
 		}
 		b.WriteString("\n")
+		if r.Frozen != nil {
+			fmt.Fprintf(&b, "  frozen:  whole resource, %s\n", FreezeMark(r.Frozen, now))
+		}
 		for _, f := range r.Fields {
 			if f.Ignored {
 				continue
@@ -53,10 +57,44 @@ func Diff(w io.Writer, a status.AppStatus) error {
 				fmt.Fprintf(&b, "    live:    %s\n", value(f.Live))
 			}
 			fmt.Fprintf(&b, "    owner:   %s\n", owners(f, now))
+			if f.Frozen != nil {
+				fmt.Fprintf(&b, "    frozen:  %s\n", FreezeMark(f.Frozen, now))
+			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// FreezeMark is one line on a freeze for a person: "by WHO 12 min ago:
+// \"REASON\", until 2026-12-02 19:00 UTC" (or "no end set"); self-heal
+// leaves what it holds as it is live.
+func FreezeMark(f *app.Freeze, now time.Time) string {
+	if f == nil {
+		return "not frozen"
+	}
+	at := f.At
+	s := fmt.Sprintf("by %s %s: %q", f.By, Ago(&at, now), firstLine(f.Reason))
+	if f.Until != nil {
+		return s + ", until " + f.Until.UTC().Format("2006-01-02 15:04 MST")
+	}
+	return s + ", no end set"
+}
+
+// FrozenParts counts an app's resources that a resource or field freeze
+// holds, and the drifted fields it keeps as they are live.
+func FrozenParts(a status.AppStatus) (resources, fields int) {
+	for _, r := range a.Resources {
+		held := r.Frozen != nil
+		for _, f := range r.Fields {
+			held = held || f.Frozen != nil
+		}
+		if held {
+			resources++
+		}
+		fields += r.FrozenDrift()
+	}
+	return resources, fields
 }
 
 // maskedChange says how a masked value differs, without showing it.
@@ -118,6 +156,9 @@ func Status(w io.Writer, apps []status.AppStatus, now time.Time) error {
 			} else {
 				heal += ", no end set"
 			}
+		}
+		if n, fields := FrozenParts(a); n > 0 {
+			heal += fmt.Sprintf(", %d resource(s) frozen (%d drifted field(s) held)", n, fields)
 		}
 		since := "-"
 		if a.OutOfSyncSince != nil {
