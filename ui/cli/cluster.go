@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"fmt"
+
+	flag "github.com/spf13/pflag"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"kdrift.dev/kdrift/engine/leader"
+	"kdrift.dev/kdrift/engine/live"
+)
+
+// leaseFlags say where the Lease and the AppStatuses live, and the
+// Lease's timings.
+type leaseFlags struct {
+	namespace string
+	settings  leader.Settings
+}
+
+// registerNamespace adds --namespace only (the commands that read or nudge
+// a leader).
+func (l *leaseFlags) registerNamespace(fs *flag.FlagSet) {
+	fs.StringVar(&l.namespace, "namespace", leader.DefaultNamespace, "namespace of the repository's Lease and AppStatuses (where `kdrift controller` runs)")
+}
+
+// register adds --namespace and the Lease timings (the commands that may
+// lead).
+func (l *leaseFlags) register(fs *flag.FlagSet) {
+	l.registerNamespace(fs)
+	d := leader.DefaultSettings()
+	fs.DurationVar(&l.settings.Duration, "lease-duration", d.Duration, "how long the healer's Lease holds without renewal: a standby takes over at most this long after the healer dies")
+	fs.DurationVar(&l.settings.RenewDeadline, "lease-renew-deadline", d.RenewDeadline, "how long the healer keeps trying to renew its Lease; past it, it stops writing (less than --lease-duration)")
+	fs.DurationVar(&l.settings.RetryPeriod, "lease-retry-period", d.RetryPeriod, "how often the healer renews its Lease and a standby tries to take it")
+}
+
+// homeClients are the clients of the cluster that holds the Lease and the
+// AppStatuses: the --context cluster, or the kubeconfig's current one.
+// Their requests have no overall timeout (watches are long); callers bound
+// them with contexts.
+func homeClients(g *globalFlags) (kubernetes.Interface, dynamic.Interface, error) {
+	cs, err := live.NewClients(g.kubeconfig, live.DefaultOptions()).For(g.context)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := rest.CopyConfig(cs.Config)
+	cfg.Timeout = 0
+	cfg.QPS, cfg.Burst = 50, 100
+	k, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("context %q: %w", cs.Context, err)
+	}
+	d, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("context %q: %w", cs.Context, err)
+	}
+	return k, d, nil
+}
