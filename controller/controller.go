@@ -53,7 +53,7 @@ func New(opts Options) *Ops {
 	}
 	o := &Ops{opts: opts}
 	o.metrics = NewMetrics(Source{
-		Apps:   func() []status.AppStatus { return nil },
+		Apps: func() []status.AppStatus { return nil },
 		Leader: func() bool {
 			if opts.Leading != nil {
 				return opts.Leading()
