@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 
 	flag "github.com/spf13/pflag"
 	"k8s.io/client-go/dynamic"
@@ -19,16 +20,27 @@ type leaseFlags struct {
 	settings  leader.Settings
 }
 
-// registerNamespace adds --namespace only (the commands that read or nudge
-// a leader).
-func (l *leaseFlags) registerNamespace(fs *flag.FlagSet) {
-	fs.StringVar(&l.namespace, "namespace", leader.DefaultNamespace, "namespace of the repository's Lease and AppStatuses (where `kdrift controller` runs)")
+// EnvNamespace overrides the default namespace of the Lease and the
+// AppStatuses for every command.
+const EnvNamespace = "KDRIFT_NAMESPACE"
+
+// defaultNamespace is $KDRIFT_NAMESPACE, then leader.DefaultNamespace.
+func defaultNamespace() string {
+	if ns := os.Getenv(EnvNamespace); ns != "" {
+		return ns
+	}
+	return leader.DefaultNamespace
 }
 
-// register adds --namespace and the Lease timings (the commands that may
-// lead).
+// registerNamespace adds --kdrift-namespace (the commands that follow or
+// nudge a leader; `kdrift ignore` has its own --namespace).
+func (l *leaseFlags) registerNamespace(fs *flag.FlagSet) {
+	fs.StringVar(&l.namespace, "kdrift-namespace", defaultNamespace(), "namespace of the repository's Lease and AppStatuses, where `kdrift controller` runs (default: $"+EnvNamespace+", then kdrift)")
+}
+
+// register adds the controller's --namespace and the Lease timings.
 func (l *leaseFlags) register(fs *flag.FlagSet) {
-	l.registerNamespace(fs)
+	fs.StringVar(&l.namespace, "namespace", defaultNamespace(), "namespace of the repository's Lease and AppStatuses; created when missing and allowed (default: $"+EnvNamespace+", then kdrift)")
 	d := leader.DefaultSettings()
 	fs.DurationVar(&l.settings.Duration, "lease-duration", d.Duration, "how long the healer's Lease holds without renewal: a standby takes over at most this long after the healer dies")
 	fs.DurationVar(&l.settings.RenewDeadline, "lease-renew-deadline", d.RenewDeadline, "how long the healer keeps trying to renew its Lease; past it, it stops writing (less than --lease-duration)")
