@@ -17,9 +17,13 @@ type Options struct {
 	// Kubeconfig and Context are the engine's, so that Events go to the
 	// cluster each App's objects live in.
 	Kubeconfig, Context string
-	// Leader says this process heals and prunes (no leader election yet:
-	// a controller that is not read-only is the one healer).
+	// Leader says this process heals and prunes, when Leading is nil.
 	Leader bool
+	// Leading, when set, says whether this process holds the repository's
+	// Lease now (engine/leader): the kdrift_leader gauge follows it, and
+	// only the leader records Kubernetes Events (a standby would repeat
+	// the leader's).
+	Leading func() bool
 	// Log is where the controller logs.
 	Log *slog.Logger
 	// Recorder tunes the Events; SinkFor defaults to the clusters of
@@ -49,8 +53,13 @@ func New(opts Options) *Ops {
 	}
 	o := &Ops{opts: opts}
 	o.metrics = NewMetrics(Source{
-		Apps:   func() []status.AppStatus { return nil },
-		Leader: func() bool { return opts.Leader },
+		Apps: func() []status.AppStatus { return nil },
+		Leader: func() bool {
+			if opts.Leading != nil {
+				return opts.Leading()
+			}
+			return opts.Leader
+		},
 	})
 	return o
 }
@@ -101,7 +110,7 @@ func (o *Ops) Start(ctx context.Context, e *engine.Engine) error {
 		}()
 		for ev := range events {
 			o.metrics.Count(ev)
-			if oc, ok := OccurrenceOf(ev); ok {
+			if oc, ok := OccurrenceOf(ev); ok && (o.opts.Leading == nil || o.opts.Leading()) {
 				oc.Context = o.contextOf(e, oc.App)
 				o.rec.Record(oc)
 			}

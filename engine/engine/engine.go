@@ -89,6 +89,14 @@ type Options struct {
 	// Observer is told step timings, request outcomes and Run's
 	// heartbeat (default: nobody).
 	Observer Observer
+	// MayWrite, when set, is asked right before every write of a pass the
+	// engine started itself (self-heal, its hand-over, prune): false skips
+	// the write and every later one of that pass, while comparing goes on.
+	// The controller and the UI set it to their Lease (engine/leader), so
+	// that only the Lease's holder heals and losing the Lease stops writes
+	// at once. A person's Sync is not asked (it is an explicit request).
+	// Nil: always true.
+	MayWrite func() bool
 }
 
 func (o *Options) defaults() {

@@ -17,13 +17,23 @@ import (
 // app is frozen and the person did not confirm), self-heal only when the
 // App asks for it and is not frozen.
 func (p *pass) mayHeal() bool {
-	if !p.opts.heal {
+	if !p.opts.heal || !p.mayWrite() {
 		return false
 	}
 	if p.app.Spec.Freeze.ActiveAt(p.now) && !p.opts.allowFrozen {
 		return false
 	}
 	return p.opts.force || p.app.Spec.SyncPolicy.SelfHeal
+}
+
+// mayWrite asks Options.MayWrite, right before a write, whether a pass
+// the engine started itself may still write; a person's sync and a dry
+// run are not gated.
+func (p *pass) mayWrite() bool {
+	if p.opts.force || p.opts.dryRun || p.e.opts.MayWrite == nil {
+		return true
+	}
+	return p.e.opts.MayWrite()
 }
 
 // healItem is one object the heal phase applies.
@@ -78,6 +88,10 @@ func (p *pass) phaseHeal(ctx context.Context) bool {
 			break
 		}
 		it := byObj[o]
+		if !p.mayWrite() {
+			// The Lease was lost: not one more write.
+			break
+		}
 		if apply.PhaseOf(o) == apply.PhaseRest && !waited {
 			waited = true
 			if err := p.cl.applier.WaitEstablished(ctx, objs); err != nil {

@@ -42,7 +42,7 @@ func (e *PruneRefusedError) Error() string {
 // App's syncPolicy.prune in the background, --prune on a sync) and the app
 // must not be frozen.
 func (p *pass) mayPrune() bool {
-	if !p.opts.prune || p.app.Spec.Freeze.ActiveAt(p.now) {
+	if !p.opts.prune || !p.mayWrite() || p.app.Spec.Freeze.ActiveAt(p.now) {
 		return false
 	}
 	return p.opts.force || p.app.Spec.SyncPolicy.Prune
@@ -108,6 +108,9 @@ func (p *pass) phasePrune(ctx context.Context) bool {
 	p.st.pruneRefusal = ""
 	changed := false
 	for _, o := range doomed {
+		if !p.mayWrite() {
+			break
+		}
 		ref := live.RefOf(o)
 		err := p.cl.applier.Prune(ctx, p.name, p.e.repoID, o, p.opts.dryRun)
 		if !p.opts.dryRun {

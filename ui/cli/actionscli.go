@@ -7,6 +7,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"kdrift.dev/kdrift/engine/actions"
+	"kdrift.dev/kdrift/engine/publish"
 )
 
 // actionFlags are the flags every committing command takes besides the
@@ -15,16 +16,22 @@ type actionFlags struct {
 	globalFlags
 	author string
 	output outputFlag
+	lease  leaseFlags
+	// opened is the repository open returned, for the leader nudge.
+	opened *actions.Repo
 }
 
 func (a *actionFlags) register(fs *flag.FlagSet) {
 	a.globalFlags.register(fs)
 	fs.StringVar(&a.author, "author", "", "record the action as \"Name <email>\" (default: $KDRIFT_AUTHOR, then git config user.name/user.email)")
 	a.output.register(fs)
+	a.lease.registerNamespace(fs)
 }
 
 func (a *actionFlags) open(ctx context.Context) (*actions.Repo, error) {
-	return actions.Open(ctx, actions.RepoOptions{Repo: a.repo, Branch: a.branch, Author: a.author})
+	r, err := actions.Open(ctx, actions.RepoOptions{Repo: a.repo, Branch: a.branch, Author: a.author})
+	a.opened = r
+	return r, err
 }
 
 // printResult reports a committing action: the summary on stdout (or the
@@ -41,5 +48,40 @@ func printResult(env *cliEnv, a *actionFlags, what string, res actions.Result) i
 	if res.PushError != "" {
 		fmt.Fprintf(env.stderr, "kdrift: warning: %s\n", res.Summary())
 	}
+	note := "leader: " + nudgeLeader(a, res)
+	if a.output.structured() {
+		fmt.Fprintln(env.stderr, note)
+	} else {
+		fmt.Fprintln(env.stdout, note)
+	}
 	return exitOK
+}
+
+// nudgeLeader asks the repository's healer, best effort, to fetch the
+// pushed commit now (engine/publish.Nudge), and says whether a leader was
+// told. An action never needs a leader, a CRD or a cluster.
+func nudgeLeader(a *actionFlags, res actions.Result) string {
+	if !res.Pushed || res.Upstream == "" {
+		return "not told: the commit is not pushed; the healer applies only what the remote has"
+	}
+	if a.opened == nil {
+		return "not told: the repository is not open"
+	}
+	id, err := a.opened.RepoIdentity()
+	if err != nil || id == "" {
+		return "not told: the branch tracks no remote, so no other kdrift heals it"
+	}
+	cs, dyn, err := homeClients(&a.globalFlags)
+	if err != nil {
+		return fmt.Sprintf("not told: no cluster (%v); the healer sees the commit at its next fetch", err)
+	}
+	n := publish.Nudge(context.Background(), cs, dyn, a.lease.namespace, id, res.Commit, res.Apps)
+	if !n.Told {
+		return "not told: " + n.Why + "; a healer sees the commit at its next fetch"
+	}
+	short := res.Commit
+	if len(short) > 12 {
+		short = short[:12]
+	}
+	return fmt.Sprintf("told %s/%s to fetch %s now", n.Namespace, n.Leader, short)
 }

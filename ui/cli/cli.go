@@ -63,6 +63,9 @@ type globalFlags struct {
 	// observer, when set, is told the engine's step timings (the
 	// controller's metrics); not a flag.
 	observer engine.Observer
+	// mayWrite, when set, is the engine's write gate (the Lease); not a
+	// flag.
+	mayWrite func() bool
 }
 
 func (g *globalFlags) register(fs *flag.FlagSet) {

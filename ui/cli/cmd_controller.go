@@ -10,6 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	ctrl "kdrift.dev/kdrift/controller"
+	"kdrift.dev/kdrift/engine/healer"
+	"kdrift.dev/kdrift/engine/leader"
+	"kdrift.dev/kdrift/engine/publish"
 	"kdrift.dev/kdrift/ui/report"
 )
 
@@ -21,6 +24,7 @@ func newControllerCmd(env *cliEnv) *cobra.Command {
 	var g globalFlags
 	var dec decryptionFlags
 	var of ctrl.Flags
+	var lf leaseFlags
 	cmd := &cobra.Command{
 		Use:     "controller [APP...]",
 		GroupID: groupRun,
@@ -29,7 +33,15 @@ func newControllerCmd(env *cliEnv) *cobra.Command {
 Apps say (all of them, or only the APPs named) until SIGTERM or SIGINT, and
 writes every event as one JSON object per line on stdout, with sorted keys
 and at least time, type and app (see README's "JSON output"). This is what
-deploy/ runs in a cluster.`,
+deploy/ runs in a cluster.
+
+Only one kdrift heals a repository on a cluster: the holder of the
+repository's Lease in --namespace (default kdrift). Another controller waits
+as a hot standby (it compares, it never writes) and takes over within
+--lease-duration when the leader dies. The leader publishes each App's
+status as an AppStatus object (kubectl get appstatuses -n kdrift). The
+namespace and the AppStatus CRD are created when the credentials allow;
+otherwise kdrift says what to apply.`,
 		Example: `  # every app of a remote repository, events to a file
   kdrift controller --repo https://git.example.com/org/gitops.git > events.jsonl
 
@@ -37,29 +49,53 @@ deploy/ runs in a cluster.`,
   kdrift controller render-prod tts-prod | jq -c 'select(.type == "Healed")'`,
 		ValidArgsFunction: completeApps(&g, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return exit(runController(cmd.Context(), env, &g, &dec, &of, args))
+			return exit(runController(cmd.Context(), env, &g, &dec, &of, &lf, args))
 		},
 	}
 	g.register(cmd.Flags())
+	lf.register(cmd.Flags())
 	dec.register(cmd.Flags())
 	of.Register(cmd.Flags())
 	registerCompletions(cmd, &g)
 	return cmd
 }
 
-func runController(ctx context.Context, env *cliEnv, g *globalFlags, dec *decryptionFlags, of *ctrl.Flags, apps []string) int {
+func runController(ctx context.Context, env *cliEnv, g *globalFlags, dec *decryptionFlags, of *ctrl.Flags, lf *leaseFlags, apps []string) int {
+	if err := lf.settings.Validate(); err != nil {
+		return env.errorf("%v", err)
+	}
 	log, closeLog, err := controllerLog(g, of, env)
 	if err != nil {
 		return env.errorf("%v", err)
 	}
 	defer closeLog()
 	ctrl.RouteLibraryLogs(log)
-	ops := ctrl.New(ctrl.Options{MetricsAddr: of.MetricsAddr, Kubeconfig: g.kubeconfig, Context: g.context, Leader: true, Log: log})
+	gate := &leader.Gate{}
+	ops := ctrl.New(ctrl.Options{MetricsAddr: of.MetricsAddr, Kubeconfig: g.kubeconfig, Context: g.context, Leading: gate.Open, Log: log})
 	g.observer = ops.Observer()
+	g.mayWrite = gate.Open
 	e, err := openEngine(g, false, apps...)
 	if err != nil {
 		return env.errorf("%v", err)
 	}
+	cs, dyn, err := homeClients(g)
+	if err != nil {
+		return env.errorf("%v", err)
+	}
+	if err := publish.Ensure(ctx, cs, dyn, lf.namespace); err != nil {
+		return env.errorf("%v", err)
+	}
+	// The healer outlives the engine's Run: the Lease is released only
+	// once the engine wrote its last write.
+	hctx, stopHealer := context.WithCancel(context.WithoutCancel(ctx))
+	h, err := healer.Start(hctx, healer.Options{Engine: e, Gate: gate, Client: cs, Dynamic: dyn, Namespace: lf.namespace, Settings: lf.settings, Log: log})
+	if err != nil {
+		stopHealer()
+		return env.errorf("%v", err)
+	}
+	defer h.Wait()
+	defer stopHealer()
+	log.Info("candidate for the repository's Lease", "lease", lf.namespace+"/"+leader.LeaseName(e.RepoIdentity()), "holder", h.Holder(), "settings", lf.settings.String())
 	if err := dec.loadDecryptionKeys(ctx, e, func(err error) { log.Error("decryption keys", "err", err) }); err != nil {
 		return env.errorf("%v", err)
 	}

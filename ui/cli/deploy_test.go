@@ -40,6 +40,7 @@ import (
 	kustomizetypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"kdrift.dev/kdrift/engine/publish"
 	"kdrift.dev/kdrift/engine/source"
 	"kdrift.dev/kdrift/internal/enginetest"
 )
@@ -125,7 +126,7 @@ func TestDeployLeastPrivilege(t *testing.T) {
 		case "Deployment":
 			dep = o
 			continue // validated below, never run: no nodes, no image
-		case "Namespace", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+		case "Namespace", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "CustomResourceDefinition":
 		default:
 			t.Fatalf("deploy/ renders a %s (%s) the test does not know how to check", o.GetKind(), o.GetName())
 		}
@@ -214,6 +215,18 @@ func TestDeployLeastPrivilege(t *testing.T) {
 			return e.Reason == "Healed" && e.Regarding.Kind == "Deployment" && e.Regarding.Name == "web" && e.ReportingController == "kdrift.dev/controller"
 		})
 	})
+	// The controller took the Lease and published the App's status, with
+	// the ServiceAccount's permissions.
+	eventually(t, c, "the AppStatus of shop published in "+sa.GetNamespace(), 30*time.Second, func() bool {
+		list, err := enginetest.Dynamic(t).Resource(publish.GVR).Namespace(sa.GetNamespace()).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		return slices.ContainsFunc(list.Items, func(o unstructured.Unstructured) bool {
+			name, _, _ := unstructured.NestedString(o.Object, "status", "name")
+			return name == "shop"
+		})
+	})
 	eventually(t, c, "/readyz and /healthz to answer 200", 30*time.Second, func() bool {
 		addr := c.metricsAddr()
 		return addr != "" && httpStatus("http://"+addr+"/readyz") == 200 && httpStatus("http://"+addr+"/healthz") == 200
@@ -263,6 +276,9 @@ func TestDeployLeastPrivilege(t *testing.T) {
 		{verb: "list", resource: "pods"},
 		{verb: "patch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
 		{verb: "patch", resource: "nodes"},
+		{verb: "update", group: "coordination.k8s.io", resource: "leases", ns: "kube-system"},
+		{verb: "delete", group: "coordination.k8s.io", resource: "leases", ns: sa.GetNamespace()},
+		{verb: "patch", group: "kdrift.dev", resource: "appstatuses", ns: "deploy-shop"},
 	} {
 		if canI(t, saCS, a) {
 			t.Errorf("the ServiceAccount may %s; it must not", a)
@@ -273,6 +289,9 @@ func TestDeployLeastPrivilege(t *testing.T) {
 		{verb: "patch", group: "apps", resource: "deployments", ns: "deploy-shop"},
 		{verb: "delete", resource: "configmaps", ns: "deploy-shop"},
 		{verb: "create", resource: "namespaces"},
+		{verb: "update", group: "coordination.k8s.io", resource: "leases", ns: sa.GetNamespace()},
+		{verb: "patch", group: "kdrift.dev", resource: "appstatuses", ns: sa.GetNamespace()},
+		{verb: "watch", group: "kdrift.dev", resource: "appstatuses", ns: sa.GetNamespace()},
 	} {
 		if !canI(t, saCS, a) {
 			t.Errorf("the ServiceAccount may not %s; kdrift needs it", a)

@@ -25,6 +25,7 @@ func openEngine(g *globalFlags, readOnly bool, apps ...string) (*engine.Engine, 
 		ReadOnly:   readOnly,
 		Keys:       keys,
 		Observer:   g.observer,
+		MayWrite:   g.mayWrite,
 	})
 }
 
