@@ -131,6 +131,14 @@ func (r *Renderer) Render(tree Tree, dir string) ([]*unstructured.Unstructured, 
 // Options.Timeout passes, RenderContext returns at once and the build is
 // abandoned (it stops at its next read; its result is never cached).
 func (r *Renderer) RenderContext(ctx context.Context, tree Tree, dir string) ([]*unstructured.Unstructured, error) {
+	return r.RenderApp(ctx, tree, dir, nil)
+}
+
+// RenderApp is RenderContext for an App: a folder holding Chart.yaml (and
+// no kustomization) is rendered as a Helm chart with h (nil: the chart's
+// own values, released under the folder's name in "default"). Results
+// are cached by folder and h.
+func (r *Renderer) RenderApp(ctx context.Context, tree Tree, dir string, h *Helm) ([]*unstructured.Unstructured, error) {
 	clean := path.Clean(strings.TrimPrefix(dir, "./"))
 	if !fs.ValidPath(clean) {
 		return nil, &Error{Path: dir, Err: fmt.Errorf("path %q is not a folder inside the repository", dir)}
@@ -142,27 +150,31 @@ func (r *Renderer) RenderContext(ctx context.Context, tree Tree, dir string) ([]
 	ctx, cancel := context.WithTimeoutCause(ctx, opts.Timeout,
 		limitf("", "time", "the render took longer than %s", opts.Timeout))
 	defer cancel()
+	key := clean
+	if hk := h.key(); hk != "" {
+		key = clean + "\x00" + hk
+	}
 	// Two renders of one path wait for each other, so the second finds the
 	// first one's result in the cache instead of building it again.
 	r.mu.Lock()
-	pathSem, ok := r.paths[clean]
+	pathSem, ok := r.paths[key]
 	if !ok {
 		pathSem = make(chan struct{}, 1)
-		r.paths[clean] = pathSem
+		r.paths[key] = pathSem
 	}
 	r.mu.Unlock()
 	if err := acquire(ctx, pathSem, "another render of "+clean); err != nil {
 		return nil, &Error{Path: dir, Err: err}
 	}
-	if e := r.lookup(tree, clean); e != nil {
+	if e := r.lookup(tree, key); e != nil {
 		<-pathSem
 		return copyObjects(e.objs), e.err
 	}
 	done := make(chan *cacheEntry, 1)
 	go func() {
 		defer func() { <-pathSem }()
-		e := r.buildSafe(ctx, tree, clean, opts)
-		r.store(clean, e)
+		e := r.buildSafe(ctx, tree, clean, opts, h)
+		r.store(key, e)
 		done <- e
 	}()
 	select {
@@ -199,13 +211,13 @@ func (r *Renderer) store(dir string, e *cacheEntry) {
 }
 
 // buildSafe is build with any panic turned into this render's error.
-func (r *Renderer) buildSafe(ctx context.Context, tree Tree, dir string, opts Options) (e *cacheEntry) {
+func (r *Renderer) buildSafe(ctx context.Context, tree Tree, dir string, opts Options, h *Helm) (e *cacheEntry) {
 	defer func() {
 		if p := recover(); p != nil {
 			e = &cacheEntry{err: &Error{Path: dir, Err: &PanicError{Value: p, Stack: debug.Stack()}}}
 		}
 	}()
-	return r.build(ctx, tree, dir, opts)
+	return r.build(ctx, tree, dir, opts, h)
 }
 
 // Inputs lists the folders the newest cached render of dir read (an
@@ -217,13 +229,17 @@ func (r *Renderer) Inputs(dir string) []string {
 	clean := path.Clean(strings.TrimPrefix(dir, "./"))
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	entries := r.cache[clean]
-	if len(entries) == 0 {
-		return nil
-	}
-	out := make([]string, 0, len(entries[0].inputs))
-	for d := range entries[0].inputs {
-		out = append(out, d)
+	// A chart rendered with several value sets has an entry for each.
+	var out []string
+	for key, entries := range r.cache {
+		if len(entries) == 0 || (key != clean && !strings.HasPrefix(key, clean+"\x00")) {
+			continue
+		}
+		for d := range entries[0].inputs {
+			if !slices.Contains(out, d) {
+				out = append(out, d)
+			}
+		}
 	}
 	slices.Sort(out)
 	return out
@@ -261,10 +277,13 @@ func sameInputs(tree Tree, inputs map[string]string) bool {
 
 // build renders dir and records its inputs; inputs is nil when the result
 // must not be cached (the tree could not be read, a budget was hit).
-func (r *Renderer) build(ctx context.Context, tree Tree, dir string, opts Options) *cacheEntry {
+func (r *Renderer) build(ctx context.Context, tree Tree, dir string, opts Options, h *Helm) *cacheEntry {
 	kfile, err := kustomizationFile(tree, dir)
 	if err != nil {
 		return &cacheEntry{err: &Error{Path: dir, Err: err}}
+	}
+	if kfile == "" && IsChart(tree, dir) {
+		return r.helm(ctx, tree, dir, opts, h)
 	}
 	if kfile == "" {
 		hash, err := tree.TreeHash(dir)

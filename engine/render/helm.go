@@ -1,0 +1,440 @@
+package render
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/common/util"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/engine"
+	"helm.sh/helm/v4/pkg/ignore"
+	"helm.sh/helm/v4/pkg/strvals"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"kdrift.dev/kdrift/engine/redact"
+)
+
+// ChartFile is the file whose presence makes a folder a Helm chart.
+const ChartFile = "Chart.yaml"
+
+// Helm is how a chart folder renders: an App's spec.helm with its release
+// name and namespace. Values merge in this order, later winning: the
+// chart's values.yaml, ValueFiles, Values, ValuesObject, Parameters.
+type Helm struct {
+	// ReleaseName is .Release.Name; empty means the chart folder's name.
+	ReleaseName string `json:"releaseName,omitempty"`
+	// Namespace is .Release.Namespace; empty means "default".
+	Namespace string `json:"namespace,omitempty"`
+	// ValueFiles are values files relative to the chart folder, or to the
+	// repository root when they start with "/".
+	ValueFiles []string `json:"valueFiles,omitempty"`
+	// Values is an inline values document (YAML).
+	Values string `json:"values,omitempty"`
+	// ValuesObject is inline values as a map.
+	ValuesObject map[string]any `json:"valuesObject,omitempty"`
+	// Parameters are single values set by dotted key, as `--set` does.
+	Parameters []HelmParameter `json:"parameters,omitempty"`
+}
+
+// HelmParameter is one `--set` (or `--set-string` when ForceString) value.
+type HelmParameter struct {
+	Name        string `json:"name"`
+	Value       string `json:"value"`
+	ForceString bool   `json:"forceString,omitempty"`
+}
+
+// key is what, beside the folder, makes one render differ from another.
+func (h *Helm) key() string {
+	if h == nil {
+		return ""
+	}
+	js, err := json.Marshal(h)
+	if err != nil {
+		return fmt.Sprintf("%p", h) // not cached across calls: still correct
+	}
+	return string(js)
+}
+
+// IsChart reports whether dir of tree holds a Chart.yaml.
+func IsChart(tree fs.FS, dir string) bool {
+	st, err := fs.Stat(tree, path.Join(dir, ChartFile))
+	return err == nil && !st.IsDir()
+}
+
+// ChartError is a chart kdrift will not or cannot render: a dependency
+// that is not vendored, a values file that is missing or outside the
+// repository, a template that fails.
+type ChartError struct {
+	// Chart is the chart folder, relative to the repository root.
+	Chart string
+	// Problem says what is wrong, naming the template and line when
+	// Helm's template engine failed.
+	Problem string
+	// Fix says what to do.
+	Fix string
+}
+
+// Error renders `chart CHART: PROBLEM; FIX`.
+func (e *ChartError) Error() string {
+	s := "chart " + e.Chart + ": " + e.Problem
+	if e.Fix != "" {
+		s += "; " + e.Fix
+	}
+	return s
+}
+
+// helm renders the chart in dir of tree as `helm template` would, in
+// process and offline: the chart's files come from the tree through the
+// render's budgets, templates see no cluster (`lookup` returns nothing,
+// DNS lookups are off, `env` is gone), and the functions that allocate by
+// an argument are bounded.
+func (r *Renderer) helm(ctx context.Context, tree Tree, dir string, opts Options, h *Helm) *cacheEntry {
+	secrets := &redact.Secrets{}
+	fsys := newTreeFS(ctx, tree, opts, secrets)
+	fsys.sops = r.newSOPSReader()
+	objs, err := renderChart(ctx, fsys, dir, h)
+	e := r.entry(fsys)
+	if le := fsys.limit(); le != nil {
+		err = le
+	}
+	if err != nil {
+		e.err = &Error{Path: dir, Err: scrubbed(fsys.sops.scrub(err), secrets)}
+		return e
+	}
+	e.objs = objs
+	return e
+}
+
+// renderChart loads, values and renders the chart in dir; objects come
+// back ordered by template path, then document.
+func renderChart(ctx context.Context, fsys *treeFS, dir string, h *Helm) (objs []*unstructured.Unstructured, err error) {
+	if h == nil {
+		h = &Helm{}
+	}
+	c, err := loadChart(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkVendored(dir, c); err != nil {
+		return nil, err
+	}
+	vals, err := helmValues(fsys, dir, h)
+	if err != nil {
+		return nil, err
+	}
+	if err := chartutil.ProcessDependencies(c, vals); err != nil {
+		return nil, &ChartError{Chart: dir, Problem: err.Error(), Fix: "fix the dependencies in Chart.yaml"}
+	}
+	release := common.ReleaseOptions{Name: h.ReleaseName, Namespace: h.Namespace, Revision: 1, IsInstall: true}
+	if release.Name == "" {
+		release.Name = path.Base(dir)
+	}
+	if release.Namespace == "" {
+		release.Namespace = "default"
+	}
+	// values.schema.json is not checked: Helm's checker follows $refs to
+	// URLs and local files, and a render fetches nothing.
+	top, err := util.ToRenderValuesWithSchemaValidation(c, vals, release, capabilities(), true)
+	if err != nil {
+		return nil, &ChartError{Chart: dir, Problem: err.Error(), Fix: "fix the values"}
+	}
+	eng := engine.Engine{CustomTemplateFuncs: boundedFuncs(ctx, fsys)}
+	files, err := eng.RenderWithContext(ctx, c, top)
+	if le := fsys.limit(); le != nil {
+		return nil, le
+	}
+	if err != nil {
+		if cerr := context.Cause(ctx); cerr != nil {
+			return nil, cerr
+		}
+		var le *LimitError
+		if errors.As(err, &le) {
+			return nil, le
+		}
+		return nil, &ChartError{Chart: dir, Problem: oneLine(err.Error()), Fix: "fix the template (`helm template` shows the same error)"}
+	}
+	names := make([]string, 0, len(files))
+	var size int64
+	for name, text := range files {
+		if strings.HasSuffix(name, "NOTES.txt") || strings.HasPrefix(path.Base(name), "_") || strings.TrimSpace(text) == "" {
+			continue
+		}
+		if size += int64(len(text)); size > fsys.opts.MaxRenderBytes {
+			return nil, limitf("", "rendered size", "the chart's templates rendered more than %d bytes", fsys.opts.MaxRenderBytes)
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var errs []error
+	// CRDs first, as Helm installs them (their documents are not templates).
+	for _, crd := range c.CRDObjects() {
+		got, err := decodeRendered(path.Join(path.Dir(dir), crd.Filename), crd.File.Data, fsys.opts)
+		errs = append(errs, err)
+		objs = append(objs, got...)
+	}
+	for _, name := range names {
+		// name is CHART/templates/...; shown relative to the repository.
+		got, err := decodeRendered(path.Join(path.Dir(dir), name), []byte(files[name]), fsys.opts)
+		errs = append(errs, err)
+		objs = append(objs, got...)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return objs, nil
+}
+
+// decodeRendered passes one rendered manifest through the YAML guard (a
+// template can write aliases) and decodes its documents.
+func decodeRendered(name string, data []byte, opts Options) ([]*unstructured.Unstructured, error) {
+	if err := CheckYAML(name, data, opts); err != nil {
+		return nil, err
+	}
+	return decodeFile(name, data)
+}
+
+// oneLine joins Helm's multi-line messages into one line and cuts the
+// middle of a long one: a recursion nests one "error calling include"
+// per level, and the first template and the last cause are what matter.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 1200 {
+		s = s[:600] + " … " + s[len(s)-400:]
+	}
+	return s
+}
+
+// loadChart reads every file of the chart in dir through fsys (within its
+// budgets), leaves out what .helmignore names, and loads it as Helm does;
+// archives in charts/ are unpacked in memory.
+func loadChart(fsys *treeFS, dir string) (*chart.Chart, error) {
+	rules := ignore.Empty()
+	if data, err := fsys.ReadFile("/" + path.Join(dir, ignore.HelmIgnore)); err == nil {
+		if rules, err = ignore.Parse(strings.NewReader(string(data))); err != nil {
+			return nil, &ChartError{Chart: dir, Problem: ".helmignore: " + err.Error(), Fix: "fix the pattern"}
+		}
+	} else if le := fsys.limit(); le != nil {
+		return nil, le
+	}
+	rules.AddDefaults()
+	var files []*archive.BufferedFile
+	err := fs.WalkDir(fsys.tree, dir, func(name string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(name, dir), "/")
+		if rel == "" {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if rules.Ignore(rel, info) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !d.Type().IsRegular() {
+			return nil
+		}
+		data, err := fsys.ReadFile("/" + name)
+		if le := fsys.limit(); le != nil {
+			return le
+		}
+		if err != nil {
+			return err
+		}
+		files = append(files, &archive.BufferedFile{Name: rel, Data: data})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c, err := loadFilesSafe(files)
+	if err != nil {
+		return nil, &ChartError{Chart: dir, Problem: oneLine(err.Error()), Fix: "fix the chart so that `helm template` loads it"}
+	}
+	// Archives in charts/ were unpacked by the loader: count them too.
+	var size int64
+	var count func(*chart.Chart)
+	count = func(c *chart.Chart) {
+		for _, f := range c.Raw {
+			size += int64(len(f.Data))
+		}
+		for _, d := range c.Dependencies() {
+			count(d)
+		}
+	}
+	count(c)
+	if size > fsys.opts.MaxRenderBytes {
+		return nil, fsys.refuse(limitf(dir, "read size", "the chart and its dependencies come to more than %d bytes unpacked", fsys.opts.MaxRenderBytes))
+	}
+	return c, nil
+}
+
+// loadFilesSafe is loader.LoadFiles with a panic turned into an error.
+func loadFilesSafe(files []*archive.BufferedFile) (c *chart.Chart, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c, err = nil, &PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	return loader.LoadFiles(files)
+}
+
+// checkVendored refuses a chart whose Chart.yaml names a dependency that
+// is not under its charts/ folder: Helm would fetch it from a chart
+// repository.
+func checkVendored(dir string, c *chart.Chart) error {
+	for _, dep := range c.Metadata.Dependencies {
+		if dep == nil {
+			continue
+		}
+		found := false
+		for _, d := range c.Dependencies() {
+			if d.Name() == dep.Name {
+				found = true
+			}
+		}
+		if !found {
+			where := "a chart repository"
+			if dep.Repository != "" {
+				where = redact.Text(dep.Repository)
+			}
+			return &ChartError{Chart: dir, Problem: fmt.Sprintf("dependency %q (version %q) is not vendored under %s/charts and would be fetched from %s; kdrift fetches nothing while rendering", dep.Name, dep.Version, dir, where),
+				Fix: "vendor it: run `helm dependency build` and commit the charts/ folder"}
+		}
+	}
+	for _, d := range c.Dependencies() {
+		if err := checkVendored(path.Join(dir, "charts", d.Name()), d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// helmValues merges the user values of h: value files, inline values, the
+// values object and the parameters (the chart's values.yaml is merged
+// under them by Helm).
+func helmValues(fsys *treeFS, dir string, h *Helm) (map[string]any, error) {
+	vals := map[string]any{}
+	for _, vf := range h.ValueFiles {
+		p, err := ValuesFilePath(dir, vf)
+		if err != nil {
+			return nil, &ChartError{Chart: dir, Problem: err.Error(), Fix: "name a values file of the repository"}
+		}
+		data, err := fsys.ReadFile("/" + p)
+		if le := fsys.limit(); le != nil {
+			return nil, le
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &ChartError{Chart: dir, Problem: fmt.Sprintf("values file %q (%s) does not exist in this revision", vf, p), Fix: "commit it, or fix spec.helm.valueFiles"}
+		}
+		if err != nil {
+			return nil, err
+		}
+		m, err := common.ReadValues(data)
+		if err != nil {
+			return nil, &ChartError{Chart: dir, Problem: fmt.Sprintf("values file %s: %s", p, oneLine(err.Error())), Fix: "fix its YAML"}
+		}
+		vals = loader.MergeMaps(vals, m)
+	}
+	if strings.TrimSpace(h.Values) != "" {
+		if err := CheckYAML("spec.helm.values", []byte(h.Values), fsys.opts); err != nil {
+			return nil, err
+		}
+		m, err := common.ReadValues([]byte(h.Values))
+		if err != nil {
+			return nil, &ChartError{Chart: dir, Problem: "spec.helm.values: " + oneLine(err.Error()), Fix: "write a YAML mapping"}
+		}
+		vals = loader.MergeMaps(vals, m)
+	}
+	if len(h.ValuesObject) > 0 {
+		// A copy through JSON, so that rendering never changes the App.
+		js, err := json.Marshal(h.ValuesObject)
+		if err != nil {
+			return nil, &ChartError{Chart: dir, Problem: "spec.helm.valuesObject: " + err.Error(), Fix: "write a YAML mapping"}
+		}
+		m, err := common.ReadValues(js)
+		if err != nil {
+			return nil, &ChartError{Chart: dir, Problem: "spec.helm.valuesObject: " + err.Error(), Fix: "write a YAML mapping"}
+		}
+		vals = loader.MergeMaps(vals, m)
+	}
+	for _, p := range h.Parameters {
+		set := strvals.ParseInto
+		if p.ForceString {
+			set = strvals.ParseIntoString
+		}
+		if err := set(p.Name+"="+setValue(p.Value), vals); err != nil {
+			return nil, &ChartError{Chart: dir, Problem: fmt.Sprintf("spec.helm.parameters %q: %s", p.Name, err), Fix: "write a dotted key such as image.tag"}
+		}
+	}
+	return vals, nil
+}
+
+// setValue escapes a parameter value for `--set` syntax, as Argo CD does:
+// commas are literal unless the value is a {a,b} list.
+func setValue(v string) string {
+	if strings.HasPrefix(v, "{") && strings.HasSuffix(v, "}") {
+		return v
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), ",", `\,`)
+}
+
+// ValuesFilePath resolves a spec.helm.valueFiles entry of the chart in dir
+// to a repository path: relative to the chart folder, or to the repository
+// root when it starts with "/". A URL or a path that leaves the
+// repository is an error.
+func ValuesFilePath(dir, vf string) (string, error) {
+	switch {
+	case strings.TrimSpace(vf) == "":
+		return "", errors.New("a values file is empty")
+	case remote(vf):
+		return "", fmt.Errorf("values file %q is a remote location; kdrift never fetches from the network while rendering", redact.Text(vf))
+	}
+	p := path.Join(dir, vf)
+	if strings.HasPrefix(vf, "/") {
+		p = path.Clean(strings.TrimPrefix(vf, "/"))
+	}
+	if p == ".." || strings.HasPrefix(p, "../") || !fs.ValidPath(p) {
+		return "", fmt.Errorf("values file %q is outside the repository", vf)
+	}
+	return p, nil
+}
+
+// capabilities is .Capabilities: Helm's defaults (every built-in API
+// version) with the Kubernetes version of the client-go kdrift is built
+// with, as `helm template` does; kdrift renders before it reaches a
+// cluster and asks it nothing.
+func capabilities() *common.Capabilities {
+	caps := common.DefaultCapabilities.Copy()
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range info.Deps {
+			if m.Path != "k8s.io/client-go" {
+				continue
+			}
+			// client-go v0.N.x goes with Kubernetes 1.N.
+			parts := strings.Split(strings.TrimPrefix(m.Version, "v"), ".")
+			if len(parts) >= 2 && parts[0] == "0" {
+				if kv, err := common.ParseKubeVersion("v1." + parts[1] + ".0"); err == nil {
+					caps.KubeVersion = *kv
+				}
+			}
+		}
+	}
+	return caps
+}

@@ -1,0 +1,3 @@
+{{- define "cache.name" -}}
+{{ .Release.Name }}-cache
+{{- end -}}
