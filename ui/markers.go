@@ -103,6 +103,7 @@ var classStyles = map[status.OwnerClass]func(*Styles) lipgloss.Style{
 	status.OwnerPerson:     func(st *Styles) lipgloss.Style { return st.Warn },
 	status.OwnerController: func(st *Styles) lipgloss.Style { return st.Info },
 	status.OwnerKdrift:     func(st *Styles) lipgloss.Style { return st.Good },
+	status.OwnerGitOps:     func(st *Styles) lipgloss.Style { return st.Good },
 	status.OwnerDefaulted:  func(st *Styles) lipgloss.Style { return st.Muted },
 }
 

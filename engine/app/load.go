@@ -31,14 +31,31 @@ type Invalid struct {
 	Err error
 }
 
-// Find returns the valid App named name.
+// Find returns the valid App named name. An Argo CD Application or Flux
+// Kustomization answers to its App name and to NAMESPACE/NAME.
 func (r LoadResult) Find(name string) (App, bool) {
 	for _, a := range r.Apps {
 		if a.Metadata.Name == name {
 			return a, true
 		}
 	}
+	if strings.Contains(name, "/") {
+		for _, a := range r.Apps {
+			if a.Origin != nil && a.Origin.QualifiedName() == name {
+				return a, true
+			}
+		}
+	}
 	return App{}, false
+}
+
+// Canonical is the App name that name (an App name or NAMESPACE/NAME)
+// stands for; name itself when no App answers to it.
+func (r LoadResult) Canonical(name string) string {
+	if a, ok := r.Find(name); ok {
+		return a.Metadata.Name
+	}
+	return name
 }
 
 // FindInvalid returns the first invalid entry named name.

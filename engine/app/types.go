@@ -26,6 +26,11 @@ type App struct {
 	// File is the App file's path relative to the repository root; it is
 	// not part of the document.
 	File string `json:"-"`
+
+	// Origin is set when the App is another GitOps engine's declaration
+	// (an Argo CD Application or a Flux Kustomization) that kdrift
+	// discovered; nil for a kdrift App. It is not part of the document.
+	Origin *Origin `json:"-"`
 }
 
 // Metadata names an App and carries labels that selectors match.
@@ -110,6 +115,10 @@ type IgnoreRule struct {
 	Namespace             string   `json:"namespace,omitempty"`
 	JSONPointers          []string `json:"jsonPointers,omitempty"`
 	ManagedFieldsManagers []string `json:"managedFieldsManagers,omitempty"`
+	// JQPathExpressions are jq path expressions (as Argo CD writes them,
+	// such as .spec.template.spec.containers[] | select(.name == "app") | .image)
+	// whose paths in the object are ignored.
+	JQPathExpressions []string `json:"jqPathExpressions,omitempty"`
 }
 
 // Freeze stops self-heal and prune, with an audited reason.

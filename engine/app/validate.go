@@ -38,8 +38,13 @@ func Validate(a App, fsys fs.FS) []error {
 	}
 	for i, rule := range a.Spec.IgnoreDifferences {
 		field := fmt.Sprintf("spec.ignoreDifferences[%d]", i)
-		if len(rule.JSONPointers) == 0 && len(rule.ManagedFieldsManagers) == 0 {
-			errs = append(errs, mk(field, "ignores nothing", "give jsonPointers or managedFieldsManagers"))
+		if len(rule.JSONPointers) == 0 && len(rule.ManagedFieldsManagers) == 0 && len(rule.JQPathExpressions) == 0 {
+			errs = append(errs, mk(field, "ignores nothing", "give jsonPointers, managedFieldsManagers or jqPathExpressions"))
+		}
+		for j, q := range rule.JQPathExpressions {
+			if err := CheckJQPath(q); err != nil {
+				errs = append(errs, mk(fmt.Sprintf("%s.jqPathExpressions[%d]", field, j), err.Error(), "write a jq path expression such as .spec.replicas"))
+			}
 		}
 		for j, p := range rule.JSONPointers {
 			if err := CheckJSONPointer(p); err != nil {

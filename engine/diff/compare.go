@@ -88,7 +88,7 @@ func Compare(in Input) status.ResourceStatus {
 	}
 	fields = append(fields, extras(in.Desired, in.Defaulted, in.Live, own, fields, opts)...)
 
-	rules := matchingRules(in.Ignore, res.Ref)
+	rules := matchingRules(ExpandJQ(in.Ignore, in.Desired, in.Live), res.Ref)
 	secret := res.Ref.Group == "" && res.Ref.Kind == "Secret"
 	for i := range fields {
 		f := &fields[i]

@@ -54,8 +54,13 @@ func cleanMeta(md map[string]any, opts Options) {
 			delete(md, "annotations")
 		}
 	}
-	if l, ok := md["labels"].(map[string]any); ok && len(l) == 0 {
-		delete(md, "labels")
+	if l, ok := md["labels"].(map[string]any); ok {
+		for _, k := range opts.IgnoredLabels {
+			delete(l, k)
+		}
+		if len(l) == 0 {
+			delete(md, "labels")
+		}
 	}
 }
 
@@ -85,6 +90,11 @@ func bookkeeping(ptr string, opts Options) bool {
 	}
 	for _, a := range opts.IgnoredAnnotations {
 		if underPointer(ptr, join("/metadata/annotations", a)) || underPointer(ptr, join("/spec/template/metadata/annotations", a)) {
+			return true
+		}
+	}
+	for _, l := range opts.IgnoredLabels {
+		if underPointer(ptr, join("/metadata/labels", l)) {
 			return true
 		}
 	}

@@ -57,6 +57,10 @@ type Options struct {
 	// PersonManagers are further exact manager names counted as people,
 	// such as values people pass to --field-manager (k9s, Lens, ...).
 	PersonManagers []string
+	// GitOpsManagers are other GitOps engines' field managers: what they
+	// own is never drift. Default: argocd-controller,
+	// argocd-application-controller, kustomize-controller, helm.
+	GitOpsManagers []string
 	// IgnoredAnnotations are annotations the apiserver or tools add that
 	// are bookkeeping, never drift; they are removed from metadata and
 	// from pod template metadata before comparing. Default:
@@ -65,6 +69,13 @@ type Options struct {
 	// kubectl.kubernetes.io/restartedAt (a rollout restart, which healing
 	// would only turn into a second restart).
 	IgnoredAnnotations []string
+	// IgnoredLabels are labels other tools add for their own tracking;
+	// they are removed like IgnoredAnnotations. Default: Flux's
+	// kustomize.toolkit.fluxcd.io/name and /namespace. (Argo CD's
+	// app.kubernetes.io/instance is often declared in Git, so it is
+	// compared; written by Argo CD it is owned by a GitOps manager and so
+	// not drift.)
+	IgnoredLabels []string
 	// IgnoredMetadata are metadata fields that are bookkeeping. Default:
 	// resourceVersion, generation, uid, creationTimestamp, managedFields,
 	// selfLink, deletionTimestamp, deletionGracePeriodSeconds.
@@ -76,10 +87,18 @@ func DefaultOptions() Options {
 	return Options{
 		KdriftManagers: []string{"kdrift", "kdrift-handover"},
 		PersonPrefixes: []string{"kubectl"},
+		GitOpsManagers: []string{"argocd-controller", "argocd-application-controller", "kustomize-controller", "helm"},
 		IgnoredAnnotations: []string{
 			"deployment.kubernetes.io/revision",
 			"kubectl.kubernetes.io/last-applied-configuration",
 			"kubectl.kubernetes.io/restartedAt",
+			// Argo CD's resource tracking, never drift.
+			"argocd.argoproj.io/tracking-id",
+		},
+		IgnoredLabels: []string{
+			// Flux's resource tracking, never drift.
+			"kustomize.toolkit.fluxcd.io/name",
+			"kustomize.toolkit.fluxcd.io/namespace",
 		},
 		IgnoredMetadata: []string{
 			"resourceVersion", "generation", "uid", "creationTimestamp",
@@ -100,6 +119,11 @@ func (o Options) Classify(manager string) status.OwnerClass {
 			return status.OwnerPerson
 		}
 	}
+	for _, m := range o.GitOpsManagers {
+		if manager == m {
+			return status.OwnerGitOps
+		}
+	}
 	for _, p := range o.PersonPrefixes {
 		if strings.HasPrefix(manager, p) {
 			return status.OwnerPerson
@@ -109,7 +133,8 @@ func (o Options) Classify(manager string) status.OwnerClass {
 }
 
 // TopClass is the class that matters most among owners: person before
-// controller before kdrift; defaulted when there are none.
+// controller before another GitOps engine before kdrift; defaulted when
+// there are none.
 func TopClass(owners []status.Owner) status.OwnerClass {
 	best := status.OwnerDefaulted
 	for _, o := range owners {

@@ -149,9 +149,9 @@ func (w *FieldWriter) sortObjects() {
 	w.Objects, w.Refs = objs, refs
 }
 
-// IsGit reports whether a class writes what Git says (kdrift, or another
-// GitOps engine once it has a class of its own).
-func IsGit(c status.OwnerClass) bool { return c == status.OwnerKdrift }
+// IsGit reports whether a class writes what Git says: kdrift, or another
+// GitOps engine.
+func IsGit(c status.OwnerClass) bool { return c == status.OwnerKdrift || c == status.OwnerGitOps }
 
 // Label is the writer as one word: its manager, or "defaulted".
 func (w FieldWriter) Label() string {
@@ -327,7 +327,7 @@ func (k *kindAcc) finish(opts OwnerMapOptions) OwnerKind {
 	infos := make([]objInfo, len(k.objs))
 	for i, o := range k.objs {
 		ref := status.ObjectRef{Group: k.group, Kind: k.kind, Namespace: o.Live.GetNamespace(), Name: o.Live.GetName()}
-		infos[i] = objInfo{name: objectName(o), rules: matchingRules(o.Ignore, ref)}
+		infos[i] = objInfo{name: objectName(o), rules: matchingRules(ExpandJQ(o.Ignore, o.Live), ref)}
 		for _, f := range o.Fights {
 			if f.Ref.Kind == k.kind && f.Ref.Group == k.group && f.Ref.Namespace == ref.Namespace && f.Ref.Name == ref.Name {
 				infos[i].fights = append(infos[i].fights, f)

@@ -35,6 +35,8 @@ type passOptions struct {
 	dryRun          bool
 	// confirmPrune lets prune delete a large share of the app's objects.
 	confirmPrune bool
+	// allowOwned lets a sync apply an app another GitOps engine owns.
+	allowOwned bool
 }
 
 // pass is one reconcile of one app. Its phases fill it in order; finish

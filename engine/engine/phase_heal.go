@@ -9,6 +9,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/apply"
+	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/fight"
 	"kdrift.dev/kdrift/engine/status"
 )
@@ -22,6 +23,11 @@ func (p *pass) mayHeal() bool {
 	}
 	if p.app.Spec.Freeze.ActiveAt(p.now) && !p.opts.allowFrozen {
 		return false
+	}
+	if p.app.Origin != nil {
+		// Another GitOps engine heals it: two healers would fight. Only
+		// a person's sync that named the owner applies.
+		return p.opts.force && p.opts.allowOwned
 	}
 	return p.opts.force || p.app.Spec.SyncPolicy.SelfHeal
 }
@@ -172,7 +178,7 @@ func (p *pass) healItems() []healItem {
 			}
 		case status.ResourceSynced, status.ResourceIgnored:
 			if lv != nil {
-				if need, err := apply.NeedsRelease(lv, p.app.Spec.IgnoreDifferences); err == nil && need {
+				if need, err := apply.NeedsRelease(lv, diff.ExpandJQ(p.app.Spec.IgnoreDifferences, d, lv)); err == nil && need {
 					out = append(out, it)
 				}
 			}
@@ -187,7 +193,7 @@ func (p *pass) healObject(ctx context.Context, it healItem) error {
 	if it.live != nil {
 		it.live = it.live.DeepCopy() // the pass's live objects may be an informer cache's
 	}
-	rules := p.app.Spec.IgnoreDifferences
+	rules := diff.ExpandJQ(p.app.Spec.IgnoreDifferences, it.desired, it.live)
 	if len(it.fighting) > 0 {
 		rules = append(append([]app.IgnoreRule(nil), rules...), app.IgnoreRule{
 			Group: it.res.Ref.Group, Kind: it.res.Ref.Kind, Namespace: it.res.Ref.Namespace, Name: it.res.Ref.Name, JSONPointers: it.fighting,

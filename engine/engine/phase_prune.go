@@ -42,7 +42,9 @@ func (e *PruneRefusedError) Error() string {
 // App's syncPolicy.prune in the background, --prune on a sync) and the app
 // must not be frozen.
 func (p *pass) mayPrune() bool {
-	if !p.opts.prune || !p.mayWrite() || p.app.Spec.Freeze.ActiveAt(p.now) {
+	if !p.opts.prune || !p.mayWrite() || p.app.Spec.Freeze.ActiveAt(p.now) || p.app.Origin != nil {
+		// An owned app's objects are its owner's to delete; kdrift does
+		// not track them, so it could not tell which left Git anyway.
 		return false
 	}
 	return p.opts.force || p.app.Spec.SyncPolicy.Prune

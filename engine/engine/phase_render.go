@@ -40,7 +40,12 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 	}
 	p.desired = make([]*unstructured.Unstructured, 0, len(objs))
 	for _, o := range objs {
-		t := apply.Track(o, p.name, p.e.repoID)
+		t := o
+		if p.app.Origin == nil {
+			// An owned app's objects carry its owner's tracking, not
+			// kdrift's: kdrift compares them and never adopts them.
+			t = apply.Track(o, p.name, p.e.repoID)
+		}
 		p.defaultNamespace(ctx, t, ns)
 		p.desired = append(p.desired, t)
 	}

@@ -161,6 +161,7 @@ func (p *pass) phaseSource() bool {
 	p.status.File, p.status.Path, p.status.Destination = a.File, a.Spec.Path, a.Spec.Destination
 	p.status.Prune = a.Spec.SyncPolicy.Prune
 	p.status.Freeze = a.Spec.Freeze
+	p.status.Owner, p.status.OwnerFile = a.Origin.Owner(), a.Origin.Where()
 	switch {
 	case a.Spec.Freeze.ActiveAt(p.now):
 		p.status.SelfHeal = status.SelfHealFrozen

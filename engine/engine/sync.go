@@ -39,6 +39,26 @@ type SyncOptions struct {
 	// ConfirmPrune lets Prune delete more than apply.MaxPruneShare of the
 	// app's objects, or all of them; the person confirmed.
 	ConfirmPrune bool
+	// AllowOwned syncs an app another GitOps engine owns (an Argo CD
+	// Application, a Flux Kustomization); the person was told the owner
+	// and confirmed. Without it such a sync is an *OwnedError.
+	AllowOwned bool
+}
+
+// OwnedError is a sync refused because another GitOps engine owns the
+// app: kdrift applying it would make two healers. The person confirms
+// with the owner named (SyncOptions.AllowOwned).
+type OwnedError struct {
+	App string
+	// Owner is the declaration: "Argo CD Application argocd/guestbook".
+	Owner string
+	// Where is the declaration's file, or the app that generates it.
+	Where string
+}
+
+// Error names the app and its owner and says how to go ahead.
+func (e *OwnedError) Error() string {
+	return fmt.Sprintf("app %s is owned by %s (%s), which heals it: kdrift compares it but does not apply it on its own; to apply Git now anyway, confirm with `kdrift sync %s --owned` (the owner may put back its own revision); to stop the owner healing, `kdrift freeze %s` writes into its declaration; nothing was applied", e.App, e.Owner, e.Where, e.App, e.App)
 }
 
 // ObjectResult is what a sync did, or would do, to one object.
@@ -145,6 +165,9 @@ func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncR
 	if err := e.loadHead(ctx, true); err != nil {
 		return SyncResult{App: name}, err
 	}
+	e.mu.Lock()
+	name = e.apps.Canonical(name)
+	e.mu.Unlock()
 	if !e.known(name) {
 		return SyncResult{App: name}, e.unknownApp(name)
 	}
@@ -161,7 +184,10 @@ func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncR
 		f := a.Spec.Freeze
 		return SyncResult{App: name}, fmt.Errorf("app %s: %w by %s since %s: %s; sync anyway only if the incident allows it", name, ErrFrozen, f.By, f.At.Format("2006-01-02 15:04 MST"), f.Reason)
 	}
-	res := e.reconcileApp(ctx, name, passOptions{heal: true, force: true, prune: opts.Prune, confirmPrune: opts.ConfirmPrune, allowFrozen: opts.AllowFrozen || opts.DryRun, overwriteFrozen: opts.AllowFrozen, dryRun: opts.DryRun})
+	if valid && a.Origin != nil && !opts.AllowOwned && !opts.DryRun {
+		return SyncResult{App: name}, &OwnedError{App: name, Owner: a.Origin.Owner(), Where: a.Origin.Where()}
+	}
+	res := e.reconcileApp(ctx, name, passOptions{heal: true, force: true, prune: opts.Prune, confirmPrune: opts.ConfirmPrune, allowFrozen: opts.AllowFrozen || opts.DryRun, overwriteFrozen: opts.AllowFrozen, dryRun: opts.DryRun, allowOwned: opts.AllowOwned || opts.DryRun})
 	if res.Err != "" {
 		if res.Cause != nil {
 			return res, fmt.Errorf("app %s: %w", name, res.Cause)

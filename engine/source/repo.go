@@ -23,6 +23,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
 	"kdrift.dev/kdrift/engine/redact"
+	"kdrift.dev/kdrift/engine/render"
 )
 
 // RemoteName is the name of the remote in a cache clone.
@@ -92,6 +93,9 @@ const keptSnapshots = 4
 type handle struct {
 	mu   sync.Mutex
 	repo *git.Repository
+
+	discOnce sync.Once
+	disc     *render.Renderer // see discoverRenderer
 }
 
 // Open opens the repository named by opts.Location. A remote repository is

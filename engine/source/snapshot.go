@@ -49,10 +49,13 @@ func newSnapshot(h *handle, commit string, root *object.Tree) *Snapshot {
 // Commit is the hash of the commit the Snapshot shows.
 func (s *Snapshot) Commit() string { return s.commit }
 
-// Apps loads and validates the Apps declared in the commit's .kdrift folder,
-// once per Snapshot.
+// Apps loads and validates the Apps declared in the commit's .kdrift
+// folder, and the Argo CD Applications and Flux Kustomizations of the
+// tree that read this repository (app.Discover), once per Snapshot.
 func (s *Snapshot) Apps() app.LoadResult {
-	s.appsOnce.Do(func() { s.apps = app.Load(s, ".") })
+	s.appsOnce.Do(func() {
+		s.apps = app.Discover(s, app.DiscoverOptions{SameRepo: s.h.sameRepo(), Renderer: s.h.discoverRenderer()})
+	})
 	return s.apps
 }
 

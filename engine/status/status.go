@@ -78,12 +78,15 @@ const (
 	OwnerDefaulted OwnerClass = "defaulted"
 	// OwnerKdrift is kdrift itself.
 	OwnerKdrift OwnerClass = "kdrift"
+	// OwnerGitOps is another GitOps engine (Argo CD, Flux, Helm): it
+	// writes what Git says, so what it owns is never drift.
+	OwnerGitOps OwnerClass = "gitops"
 )
 
 // ownerClasses is every OwnerClass, the one that matters most first: a new
 // class goes here, at its rank (a test fails while it is missing here or
 // from the UI's styles).
-var ownerClasses = []OwnerClass{OwnerPerson, OwnerController, OwnerKdrift, OwnerDefaulted}
+var ownerClasses = []OwnerClass{OwnerPerson, OwnerController, OwnerGitOps, OwnerKdrift, OwnerDefaulted}
 
 // OwnerClasses is every owner class, the one that matters most first.
 func OwnerClasses() []OwnerClass { return append([]OwnerClass(nil), ownerClasses...) }
@@ -229,6 +232,14 @@ type AppStatus struct {
 	// it stops healing at once, while the rest of that commit is not
 	// applied until the upstream has it.
 	LocalFreeze bool `json:"localFreeze,omitempty"`
+	// Owner is the GitOps engine's declaration that owns the app ("Argo
+	// CD Application argocd/guestbook"); empty for a kdrift App. kdrift
+	// never heals or prunes an owned app: SelfHeal and Prune are the
+	// owner's settings, shown.
+	Owner string `json:"owner,omitempty"`
+	// OwnerFile is where the owner's declaration is: its file, or the
+	// app whose render generates it.
+	OwnerFile string `json:"ownerFile,omitempty"`
 }
 
 // DriftedObjects counts the resources that are not Synced or Ignored
@@ -269,5 +280,5 @@ func (r Resource) Neutral() bool {
 // ignored, and either a declared field that differs or an extra field a
 // person owns. Controller-owned extra fields are shown, not drift.
 func (f FieldChange) IsDrift() bool {
-	return !f.Ignored && (!f.Extra || f.Class == OwnerPerson)
+	return !f.Ignored && f.Class != OwnerGitOps && (!f.Extra || f.Class == OwnerPerson)
 }

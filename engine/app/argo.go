@@ -1,0 +1,261 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	yaml3 "gopkg.in/yaml.v3"
+)
+
+// ArgoAPIVersion is the apiVersion of Argo CD Applications.
+const ArgoAPIVersion = "argoproj.io/v1alpha1"
+
+// ArgoNamespace is the namespace an Application that names none lives in:
+// Argo CD's own.
+const ArgoNamespace = "argocd"
+
+// InClusterServer is the destination server Argo CD calls its own
+// cluster; kdrift reads it as the current kubeconfig context.
+const InClusterServer = "https://kubernetes.default.svc"
+
+// argoApplication is the part of an Application kdrift reads.
+type argoApplication struct {
+	Metadata struct {
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Spec struct {
+		Project     string         `json:"project"`
+		Source      map[string]any `json:"source"`
+		Sources     []any          `json:"sources"`
+		Destination struct {
+			Server    string `json:"server"`
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"destination"`
+		SyncPolicy *struct {
+			Automated *struct {
+				Enabled  *bool `json:"enabled"`
+				SelfHeal bool  `json:"selfHeal"`
+				Prune    bool  `json:"prune"`
+			} `json:"automated"`
+		} `json:"syncPolicy"`
+		IgnoreDifferences []IgnoreRule `json:"ignoreDifferences"`
+	} `json:"spec"`
+}
+
+// argoHelmFields are the source.helm fields kdrift maps into Spec.Helm;
+// the rest change the output in ways kdrift does not follow.
+var argoHelmFields = map[string]bool{"releaseName": true, "valueFiles": true, "values": true, "valuesObject": true, "parameters": true, "version": true, "passCredentials": true, "ignoreMissingValueFiles": false}
+
+// argoKustomizeFields are the source.kustomize fields that change nothing
+// kdrift renders.
+var argoKustomizeFields = map[string]bool{"version": true}
+
+// argoDirectoryFields are the source.directory fields kdrift maps.
+var argoDirectoryFields = map[string]bool{"recurse": true}
+
+// argoApp maps one Application document into an App, or says what kdrift
+// cannot follow in it.
+func argoApp(fsys fs.FS, body *yaml3.Node, file string, doc, line int, generatedBy, from string, sameRepo func(string) bool) found {
+	ns, name := metaOf(body, ArgoNamespace)
+	f := found{kind: "Application", ns: ns, name: name}
+	origin := &Origin{Engine: EngineArgoCD, Kind: "Application", Namespace: ns, Name: name, File: file, Doc: doc, GeneratedBy: generatedBy, GeneratedFrom: from}
+	shown := file
+	if file == "" {
+		shown = origin.Where()
+	}
+	bad := func(field, problem, fix string) found {
+		f.invalid = &Invalid{Name: name, File: shown, Err: &Error{File: shown, Doc: doc, Line: line, App: name, Field: field,
+			Problem: problem, Fix: fix}}
+		return f
+	}
+	if name == "" {
+		return bad("metadata.name", "is missing", "name the Application")
+	}
+	var a argoApplication
+	if err := decodeNode(body, &a); err != nil {
+		return bad("", "cannot be read as an Argo CD Application: "+err.Error(), "fix the document")
+	}
+	s := a.Spec
+	switch {
+	case len(s.Sources) > 0:
+		return bad("spec.sources", "several sources are not supported (kdrift renders one path of this repository)", "use spec.source, or declare the app in "+Dir+"/")
+	case s.Source == nil:
+		return bad("spec.source", "is missing", "give spec.source with repoURL and path")
+	}
+	repoURL, _ := s.Source["repoURL"].(string)
+	if sameRepo == nil || !sameRepo(repoURL) {
+		return bad("spec.source.repoURL", "names another repository, which kdrift does not read (it renders this repository only)", "open kdrift on that repository")
+	}
+	if c, _ := s.Source["chart"].(string); c != "" {
+		return bad("spec.source.chart", fmt.Sprintf("chart %q comes from a Helm repository, which kdrift never fetches", c), "vendor the chart into this repository and point spec.source.path at it")
+	}
+	if _, ok := s.Source["plugin"]; ok {
+		return bad("spec.source.plugin", "config management plugins run programs, which kdrift never does", "render the manifests into the repository, or declare the app in "+Dir+"/")
+	}
+	p, _ := s.Source["path"].(string)
+	if strings.TrimSpace(p) == "" {
+		return bad("spec.source.path", "is missing", "give the folder to render")
+	}
+	out := App{APIVersion: APIVersion, Kind: Kind, File: file, Origin: origin}
+	out.Metadata.Name = name
+	out.Spec.Path = path.Clean(strings.TrimPrefix(p, "/"))
+	if err := checkPath(out.Spec.Path, fsys); err != nil {
+		return bad("spec.source.path", err.problem, err.fix)
+	}
+	if h, ok := s.Source["helm"].(map[string]any); ok {
+		if field := unknownKey(h, argoHelmFields); field != "" {
+			return bad("spec.source.helm."+field, "is not supported by kdrift", "remove it, or declare the app in "+Dir+"/")
+		}
+		var helm Helm
+		if err := remarshal(h, &helm); err != nil {
+			return bad("spec.source.helm", "cannot be read: "+err.Error(), "fix the helm source")
+		}
+		out.Spec.Helm = &helm
+	}
+	if k, ok := s.Source["kustomize"].(map[string]any); ok {
+		if field := unknownKey(k, argoKustomizeFields); field != "" {
+			return bad("spec.source.kustomize."+field, "Argo CD's kustomize overrides are not applied by kdrift (it builds the kustomization as written)", "move "+field+" into the kustomization.yaml of "+out.Spec.Path)
+		}
+	}
+	if dir, ok := s.Source["directory"].(map[string]any); ok {
+		if _, jsonnet := dir["jsonnet"]; jsonnet {
+			return bad("spec.source.directory.jsonnet", "jsonnet is not supported", "render the manifests into the repository, or declare the app in "+Dir+"/")
+		}
+		if field := unknownKey(dir, argoDirectoryFields); field != "" {
+			return bad("spec.source.directory."+field, "is not supported by kdrift (it reads every YAML file of the folder)", "remove it, or split the folder")
+		}
+	}
+	if scalar(lookupPath(body, "spec.source.directory.recurse")) != "true" && !built(fsys, out.Spec.Path) {
+		if sub := yamlBelow(fsys, out.Spec.Path); sub != "" {
+			return bad("spec.source.directory.recurse", fmt.Sprintf("is off, but kdrift reads plain folders with their subfolders, and %s would be read too", sub), "set directory.recurse: true, or move the subfolder out of "+out.Spec.Path)
+		}
+	}
+	switch d := s.Destination; {
+	case d.Name == "in-cluster" || (d.Name == "" && strings.TrimRight(d.Server, "/") == InClusterServer) || (d.Name == "" && d.Server == ""):
+	case d.Name != "":
+		out.Spec.Destination.Context = d.Name
+	default:
+		return bad("spec.destination.server", fmt.Sprintf("server %q is not the in-cluster one; kdrift reaches clusters through kubeconfig contexts", d.Server), "set spec.destination.name to the kubeconfig context name of that cluster")
+	}
+	out.Spec.Destination.Namespace = s.Destination.Namespace
+	if sp := s.SyncPolicy; sp != nil && sp.Automated != nil && (sp.Automated.Enabled == nil || *sp.Automated.Enabled) {
+		out.Spec.SyncPolicy.SelfHeal = sp.Automated.SelfHeal
+		out.Spec.SyncPolicy.Prune = sp.Automated.Prune
+	}
+	origin.Heals = out.Spec.SyncPolicy.SelfHeal
+	origin.SkipReconcile = a.Metadata.Annotations["argocd.argoproj.io/skip-reconcile"] == "true"
+	out.Spec.IgnoreDifferences = s.IgnoreDifferences
+	fr, err := freezeOf(a.Metadata.Annotations)
+	if err != nil {
+		return bad("metadata.annotations", err.Error(), "unfreeze and freeze again with kdrift")
+	}
+	out.Spec.Freeze = fr
+	if errs := checkRules(out, fsys); len(errs) > 0 {
+		f.invalid = &Invalid{Name: name, File: shown, Err: errs[0]}
+		return f
+	}
+	f.app = &out
+	return f
+}
+
+// checkRules validates an App's ignore rules and path the way Validate
+// does, without its name rules (a declaration's name is the other
+// engine's).
+func checkRules(a App, fsys fs.FS) []error {
+	var out []error
+	for _, err := range Validate(a, fsys) {
+		var e *Error
+		if errors.As(err, &e) && (e.Field == "metadata.name" || e.Field == "spec.path" || e.Field == "spec.destination.namespace") {
+			continue
+		}
+		out = append(out, err)
+	}
+	return out
+}
+
+// unknownKey is the first key of m (sorted) that allowed does not list as
+// true; "" when there is none.
+func unknownKey(m map[string]any, allowed map[string]bool) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !allowed[k] {
+			return k
+		}
+	}
+	return ""
+}
+
+// decodeNode decodes a YAML node into v through JSON, so that v's json
+// tags apply.
+func decodeNode(n *yaml3.Node, v any) error {
+	var m any
+	if err := n.Decode(&m); err != nil {
+		return err
+	}
+	return remarshal(m, v)
+}
+
+// remarshal converts a decoded YAML value into v through JSON.
+func remarshal(m any, v any) error {
+	js, err := json.Marshal(jsonable(m))
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(js, v)
+}
+
+// jsonable turns yaml.v3's map[any]any (from non-string keys) into
+// map[string]any.
+func jsonable(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = jsonable(e)
+		}
+		return out
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[fmt.Sprint(k)] = jsonable(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonable(e)
+		}
+		return out
+	}
+	return v
+}
+
+// yamlBelow is the first YAML file in a subfolder of dir; "" when none.
+func yamlBelow(fsys fs.FS, dir string) string {
+	var hit string
+	_ = fs.WalkDir(fsys, dir, func(name string, e fs.DirEntry, err error) error {
+		if err != nil || hit != "" {
+			return fs.SkipAll
+		}
+		if e.IsDir() || path.Dir(name) == path.Clean(dir) {
+			return nil
+		}
+		switch strings.ToLower(path.Ext(name)) {
+		case ".yaml", ".yml", ".json":
+			hit = name
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return hit
+}

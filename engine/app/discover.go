@@ -1,0 +1,443 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	yaml3 "gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"kdrift.dev/kdrift/engine/render"
+)
+
+// Discovery budgets: a repository is untrusted, so the walk that looks for
+// Argo CD and Flux declarations is bounded in files, bytes and rendered
+// apps, whatever the repository holds.
+const (
+	// MaxDiscoverFiles is how many YAML files discovery reads.
+	MaxDiscoverFiles = 20_000
+	// MaxDiscoverBytes is how many bytes discovery reads in all.
+	MaxDiscoverBytes = 256 << 20
+	// MaxDiscoverDepth is how deep an app-of-apps chain is followed.
+	MaxDiscoverDepth = 5
+	// MaxDiscoverRenders is how many apps discovery renders to find the
+	// declarations they generate.
+	MaxDiscoverRenders = 500
+)
+
+// Renderer renders a folder of a repository tree and says which folders
+// the render read; *render.Renderer is one.
+type Renderer interface {
+	RenderContext(ctx context.Context, tree render.Tree, dir string) ([]*unstructured.Unstructured, error)
+	Inputs(dir string) []string
+}
+
+// DiscoverOptions say which repository the tree is and how to render it.
+type DiscoverOptions struct {
+	// SameRepo reports whether a repository URL an Application or a
+	// GitRepository names is this repository (compare normalized URLs).
+	// Nil matches nothing: every Argo CD or Flux declaration is then an
+	// Error app that names another repository.
+	SameRepo func(url string) bool
+	// Renderer renders apps to find the Applications and Kustomizations
+	// they generate (app-of-apps); nil finds literal documents only.
+	Renderer Renderer
+	// Context bounds the renders; nil means context.Background.
+	Context context.Context
+}
+
+// Discover is Load plus the Argo CD Applications and Flux Kustomizations of
+// the repository tree fsys (rooted at the repository root): literal YAML
+// documents anywhere in the tree, and the ones an app's render generates
+// (app-of-apps), each an App with an Origin. A declaration kdrift cannot
+// follow (several sources, another repository, a config management
+// plugin...) is an Invalid entry that says what is unsupported; nothing is
+// dropped silently. Names are metadata.name; when two declarations share
+// one, each is named NAMESPACE/NAME (kdrift Apps keep their name).
+func Discover(fsys fs.FS, opts DiscoverOptions) LoadResult {
+	res := Load(fsys, ".")
+	if opts.Context == nil {
+		opts.Context = context.Background()
+	}
+	d := &discovery{fsys: fsys, opts: opts, repos: map[string]gitRepository{}}
+	d.walk()
+	for i := range d.found {
+		d.found[i].literal = true
+	}
+	// App-of-apps: render every app whose folder is built (kustomize or a
+	// chart) and look for declarations in the output. Plain YAML folders
+	// were read by the walk already.
+	queue := make([]parent, 0, len(res.Apps)+len(d.found))
+	for _, a := range res.Apps {
+		queue = append(queue, parent{name: a.Metadata.Name, path: a.Spec.Path})
+	}
+	for _, f := range d.found {
+		if f.app != nil {
+			queue = append(queue, parent{name: f.app.Metadata.Name, path: f.app.Spec.Path, depth: 1})
+		}
+	}
+	d.renderChildren(queue)
+	d.name(&res)
+	return res
+}
+
+// parent is an app whose render may generate declarations.
+type parent struct {
+	name, path string
+	depth      int
+}
+
+// found is one declaration: its App, or why it cannot be one.
+type found struct {
+	app     *App
+	invalid *Invalid
+	// kind, ns and name are the declaration's, for naming and
+	// collisions.
+	kind, ns, name string
+	literal        bool
+}
+
+// gitRepository is a Flux GitRepository document: its URL.
+type gitRepository struct {
+	url  string
+	file string
+}
+
+type discovery struct {
+	fsys  fs.FS
+	opts  DiscoverOptions
+	found []found
+	// repos are the Flux GitRepositories by NAMESPACE/NAME.
+	repos map[string]gitRepository
+	// kustomizations are Flux Kustomizations waiting for their
+	// GitRepository, which may come later in the walk.
+	pending []pendingKustomization
+	files   int
+	bytes   int64
+	renders int
+	// limit is the budget the walk ran into, if any.
+	limit string
+}
+
+// pendingKustomization is a Flux Kustomization read before every
+// GitRepository was.
+type pendingKustomization struct {
+	body              *yaml3.Node
+	file              string
+	doc, line         int
+	generatedBy, from string
+}
+
+// walk reads every YAML file of the tree, outside .git, .kdrift and Helm
+// charts' templates (which are not YAML until rendered), within the
+// budgets, and collects the declarations in them.
+func (d *discovery) walk() {
+	err := fs.WalkDir(d.fsys, ".", func(name string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // an unreadable folder holds nothing to discover
+		}
+		if e.IsDir() {
+			base := path.Base(name)
+			if name != "." && (base == ".git" || name == Dir) {
+				return fs.SkipDir
+			}
+			if base == "templates" {
+				if _, err := fs.Stat(d.fsys, path.Join(path.Dir(name), "Chart.yaml")); err == nil {
+					return fs.SkipDir
+				}
+			}
+			return nil
+		}
+		if !e.Type().IsRegular() {
+			return nil
+		}
+		switch strings.ToLower(path.Ext(name)) {
+		case ".yaml", ".yml":
+		default:
+			return nil
+		}
+		if d.files++; d.files > MaxDiscoverFiles {
+			d.limit = fmt.Sprintf("the repository has more than %d YAML files", MaxDiscoverFiles)
+			return fs.SkipAll
+		}
+		info, err := e.Info()
+		if err != nil || info.Size() > render.DefaultMaxFileBytes {
+			return nil // the render of the app that uses it says so
+		}
+		if d.bytes += info.Size(); d.bytes > MaxDiscoverBytes {
+			d.limit = fmt.Sprintf("the repository's YAML files hold more than %d MiB", MaxDiscoverBytes>>20)
+			return fs.SkipAll
+		}
+		data, err := fs.ReadFile(d.fsys, name)
+		if err != nil {
+			return nil
+		}
+		d.scanFile(name, data)
+		return nil
+	})
+	if err != nil && d.limit == "" {
+		d.limit = err.Error()
+	}
+	d.resolvePending()
+}
+
+// scanFile looks for declarations in one file. A file that fails the YAML
+// guard or does not parse is skipped: it is some app's content, and that
+// app's render reports it.
+func (d *discovery) scanFile(file string, data []byte) {
+	if !mayDeclare(data) {
+		return
+	}
+	if err := render.CheckYAML(file, data, render.DefaultOptions()); err != nil {
+		return
+	}
+	docs, serr := splitDocuments(data)
+	if serr != nil {
+		return
+	}
+	for i, doc := range docs {
+		var root yaml3.Node
+		if yaml3.Unmarshal(doc.raw, &root) != nil || len(root.Content) == 0 {
+			continue
+		}
+		body := root.Content[0]
+		if body.Kind != yaml3.MappingNode {
+			continue
+		}
+		d.declaration(body, file, i+1, doc.line, "", "")
+	}
+}
+
+// mayDeclare is a cheap test that a file can hold a declaration.
+func mayDeclare(data []byte) bool {
+	s := string(data)
+	return strings.Contains(s, "argoproj.io") || strings.Contains(s, "toolkit.fluxcd.io")
+}
+
+// declaration turns one document into a found declaration when it is one.
+func (d *discovery) declaration(body *yaml3.Node, file string, doc, line int, generatedBy, from string) {
+	apiVersion, kind := scalar(lookup(body, "apiVersion")), scalar(lookup(body, "kind"))
+	switch {
+	case apiVersion == ArgoAPIVersion && kind == "Application":
+		d.found = append(d.found, argoApp(d.fsys, body, file, doc, line, generatedBy, from, d.opts.SameRepo))
+	case strings.HasPrefix(apiVersion, "source.toolkit.fluxcd.io/") && kind == "GitRepository":
+		ns, name := metaOf(body, "")
+		d.repos[ns+"/"+name] = gitRepository{url: scalar(lookupPath(body, "spec.url")), file: file}
+	case strings.HasPrefix(apiVersion, "kustomize.toolkit.fluxcd.io/") && kind == "Kustomization":
+		d.pending = append(d.pending, pendingKustomization{body: body, file: file, doc: doc, line: line, generatedBy: generatedBy, from: from})
+	}
+}
+
+// resolvePending turns the Flux Kustomizations read so far into apps, now
+// that the GitRepositories are known.
+func (d *discovery) resolvePending() {
+	for _, k := range d.pending {
+		d.found = append(d.found, fluxApp(d.fsys, k, d.repos, d.opts.SameRepo))
+	}
+	d.pending = nil
+}
+
+// renderChildren renders each parent built by kustomize or Helm and adds
+// the declarations its output holds that are not literal documents of
+// the tree, following chains up to MaxDiscoverDepth.
+func (d *discovery) renderChildren(queue []parent) {
+	tree, ok := d.fsys.(render.Tree)
+	if d.opts.Renderer == nil || !ok {
+		return
+	}
+	seen := map[string]bool{}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if seen[p.path] || p.depth > MaxDiscoverDepth || !built(d.fsys, p.path) {
+			continue
+		}
+		seen[p.path] = true
+		if d.renders++; d.renders > MaxDiscoverRenders {
+			d.limit = fmt.Sprintf("more than %d apps render further apps", MaxDiscoverRenders)
+			return
+		}
+		objs, err := d.opts.Renderer.RenderContext(d.opts.Context, tree, p.path)
+		if err != nil {
+			continue // the app's own status shows its render error
+		}
+		d.dropBases(p.path, objs)
+		before := len(d.found)
+		for i, o := range objs {
+			if !isDeclaration(o) || d.literal(o) {
+				continue
+			}
+			var node yaml3.Node
+			if err := node.Encode(o.Object); err != nil {
+				continue
+			}
+			d.declaration(&node, "", i+1, 0, p.name, p.path)
+		}
+		d.resolvePending()
+		for _, f := range d.found[before:] {
+			if f.app != nil {
+				queue = append(queue, parent{name: f.app.Metadata.Name, path: f.app.Spec.Path, depth: p.depth + 1})
+			}
+		}
+	}
+}
+
+// dropBases forgets literal declarations that are inputs of the render of
+// dir but do not come out of it as they are: a kustomize base that the
+// overlay renames or a chart's file is not a declaration of its own; what
+// the render yields is.
+func (d *discovery) dropBases(dir string, objs []*unstructured.Unstructured) {
+	inputs := map[string]bool{}
+	for _, in := range d.opts.Renderer.Inputs(dir) {
+		inputs[in] = true
+	}
+	out := map[string]bool{}
+	for _, o := range objs {
+		out[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = true
+		out[o.GetKind()+"//"+o.GetName()] = true
+	}
+	kept := d.found[:0]
+	for _, f := range d.found {
+		file := ""
+		if f.app != nil {
+			file = f.app.Origin.File
+		} else if f.literal {
+			file = f.invalid.File
+		}
+		if f.literal && file != "" && inputs[path.Dir(file)] && !out[f.kind+"/"+f.ns+"/"+f.name] && !out[f.kind+"//"+f.name] {
+			continue
+		}
+		kept = append(kept, f)
+	}
+	d.found = kept
+}
+
+// built reports whether dir is rendered by a builder (a kustomization or a
+// chart) rather than read as plain YAML, which the walk saw already.
+func built(fsys fs.FS, dir string) bool {
+	for _, n := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization", "Chart.yaml"} {
+		if _, err := fs.Stat(fsys, path.Join(dir, n)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// isDeclaration reports whether a rendered object is an Application, a
+// Kustomization or a GitRepository of Flux.
+func isDeclaration(o *unstructured.Unstructured) bool {
+	gvk := o.GroupVersionKind()
+	switch {
+	case gvk.Group == "argoproj.io" && gvk.Kind == "Application":
+		return true
+	case gvk.Group == "kustomize.toolkit.fluxcd.io" && gvk.Kind == "Kustomization":
+		return true
+	case gvk.Group == "source.toolkit.fluxcd.io" && gvk.Kind == "GitRepository":
+		return true
+	}
+	return false
+}
+
+// literal reports whether a rendered declaration is one the walk found as
+// a document of the tree, unchanged in name and namespace.
+func (d *discovery) literal(o *unstructured.Unstructured) bool {
+	ns := o.GetNamespace()
+	for _, f := range d.found {
+		if f.literal && f.name == o.GetName() && (f.ns == ns || ns == "") && f.kind == o.GetKind() {
+			return true
+		}
+	}
+	return false
+}
+
+// name gives every declaration its App name, adds them to res and sorts
+// it again: metadata.name, or NAMESPACE/NAME for every declaration whose
+// metadata.name another declaration or a kdrift App shares. Two
+// declarations of one NAMESPACE/NAME are both invalid.
+func (d *discovery) name(res *LoadResult) {
+	count := map[string]int{}
+	for _, a := range res.Apps {
+		count[a.Metadata.Name]++
+	}
+	for _, in := range res.Invalid {
+		if in.Name != "" {
+			count[in.Name]++
+		}
+	}
+	kdriftNames := map[string]bool{}
+	for n := range count {
+		kdriftNames[n] = true
+	}
+	qualified := map[string][]string{}
+	for _, f := range d.found {
+		count[f.name]++
+		q := f.ns + "/" + f.name
+		qualified[q] = append(qualified[q], where(f))
+	}
+	for _, f := range d.found {
+		name := f.name
+		if count[f.name] > 1 {
+			name = f.ns + "/" + f.name
+		}
+		if places := qualified[f.ns+"/"+f.name]; len(places) > 1 {
+			err := &Error{File: where(f), App: name, Field: "metadata.name",
+				Problem: fmt.Sprintf("%s is declared %d times (%s)", f.ns+"/"+f.name, len(places), strings.Join(places, ", ")),
+				Fix:     "keep one declaration of it"}
+			res.Invalid = append(res.Invalid, Invalid{Name: name, File: where(f), Err: err})
+			continue
+		}
+		if f.invalid != nil {
+			in := *f.invalid
+			in.Name = name
+			var e *Error
+			if errors.As(in.Err, &e) {
+				e.App = name
+			}
+			res.Invalid = append(res.Invalid, in)
+			continue
+		}
+		a := *f.app
+		a.Metadata.Name = name
+		res.Apps = append(res.Apps, a)
+	}
+	if d.limit != "" {
+		res.Invalid = append(res.Invalid, Invalid{File: ".", Err: &Error{File: ".", Problem: "Argo CD and Flux discovery stopped: " + d.limit, Fix: "declare the apps in " + Dir + "/ instead"}})
+	}
+	sort.SliceStable(res.Apps, func(i, j int) bool { return res.Apps[i].Metadata.Name < res.Apps[j].Metadata.Name })
+	sort.SliceStable(res.Invalid, func(i, j int) bool {
+		if res.Invalid[i].Name != res.Invalid[j].Name {
+			return res.Invalid[i].Name < res.Invalid[j].Name
+		}
+		return res.Invalid[i].File < res.Invalid[j].File
+	})
+}
+
+// where is a declaration's file, or the app that generates it.
+func where(f found) string {
+	if f.app != nil {
+		return f.app.Origin.Where()
+	}
+	return f.invalid.File
+}
+
+// scalar is a scalar node's value; "" for anything else.
+func scalar(n *yaml3.Node) string {
+	if n == nil || n.Kind != yaml3.ScalarNode {
+		return ""
+	}
+	return n.Value
+}
+
+// metaOf is a document's metadata.namespace (def when absent) and name.
+func metaOf(body *yaml3.Node, def string) (string, string) {
+	ns := scalar(lookupPath(body, "metadata.namespace"))
+	if ns == "" {
+		ns = def
+	}
+	return ns, scalar(lookupPath(body, "metadata.name"))
+}

@@ -1,0 +1,180 @@
+package app
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"time"
+)
+
+// fluxKustomization is the part of a Flux Kustomization kdrift reads.
+type fluxKustomization struct {
+	Metadata struct {
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Spec struct {
+		SourceRef struct {
+			Kind      string `json:"kind"`
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"sourceRef"`
+		Path            string         `json:"path"`
+		TargetNamespace string         `json:"targetNamespace"`
+		Prune           bool           `json:"prune"`
+		Suspend         bool           `json:"suspend"`
+		Patches         []any          `json:"patches"`
+		Images          []any          `json:"images"`
+		Ignore          any            `json:"ignore"`
+		KubeConfig      map[string]any `json:"kubeConfig"`
+		PostBuild       map[string]any `json:"postBuild"`
+		Components      []any          `json:"components"`
+		Decryption      *struct {
+			Provider  string `json:"provider"`
+			SecretRef *struct {
+				Name string `json:"name"`
+			} `json:"secretRef"`
+		} `json:"decryption"`
+	} `json:"spec"`
+}
+
+// fluxIgnoreRule is one rule of Kustomization.spec.ignore in its
+// structured form: a target and the JSON pointers Flux leaves alone.
+type fluxIgnoreRule struct {
+	Target struct {
+		Group     string `json:"group"`
+		Kind      string `json:"kind"`
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"target"`
+	JSONPointers []string `json:"jsonPointers"`
+	Paths        []string `json:"paths"`
+}
+
+// FluxSuspendReason is the annotation `flux suspend --reason` writes.
+const FluxSuspendReason = "suspend.toolkit.fluxcd.io/reason"
+
+// fluxApp maps one Kustomization into an App, or says what kdrift cannot
+// follow in it. Its sourceRef must be a GitRepository declared in the
+// repository whose URL is this repository.
+func fluxApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository, sameRepo func(string) bool) found {
+	ns, name := metaOf(k.body, "flux-system")
+	f := found{kind: "Kustomization", ns: ns, name: name}
+	origin := &Origin{Engine: EngineFlux, Kind: "Kustomization", Namespace: ns, Name: name, File: k.file, Doc: k.doc, GeneratedBy: k.generatedBy, GeneratedFrom: k.from}
+	shown := k.file
+	if shown == "" {
+		shown = origin.Where()
+	}
+	bad := func(field, problem, fix string) found {
+		f.invalid = &Invalid{Name: name, File: shown, Err: &Error{File: shown, Doc: k.doc, Line: k.line, App: name, Field: field, Problem: problem, Fix: fix}}
+		return f
+	}
+	if name == "" {
+		return bad("metadata.name", "is missing", "name the Kustomization")
+	}
+	if v := scalar(lookup(k.body, "apiVersion")); v != "kustomize.toolkit.fluxcd.io/v1" {
+		return bad("apiVersion", fmt.Sprintf("is %q; kdrift reads kustomize.toolkit.fluxcd.io/v1", v), "move the Kustomization to v1 (flux migrate)")
+	}
+	var kz fluxKustomization
+	if err := decodeNode(k.body, &kz); err != nil {
+		return bad("", "cannot be read as a Flux Kustomization: "+err.Error(), "fix the document")
+	}
+	s := kz.Spec
+	if s.SourceRef.Kind != "GitRepository" {
+		return bad("spec.sourceRef.kind", fmt.Sprintf("is %q; kdrift reads GitRepository sources only", s.SourceRef.Kind), "declare the app in "+Dir+"/")
+	}
+	refNS := s.SourceRef.Namespace
+	if refNS == "" {
+		refNS = ns
+	}
+	repo, ok := repos[refNS+"/"+s.SourceRef.Name]
+	if !ok {
+		return bad("spec.sourceRef", fmt.Sprintf("GitRepository %s/%s is not declared in this repository, so kdrift cannot tell which repository it reads", refNS, s.SourceRef.Name), "commit the GitRepository beside the Kustomization")
+	}
+	if sameRepo == nil || !sameRepo(repo.url) {
+		return bad("spec.sourceRef", fmt.Sprintf("GitRepository %s/%s (%s) names another repository, which kdrift does not read", refNS, s.SourceRef.Name, repo.file), "open kdrift on that repository")
+	}
+	for _, o := range []struct {
+		field string
+		set   bool
+	}{{"spec.patches", len(s.Patches) > 0}, {"spec.images", len(s.Images) > 0}, {"spec.components", len(s.Components) > 0}, {"spec.postBuild", len(s.PostBuild) > 0}} {
+		if o.set {
+			return bad(o.field, "is applied by Flux on top of the kustomization, which kdrift does not do", "move it into the kustomization.yaml of "+s.Path+", or declare the app in "+Dir+"/")
+		}
+	}
+	if len(s.KubeConfig) > 0 {
+		return bad("spec.kubeConfig", "names a cluster through a kubeconfig Secret; kdrift reaches clusters through kubeconfig contexts", "declare the app in "+Dir+"/ with spec.destination.context")
+	}
+	p := strings.TrimPrefix(strings.TrimSpace(s.Path), "./")
+	if p == "" {
+		p = "."
+	}
+	out := App{APIVersion: APIVersion, Kind: Kind, File: k.file, Origin: origin}
+	out.Metadata.Name = name
+	out.Spec.Path = path.Clean(strings.TrimPrefix(p, "/"))
+	if err := checkPath(out.Spec.Path, fsys); err != nil {
+		return bad("spec.path", err.problem, err.fix)
+	}
+	out.Spec.Destination.Namespace = s.TargetNamespace
+	out.Spec.SyncPolicy.SelfHeal = !s.Suspend
+	out.Spec.SyncPolicy.Prune = s.Prune
+	origin.Heals = !s.Suspend
+	origin.SuspendReason = kz.Metadata.Annotations[FluxSuspendReason]
+	if d := s.Decryption; d != nil {
+		if d.Provider != "sops" {
+			return bad("spec.decryption.provider", fmt.Sprintf("is %q; Flux and kdrift decrypt with sops only", d.Provider), "set provider: sops")
+		}
+		origin.Decryption = &Decryption{Provider: d.Provider}
+		if d.SecretRef != nil && d.SecretRef.Name != "" {
+			origin.Decryption.SecretRef = ns + "/" + d.SecretRef.Name
+		}
+	}
+	switch ig := s.Ignore.(type) {
+	case nil:
+	case []any:
+		var rules []fluxIgnoreRule
+		if err := remarshal(ig, &rules); err != nil {
+			return bad("spec.ignore", "cannot be read: "+err.Error(), "write a list of {target, jsonPointers}")
+		}
+		for _, r := range rules {
+			out.Spec.IgnoreDifferences = append(out.Spec.IgnoreDifferences, IgnoreRule{Group: r.Target.Group, Kind: r.Target.Kind, Name: r.Target.Name,
+				Namespace: r.Target.Namespace, JSONPointers: append(r.JSONPointers, r.Paths...)})
+		}
+	default:
+		return bad("spec.ignore", "is file patterns (.sourceignore form); kdrift renders every file of the path", "move the ignored files out of "+out.Spec.Path)
+	}
+	fr, err := freezeOf(kz.Metadata.Annotations)
+	if err != nil {
+		return bad("metadata.annotations", err.Error(), "unfreeze and freeze again with kdrift")
+	}
+	out.Spec.Freeze = fr
+	if errs := checkRules(out, fsys); len(errs) > 0 {
+		f.invalid = &Invalid{Name: name, File: shown, Err: errs[0]}
+		return f
+	}
+	f.app = &out
+	return f
+}
+
+// freezeOf reads a freeze kdrift wrote into a declaration's annotations;
+// nil when there is none.
+func freezeOf(ann map[string]string) (*Freeze, error) {
+	reason, ok := ann[AnnotationFreezeReason]
+	if !ok {
+		return nil, nil
+	}
+	fr := &Freeze{Reason: reason, By: ann[AnnotationFreezeBy]}
+	at, err := time.Parse(time.RFC3339, ann[AnnotationFreezeAt])
+	if err != nil {
+		return nil, fmt.Errorf("%s %q is not an RFC 3339 time", AnnotationFreezeAt, ann[AnnotationFreezeAt])
+	}
+	fr.At = at
+	if u, ok := ann[AnnotationFreezeUntil]; ok {
+		t, err := time.Parse(time.RFC3339, u)
+		if err != nil {
+			return nil, fmt.Errorf("%s %q is not an RFC 3339 time", AnnotationFreezeUntil, u)
+		}
+		fr.Until = &t
+	}
+	return fr, nil
+}
