@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -64,12 +66,15 @@ func (l *lists) get(ctx context.Context, cs *live.ClientSet, k listKey) *listEnt
 		if k.tracked {
 			opts.LabelSelector = live.TrackedSelector
 		}
-		ri := cs.Dynamic.Resource(m.Resource)
-		var list *unstructured.UnstructuredList
-		if k.namespace != "" && !k.tracked {
-			list, err = ri.Namespace(k.namespace).List(ctx, opts)
-		} else {
-			list, err = ri.List(ctx, opts)
+		list, err := listOnce(ctx, cs, m, k, opts)
+		if apierrors.IsNotFound(err) {
+			// The resource is gone although discovery (perhaps kept on
+			// disk) named it: ask discovery again, once.
+			if m, err = cs.Rediscover(ctx, k.gvk); err != nil {
+				e.err = err
+				return
+			}
+			list, err = listOnce(ctx, cs, m, k, opts)
 		}
 		if err != nil {
 			e.err = fmt.Errorf("list %s in %q (context %s): %w", k.gvk.Kind, k.namespace, cs.Context, err)
@@ -86,6 +91,37 @@ func (l *lists) get(ctx context.Context, cs *live.ClientSet, k listKey) *listEnt
 	return e
 }
 
+// prefetch starts, for a one-shot pass (no informers), every List the
+// comparison will read at once: each kind in each namespace the app
+// renders, and each kind's tracked objects. The comparisons then wait only
+// for the List they need, not for one another's.
+func (p *pass) prefetch(ctx context.Context) {
+	if p.cl.watcher != nil {
+		return
+	}
+	keys := map[listKey]bool{}
+	for _, d := range p.desired {
+		if _, ok := p.encrypted[refKey(live.RefOf(d))]; ok {
+			continue
+		}
+		gvk := d.GroupVersionKind()
+		keys[listKey{gvk: gvk, namespace: d.GetNamespace()}] = true
+		keys[listKey{gvk: gvk, tracked: true}] = true
+	}
+	for k := range keys {
+		go p.cl.lists.get(ctx, p.cl.cs, k)
+	}
+}
+
+// listOnce sends one List for k.
+func listOnce(ctx context.Context, cs *live.ClientSet, m *meta.RESTMapping, k listKey, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	ri := cs.Dynamic.Resource(m.Resource)
+	if k.namespace != "" && !k.tracked {
+		return ri.Namespace(k.namespace).List(ctx, opts)
+	}
+	return ri.List(ctx, opts)
+}
+
 // getListed reads one object through the list cache; nil when absent.
 func (c *cluster) getListed(ctx context.Context, ref status.ObjectRef) (*unstructured.Unstructured, error) {
 	e := c.lists.get(ctx, c.cs, listKey{gvk: live.GVK(ref), namespace: ref.Namespace})
@@ -98,13 +134,19 @@ func (c *cluster) getListed(ctx context.Context, ref status.ObjectRef) (*unstruc
 	return nil, nil
 }
 
-// checked says whether the cluster answered a version check recently, so
-// passes do not ask again for every app.
+// check says whether the cluster answered a version check recently, so
+// passes do not ask again for every app. The first check also loads
+// discovery, in parallel with the version request.
 func (c *cluster) check(ctx context.Context) error {
 	c.checkMu.Lock()
 	defer c.checkMu.Unlock()
 	if time.Since(c.checkedAt) < checkTTL {
 		return nil
+	}
+	if c.checkedAt.IsZero() {
+		// Its failure is the version check's to report; a kind looked up
+		// later asks again.
+		go func() { _ = c.cs.Discover(ctx) }()
 	}
 	if err := c.cs.Check(ctx); err != nil {
 		return err

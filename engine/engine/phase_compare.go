@@ -44,6 +44,7 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 		hash string
 	}
 	out := make([]one, len(p.desired))
+	p.prefetch(ctx)
 	var g errgroup.Group
 	g.SetLimit(compareParallelism)
 	for i, d := range p.desired {

@@ -18,21 +18,35 @@ import (
 // tracking metadata. A render error is the app's status, in kustomize's
 // words; so is a cluster that cannot be reached.
 func (p *pass) phaseRender(ctx context.Context) bool {
+	// The cluster is reached (version check, discovery) while Git is
+	// rendered: for a one-shot command these are round trips of their
+	// own, and neither needs the other.
+	type reached struct {
+		cl  *cluster
+		err error
+	}
+	ready := make(chan reached, 1)
+	go func() {
+		cl, err := p.e.clusterFor(p.app.Spec.Destination.Context)
+		if err == nil {
+			err = cl.check(ctx)
+		}
+		ready <- reached{cl, err}
+	}()
 	start := time.Now()
 	objs, err := p.e.renderer.RenderContext(ctx, p.snap, p.app.Spec.Path)
 	p.e.opts.Observer.Timed(PhaseRender, p.name, time.Since(start), err)
 	if err != nil {
 		return p.fail(status.SyncError, fmt.Errorf("render %s: %w", p.app.Spec.Path, err))
 	}
-	cl, err := p.e.clusterFor(p.app.Spec.Destination.Context)
-	if err != nil {
-		return p.fail(status.SyncUnknown, err)
+	r := <-ready
+	if r.cl == nil {
+		return p.fail(status.SyncUnknown, r.err)
 	}
-	p.cl = cl
-	err = cl.check(ctx)
-	p.e.reach(status.TargetCluster, cl.name, err)
-	if err != nil {
-		return p.fail(status.SyncUnknown, err)
+	p.cl = r.cl
+	p.e.reach(status.TargetCluster, r.cl.name, r.err)
+	if r.err != nil {
+		return p.fail(status.SyncUnknown, r.err)
 	}
 	ns := p.app.Spec.Destination.Namespace
 	if ns == "" {

@@ -51,6 +51,10 @@ type Options struct {
 	// fairness protects it better than a client-side trickle would.
 	QPS   float32
 	Burst int
+	// DiscoveryCacheDir, when set, keeps each apiserver's discovery in a
+	// file there between runs (see DiscoveryCacheTTL), as kubectl does:
+	// for one-shot commands, which would otherwise ask for it every run.
+	DiscoveryCacheDir string
 }
 
 // DefaultOptions returns the documented defaults.
@@ -190,7 +194,10 @@ func buildClientSet(name, server string, cfg *rest.Config, opts Options) (*Clien
 	if err != nil {
 		return nil, fmt.Errorf("context %q (%s): discovery client: %w", name, server, err)
 	}
-	cached := memory.NewMemCacheClient(disc)
+	var cached discovery.CachedDiscoveryInterface = memory.NewMemCacheClient(disc)
+	if opts.DiscoveryCacheDir != "" {
+		cached = newDiskDiscovery(cached, opts.DiscoveryCacheDir, cfg.Host)
+	}
 	return &ClientSet{
 		Context:   name,
 		Server:    server,

@@ -57,6 +57,26 @@ func (s *ClientSet) Mapping(ctx context.Context, gvk schema.GroupVersionKind) (*
 	return m, nil
 }
 
+// Rediscover forgets what discovery said (in memory and, for this
+// process, on disk) and returns the kind's mapping as the apiserver gives
+// it now: for a resource that answered 404 to a List, which a discovery
+// cache written before its CRD was removed still names.
+func (s *ClientSet) Rediscover(ctx context.Context, gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	s.mapMu.Lock()
+	s.mapper.ResetWithContext(ctx)
+	s.lastReset = time.Now()
+	s.mappings = nil
+	s.mapMu.Unlock()
+	return s.Mapping(ctx, gvk)
+}
+
+// Discover loads the mapper's discovery (from the disk cache when there is
+// one) so the first Mapping does not wait for it.
+func (s *ClientSet) Discover(ctx context.Context) error {
+	_, err := s.Mapping(ctx, schema.GroupVersionKind{Version: "v1", Kind: "Namespace"})
+	return err
+}
+
 // remember memoizes a mapping the mapper gave.
 func (s *ClientSet) remember(gvk schema.GroupVersionKind, m *meta.RESTMapping) {
 	s.mapMu.Lock()

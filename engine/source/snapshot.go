@@ -31,6 +31,7 @@ type Snapshot struct {
 
 	mu    sync.Mutex
 	trees map[string]*object.Tree // by cleaned folder path; "." is the root
+	sizes map[plumbing.Hash]int64 // blob sizes Stat found: renderers ask often
 
 	appsOnce sync.Once
 	apps     app.LoadResult
@@ -218,11 +219,23 @@ func (s *Snapshot) Stat(name string) (fs.FileInfo, error) {
 func (s *Snapshot) info(e *object.TreeEntry) (fileInfo, error) {
 	fi := fileInfo{name: e.Name, mode: goMode(e.Mode)}
 	if fi.mode.IsRegular() {
-		s.h.mu.Lock()
-		size, err := s.h.repo.Storer.EncodedObjectSize(e.Hash)
-		s.h.mu.Unlock()
-		if err != nil {
-			return fi, fmt.Errorf("reading size of %s: %w", e.Name, err)
+		s.mu.Lock()
+		size, ok := s.sizes[e.Hash]
+		s.mu.Unlock()
+		if !ok {
+			var err error
+			s.h.mu.Lock()
+			size, err = s.h.repo.Storer.EncodedObjectSize(e.Hash)
+			s.h.mu.Unlock()
+			if err != nil {
+				return fi, fmt.Errorf("reading size of %s: %w", e.Name, err)
+			}
+			s.mu.Lock()
+			if s.sizes == nil {
+				s.sizes = map[plumbing.Hash]int64{}
+			}
+			s.sizes[e.Hash] = size
+			s.mu.Unlock()
 		}
 		fi.size = size
 	}

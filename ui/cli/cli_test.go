@@ -22,7 +22,17 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	enginetest.Main(m, enginetest.Options{AfterTests: removeBinary})
+	// Commands keep discovery under the user's cache folder: the tests'
+	// go to a folder of their own.
+	cache, err := os.MkdirTemp("", "kdrift-cli-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
+	enginetest.Main(m, enginetest.Options{AfterTests: func() {
+		removeBinary()
+		os.RemoveAll(cache)
+	}})
 }
 
 // syncBuffer is a bytes.Buffer safe to read while a command writes.

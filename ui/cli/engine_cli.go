@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"kdrift.dev/kdrift/engine/engine"
+	"kdrift.dev/kdrift/engine/live"
 	"kdrift.dev/kdrift/engine/sops"
 	"kdrift.dev/kdrift/keymap"
 )
@@ -26,6 +27,9 @@ func openEngine(g *globalFlags, readOnly bool, apps ...string) (*engine.Engine, 
 		Keys:       keys,
 		Observer:   g.observer,
 		MayWrite:   g.mayWrite,
+		// Discovery is kept on disk between runs, as kubectl keeps it: a
+		// one-shot command then asks the apiserver only for its objects.
+		Live: live.Options{DiscoveryCacheDir: live.DefaultDiscoveryCacheDir()},
 	})
 }
 
