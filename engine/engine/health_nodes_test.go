@@ -99,7 +99,7 @@ func TestWorkloadHealthOnNodes(t *testing.T) {
 
 	repo := gittest.Init(t)
 	repo.Commit("web", map[string]string{
-		".kdrift/web.yaml":   appYAML("web", "apps/web", "health", false, false, ""),
+		".kdrift/web.yaml":  appYAML("web", "apps/web", "health", false, false, ""),
 		"apps/web/web.yaml": healthManifests("registry.example/web:1.0"),
 	})
 	e, err := engine.New(engine.Options{Repo: repo.Dir, Kubeconfig: cp.Kubeconfig, CacheDir: t.TempDir()})

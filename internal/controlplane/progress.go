@@ -253,7 +253,7 @@ func progressPrinter(w io.Writer, tty bool, next string) func(BuildProgress) {
 				return
 			}
 			if p.Done == 0 {
-				fmt.Fprintf(w, "local control plane: compiling %d packages (%d more are in Go's build cache); a cold build takes 10-30 minutes on 2 cores\n", p.Total, p.Cached)
+				fmt.Fprintf(w, "local control plane: compiling %d packages (%d already in Go's build cache); a cold build takes 10-30 minutes on 2 cores\n", p.Total, p.Cached)
 				lastTenth = 0
 				return
 			}
