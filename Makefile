@@ -20,19 +20,27 @@ all: lint build test
 build:
 	$(GO) build -o $(BIN) .
 
-## test: the full suite, real apiserver included.
-test:
+## test: the full suite, real apiserver included. The control plane is
+## built first, here, where its progress shows live (go test shows a test
+## package's output only when the package ends).
+test: LOCALCLUSTER_NEXT = run the tests
+test: localcluster
 	$(GO) test -timeout $(TEST_TIMEOUT) $(PKGS)
 
 ## test-short: the fast tier only (skips what -short marks slow).
-test-short:
+test-short: LOCALCLUSTER_NEXT = run the fast tests
+test-short: localcluster
 	$(GO) test -short -timeout 20m $(PKGS)
 
-## localcluster: build (or find cached) the local control plane binary.
+## localcluster: build (or find cached) the local control plane binary. A
+## build shows packages compiled of the total, the time and what follows.
+LOCALCLUSTER_NEXT ?= use it
 localcluster:
-	$(GO) run ./internal/controlplane/cmd/buildlocalcluster
+	@$(GO) run ./internal/controlplane/cmd/buildlocalcluster --next "$(LOCALCLUSTER_NEXT)"
 
-## demo: kdrift against the embedded default: a local control plane and a demo repository.
+## demo: kdrift against the embedded default: a local control plane with
+## two hollow nodes and a demo repository.
+demo: LOCALCLUSTER_NEXT = start the cluster and the demo
 demo: build localcluster
 	./$(BIN) demo
 

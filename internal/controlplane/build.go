@@ -5,7 +5,6 @@
 package controlplane
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -35,8 +34,14 @@ type BuildOptions struct {
 	// CacheDir holds built binaries, one folder per source hash. Default:
 	// $KDRIFT_CACHE_DIR, else the user cache folder + /kdrift/localcluster.
 	CacheDir string
-	// Log receives the go build output while a build runs; nil discards it.
+	// Log receives the go command's own output while a build runs (module
+	// downloads, compiler errors; not the package names of -v); nil
+	// discards it.
 	Log io.Writer
+	// Progress, when set, is called as a build goes: once the packages to
+	// compile are counted, for every package compiled, when linking starts
+	// and when the build ends. It is not called when the binary is cached.
+	Progress func(BuildProgress)
 }
 
 // DefaultCacheDir is where built control-plane binaries are kept.
@@ -87,26 +92,10 @@ func Binary(ctx context.Context, opts BuildOptions) (string, error) {
 		return bin, nil
 	}
 	tmp := bin + ".tmp"
-	ldflags := strings.Join([]string{
-		"-s", "-w",
-		"-X k8s.io/component-base/version.gitVersion=" + KubeVersion,
-		"-X k8s.io/component-base/version.gitMajor=1",
-		"-X k8s.io/component-base/version.gitMinor=37",
-		"-X k8s.io/component-base/version.gitTreeState=clean",
-	}, " ")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", tmp, ".")
-	cmd.Dir = opts.SourceDir
-	var out bytes.Buffer
-	cmd.Stdout = io.MultiWriter(&out, opts.Log)
-	cmd.Stderr = io.MultiWriter(&out, opts.Log)
-	// The nested module has its own go.mod; a go.work or GOFLAGS=-mod=vendor
-	// from the caller's environment must not leak into its build.
-	cmd.Env = append(os.Environ(), "GOWORK=off")
 	start := time.Now()
-	if err := cmd.Run(); err != nil {
+	if err := build(ctx, opts, tmp, start); err != nil {
 		_ = os.Remove(tmp)
-		return "", fmt.Errorf("build the local control plane (go build in %s) failed after %s: %w\n%s",
-			opts.SourceDir, time.Since(start).Round(time.Second), err, tail(out.String(), 40))
+		return "", err
 	}
 	if err := os.Rename(tmp, bin); err != nil {
 		return "", fmt.Errorf("cache the control-plane binary: %w", err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,6 +26,12 @@ type Options struct {
 	// ControllerManager also runs a kube-controller-manager, so
 	// Deployments get ReplicaSets and status and namespaces finish deleting.
 	ControllerManager bool
+	// Nodes, when above 0, also runs the kube-scheduler and this many
+	// hollow nodes (the real kubelet with a fake container runtime), so
+	// Pods are scheduled and become Running and Ready and workloads become
+	// healthy. It implies ControllerManager. Start returns once every node
+	// is Ready; each node costs a process of its own (about 50 MB).
+	Nodes int
 	// Kubeconfig is where the admin kubeconfig is written. Default: a new
 	// file in the system temp folder, removed by the control plane on exit.
 	Kubeconfig string
@@ -74,6 +81,9 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	args := []string{"--kubeconfig", opts.Kubeconfig, "--log", "-"}
 	if opts.ControllerManager {
 		args = append(args, "--controller-manager")
+	}
+	if opts.Nodes > 0 {
+		args = append(args, "--nodes", strconv.Itoa(opts.Nodes))
 	}
 	cmd := exec.Command(opts.Binary, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}

@@ -13,6 +13,7 @@ package enginetest
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -32,6 +33,10 @@ type Options struct {
 	// get ReplicaSets and status). It costs memory and CPU; ask only when a
 	// test needs what it does.
 	ControllerManager bool
+	// Nodes runs the kube-scheduler and this many hollow nodes, so Pods
+	// run and workloads become healthy (see controlplane.Options.Nodes).
+	// It implies ControllerManager; ask only when a test needs health.
+	Nodes int
 	// AfterTests, when set, runs after the package's tests and before the
 	// control plane stops: for what a package shares across tests and
 	// benchmarks (a fixture repository) and must remove.
@@ -82,36 +87,25 @@ func Start(ctx context.Context, opts Options) (*controlplane.ControlPlane, error
 	if err != nil {
 		return nil, err
 	}
+	log, progress := buildOutput()
 	bin, err := controlplane.Binary(ctx, controlplane.BuildOptions{
 		SourceDir: filepath.Join(root, controlplane.ModuleDir),
-		Log:       buildLog(),
+		Log:       log,
+		Progress:  progress,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return controlplane.Start(ctx, controlplane.Options{Binary: bin, ControllerManager: opts.ControllerManager})
+	return controlplane.Start(ctx, controlplane.Options{Binary: bin, ControllerManager: opts.ControllerManager, Nodes: opts.Nodes})
 }
 
-// buildLog shows build progress when the build is slow (a cold cache takes
-// minutes), so a waiting person knows why.
-func buildLog() *progress {
-	return &progress{start: time.Now()}
-}
-
-type progress struct {
-	start  time.Time
-	noted  bool
-	noteMu sync.Mutex
-}
-
-func (p *progress) Write(b []byte) (int, error) {
-	p.noteMu.Lock()
-	defer p.noteMu.Unlock()
-	if !p.noted {
-		p.noted = true
-		fmt.Fprintln(os.Stderr, "enginetest: building the local control plane (a cold build takes several minutes; later runs reuse it)")
-	}
-	return len(b), nil
+// buildOutput shows a build's progress on stderr, a line per tenth of the
+// packages: a cold build takes minutes, and a person waiting for a test
+// package should see why. (go test shows a package's output when the
+// package ends unless it tests only one: `make test` builds the control
+// plane first, where its progress shows live.)
+func buildOutput() (io.Writer, func(controlplane.BuildProgress)) {
+	return controlplane.BuildOutput(os.Stderr, "start the control plane and run the tests")
 }
 
 // RepoRoot finds kdrift's repository root (see controlplane.RepoRoot).

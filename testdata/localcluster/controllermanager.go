@@ -26,9 +26,20 @@ var controllers = []string{
 	names.CronJobController,
 }
 
+// nodeControllers run too when there are nodes: the node lifecycle
+// controller lifts the not-ready taint a new Node is created with, once its
+// kubelet reports Ready; the root CA publisher writes the kube-root-ca.crt
+// ConfigMap a Pod's ServiceAccount token volume needs before the kubelet
+// starts it; the EndpointSlice controller points Services at the Pods.
+var nodeControllers = []string{
+	names.NodeLifecycleController,
+	names.RootCACertificatePublisherController,
+	names.EndpointSliceController,
+}
+
 // runControllerManager runs a kube-controller-manager in this process until
 // ctx ends. Leader election is off: there is only ever one.
-func runControllerManager(ctx context.Context, kubeconfig string, p *pki) error {
+func runControllerManager(ctx context.Context, kubeconfig string, p *pki, withNodes bool) error {
 	s, err := options.NewKubeControllerManagerOptions()
 	if err != nil {
 		return err
@@ -37,9 +48,13 @@ func runControllerManager(ctx context.Context, kubeconfig string, p *pki) error 
 	for _, f := range s.Flags(app.KnownControllers(), app.ControllersDisabledByDefault(), app.ControllerAliases()).FlagSets {
 		fs.AddFlagSet(f)
 	}
+	run := controllers
+	if withNodes {
+		run = append(append([]string(nil), controllers...), nodeControllers...)
+	}
 	args := []string{
 		"--kubeconfig=" + kubeconfig,
-		"--controllers=" + strings.Join(controllers, ","),
+		"--controllers=" + strings.Join(run, ","),
 		"--leader-elect=false",
 		"--secure-port=0",
 		"--use-service-account-credentials=false",

@@ -1,13 +1,16 @@
 // Command localcluster runs a throwaway Kubernetes control plane in one
-// process: an embedded etcd, the real kube-apiserver and, behind a flag, a
+// process: an embedded etcd, the real kube-apiserver and, behind flags, a
 // kube-controller-manager with the controllers that give Deployments status
-// and let namespaces finish deleting.
+// and let namespaces finish deleting, and nodes that run Pods: the real
+// kube-scheduler and N hollow kubelets (kubemark's: the real kubelet with a
+// fake container runtime), so workloads become Ready.
 //
 // It writes an admin kubeconfig, prints "ready" on stdout once /readyz
-// answers ok, and on SIGTERM or SIGINT stops and removes every file it made,
-// the kubeconfig included. On Linux it dies with its parent process.
+// answers ok (and, with --nodes, once every node is Ready), and on SIGTERM or
+// SIGINT stops and removes every file it made, the kubeconfig included. On
+// Linux it dies with its parent process.
 //
-//	localcluster --kubeconfig PATH [--controller-manager] [--log FILE|-]
+//	localcluster --kubeconfig PATH [--controller-manager] [--nodes N] [--log FILE|-]
 package main
 
 import (
@@ -24,9 +27,18 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == hollowNodeCommand {
+		signal.Ignore(syscall.SIGPIPE)
+		if err := runHollowNode(os.Args[2:]); err != nil {
+			fmt.Fprintf(os.Stderr, "localcluster %s: %v\n", hollowNodeCommand, err)
+			os.Exit(1)
+		}
+		return
+	}
 	var (
 		kubeconfig = flag.String("kubeconfig", "", "where to write the admin kubeconfig (required)")
 		withKCM    = flag.Bool("controller-manager", false, "also run a kube-controller-manager (Deployments get ReplicaSets and status)")
+		nodes      = flag.Int("nodes", 0, "run the kube-scheduler and this many hollow nodes, so Pods run and become Ready (implies --controller-manager)")
 		logPath    = flag.String("log", "", `where control-plane logs go: a file, "-" for stderr, empty to discard`)
 	)
 	flag.Parse()
@@ -38,17 +50,28 @@ func main() {
 		fmt.Fprintln(os.Stderr, "localcluster: --kubeconfig PATH is required: it names the file the admin kubeconfig is written to")
 		os.Exit(2)
 	}
+	if *nodes < 0 || *nodes > maxNodes {
+		fmt.Fprintf(os.Stderr, "localcluster: --nodes %d: give a number of nodes from 0 to %d\n", *nodes, maxNodes)
+		os.Exit(2)
+	}
+	if *nodes > 0 {
+		*withKCM = true
+	}
 	if err := dieWithParent(); err != nil {
 		fmt.Fprintf(os.Stderr, "localcluster: %v\n", err)
 		os.Exit(1)
 	}
-	if err := run(*kubeconfig, *withKCM, *logPath); err != nil {
+	if err := run(*kubeconfig, *withKCM, *nodes, *logPath); err != nil {
 		fmt.Fprintf(os.Stderr, "localcluster: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfigPath string, withKCM bool, logPath string) (err error) {
+// maxNodes bounds --nodes: each hollow node is a whole kubelet in a
+// process of its own.
+const maxNodes = 20
+
+func run(kubeconfigPath string, withKCM bool, nodes int, logPath string) (err error) {
 	kubeconfigPath, err = filepath.Abs(kubeconfigPath)
 	if err != nil {
 		return err
@@ -108,12 +131,26 @@ func run(kubeconfigPath string, withKCM bool, logPath string) (err error) {
 	}
 
 	kcmDone := make(chan error, 1)
-	if withKCM {
-		adminKubeconfig := filepath.Join(work, "kcm.kubeconfig")
+	schedDone := make(chan error, 1)
+	var hollow *hollowNodes
+	defer func() { hollow.stop() }()
+	var nodesDone <-chan error
+	if withKCM || nodes > 0 {
+		adminKubeconfig := filepath.Join(work, "admin.kubeconfig")
 		if err := writeKubeconfig(adminKubeconfig, api.URL, pki.CACertPEM, pki.AdminToken); err != nil {
 			return err
 		}
-		go func() { kcmDone <- runControllerManager(apiCtx, adminKubeconfig, pki) }()
+		go func() { kcmDone <- runControllerManager(apiCtx, adminKubeconfig, pki, nodes > 0) }()
+		if nodes > 0 {
+			go func() { schedDone <- runScheduler(apiCtx, adminKubeconfig) }()
+			if hollow, err = startNodes(adminKubeconfig, work, nodes, logOut); err != nil {
+				return fmt.Errorf("hollow nodes: %w", err)
+			}
+			nodesDone = hollow.Done
+			if err := waitNodesReady(ctx, adminKubeconfig, hollow, nodes, 60*time.Second); err != nil {
+				return err
+			}
+		}
 	}
 
 	fmt.Println("ready")
@@ -130,7 +167,15 @@ func run(kubeconfigPath string, withKCM bool, logPath string) (err error) {
 			err = errors.New("stopped on its own")
 		}
 		return fmt.Errorf("kube-controller-manager: %w", err)
+	case err := <-schedDone:
+		if err == nil {
+			err = errors.New("stopped on its own")
+		}
+		return fmt.Errorf("kube-scheduler: %w", err)
+	case err := <-nodesDone:
+		return fmt.Errorf("hollow %w", err)
 	}
+	hollow.stop()
 	cancelAPI()
 	select {
 	case <-api.Done:

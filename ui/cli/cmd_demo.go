@@ -189,6 +189,11 @@ func (s *stagedDemo) stop() {
 	}
 }
 
+// demoNodes is how many hollow nodes the demo's control plane runs: its
+// Pods run there, so its apps become Healthy. Each node offers 16 CPUs, and
+// staging's 12 render workers ask for 6.
+const demoNodes = 2
+
 func startDemo(ctx context.Context, f demoFlags, log io.Writer) (*runningDemo, error) {
 	start := time.Now()
 	step := func(format string, a ...any) {
@@ -209,14 +214,19 @@ func startDemo(ctx context.Context, f demoFlags, log io.Writer) (*runningDemo, e
 	if d.dir, err = filepath.Abs(d.dir); err != nil {
 		return d, err
 	}
-	step("local control plane: building or reusing the cached binary (a cold build takes several minutes)")
-	bin, err := controlplane.Binary(ctx, controlplane.BuildOptions{SourceDir: filepath.Join(root, controlplane.ModuleDir)})
+	step("local control plane: reusing the cached binary, or building it once (a cold build takes 10-30 minutes on 2 cores; progress below)")
+	buildLog, progress := controlplane.BuildOutput(log, fmt.Sprintf("start the cluster with %d nodes and stage the demo", demoNodes))
+	bin, err := controlplane.Binary(ctx, controlplane.BuildOptions{
+		SourceDir: filepath.Join(root, controlplane.ModuleDir),
+		Log:       buildLog,
+		Progress:  progress,
+	})
 	if err != nil {
 		return d, err
 	}
 	d.kubeconfig = filepath.Join(d.dir, "kubeconfig")
-	step("local control plane: starting kube-apiserver, etcd and kube-controller-manager")
-	if d.cp, err = controlplane.Start(ctx, controlplane.Options{Binary: bin, ControllerManager: true, Kubeconfig: d.kubeconfig}); err != nil {
+	step("local control plane: starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler and %d hollow nodes", demoNodes)
+	if d.cp, err = controlplane.Start(ctx, controlplane.Options{Binary: bin, ControllerManager: true, Nodes: demoNodes, Kubeconfig: d.kubeconfig}); err != nil {
 		return d, err
 	}
 	cs, err := kubernetes.NewForConfig(d.cp.Config)

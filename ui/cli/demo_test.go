@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"kdrift.dev/kdrift/engine/apply"
 	"kdrift.dev/kdrift/internal/controlplane"
@@ -176,4 +179,130 @@ func isolatedEnv(t *testing.T, bin string) []string {
 		"NO_COLOR=1",
 		"TERM=xterm-256color",
 	)
+}
+
+// TestDemoHealthy runs `kdrift demo --no-ui` (the real binary, its own
+// control plane with hollow nodes, as `make demo` does): the Pods of the
+// demo run, so prod becomes Healthy, and staging is Healthy with the 12
+// render workers its on-call scaled to while it stays frozen. The time
+// from "up" to prod Healthy is logged (the target is a minute; the
+// deadline here is generous because the machine may be busy).
+func TestDemoHealthy(t *testing.T) {
+	skipSlow(t)
+	bin := kdriftBinary(t)
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheDir, err := controlplane.DefaultCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "demo", "--no-ui", "--dir", dir)
+	cmd.Dir = root
+	// The demo reuses the control plane binary the package's TestMain
+	// built, in the cache a person's `make demo` uses.
+	cmd.Env = append(isolatedEnv(t, bin), "KDRIFT_CACHE_DIR="+filepath.Dir(cacheDir))
+	var out, errOut syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("kdrift demo exited with %v after ctrl-c\n%s", err, errOut.String())
+			}
+		case <-time.After(60 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Errorf("kdrift demo did not stop within 60s of ctrl-c\n%s", errOut.String())
+		}
+	}
+	t.Cleanup(stop)
+
+	deadline := time.Now().Add(5 * time.Minute)
+	for !strings.Contains(out.String(), "kdrift demo is up.") {
+		select {
+		case err := <-exited:
+			stopped = true
+			t.Fatalf("kdrift demo exited (%v) before it was up\n%s\n%s", err, out.String(), errOut.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kdrift demo not up within 5 minutes\n%s\n%s", out.String(), errOut.String())
+		}
+	}
+	up := time.Now()
+	t.Logf("kdrift demo up in %s", up.Sub(started).Round(100*time.Millisecond))
+	if !strings.Contains(errOut.String(), "hollow nodes") {
+		t.Fatalf("kdrift demo did not say it starts nodes:\n%s", errOut.String())
+	}
+
+	ctx := context.Background()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	g := []string{"--repo", filepath.Join(dir, "digital-human"), "--kubeconfig", kubeconfig}
+	type appDoc struct {
+		Name     string `json:"name"`
+		Health   string `json:"health"`
+		SelfHeal string `json:"selfHeal"`
+	}
+	health := func() map[string]appDoc {
+		code, o, e := kdrift(t, ctx, append([]string{"status", "-o", "json"}, g...)...)
+		var doc struct {
+			Apps []appDoc `json:"apps"`
+		}
+		if err := json.Unmarshal([]byte(o), &doc); err != nil || code != exitOK {
+			t.Fatalf("status -o json: code %d err %v\n%s\n%s", code, err, o, e)
+		}
+		m := map[string]appDoc{}
+		for _, a := range doc.Apps {
+			m[a.Name] = a
+		}
+		return m
+	}
+	var last map[string]appDoc
+	for {
+		last = health()
+		if last[demo.AppProd].Health == "Healthy" && last[demo.AppStaging].Health == "Healthy" {
+			break
+		}
+		if time.Since(up) > 3*time.Minute {
+			t.Fatalf("not Healthy within 3 minutes of the demo being up: %+v\n%s", last, errOut.String())
+		}
+		time.Sleep(time.Second)
+	}
+	t.Logf("prod and staging Healthy %s after the demo was up", time.Since(up).Round(100*time.Millisecond))
+	if s := last[demo.AppStaging]; s.SelfHeal != "frozen" {
+		t.Fatalf("staging is Healthy but not frozen: %+v", s)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := cs.AppsV1().Deployments(demo.Namespace("staging")).Get(ctx, "render-worker", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *d.Spec.Replicas != demo.StagingReplicas || d.Status.AvailableReplicas != demo.StagingReplicas {
+		t.Fatalf("staging's render-worker: spec %d, available %d; want %d of both", *d.Spec.Replicas, d.Status.AvailableReplicas, demo.StagingReplicas)
+	}
+	stop()
+	if _, err := os.Stat(kubeconfig); !os.IsNotExist(err) {
+		t.Fatalf("the demo's kubeconfig is still there after it stopped (%v)", err)
+	}
 }
