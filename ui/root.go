@@ -409,6 +409,9 @@ func (m *Model) onResult(msg tea.Msg) tea.Cmd {
 	case IgnoreCommittedMsg:
 		m.done()
 		m.commitStatus("ignore "+r.Path+" in "+r.App, r.Result, r.Err)
+	case ResourceFreezeCommittedMsg:
+		m.done()
+		m.commitStatus(r.What+" in "+r.App, r.Result, r.Err)
 	case RevertPreviewMsg:
 		m.done()
 		if r.Err != nil {

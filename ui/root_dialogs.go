@@ -50,6 +50,13 @@ func (m *Model) syncDialog(p SyncPlan) *dialog {
 		}
 		body = append(body, l)
 	}
+	for _, f := range p.LeftFrozen {
+		what := "whole resource"
+		if !f.Whole {
+			what = strings.Join(f.Fields, ", ")
+		}
+		body = append(body, fmt.Sprintf("❄ left  %s  %s (frozen %s)", f.Ref, what, freezeLine(f.Freeze, m.c.now(), m.c.loc)))
+	}
 	if len(body) == 0 {
 		body = []string{"nothing to change: Git and the cluster agree"}
 	}
@@ -58,12 +65,41 @@ func (m *Model) syncDialog(p SyncPlan) *dialog {
 		if p.PruneRefused != nil {
 			warn := []string{p.PruneRefused.Error(), "Delete them all the same? Answer yes only if Git really dropped them."}
 			d := newDialog("Prune most of "+name+"?", warn, "enter/y: delete them · esc/n: cancel", func([]string) (outcome, string) {
-				return m.syncFrozenCheck(name, SyncRequest{ConfirmPrune: true}), ""
+				return m.syncPartialCheck(name, p, SyncRequest{ConfirmPrune: true}), ""
 			})
 			return outcome{dialog: d}, ""
 		}
-		return m.syncFrozenCheck(name, SyncRequest{}), ""
+		return m.syncPartialCheck(name, p, SyncRequest{}), ""
 	})
+}
+
+// syncPartialCheck asks, when a resource or field freeze holds parts of
+// the app, whether to overwrite them too: "o" puts Git back over them
+// (the CLI's --force), enter syncs the rest and leaves them as they are.
+func (m *Model) syncPartialCheck(name string, p SyncPlan, req SyncRequest) outcome {
+	if len(p.LeftFrozen) == 0 {
+		return m.syncFrozenCheck(name, req)
+	}
+	body := []string{"These stay as they are live unless you overwrite them:"}
+	for _, f := range p.LeftFrozen {
+		what := "whole resource"
+		if !f.Whole {
+			what = strings.Join(f.Fields, ", ")
+		}
+		body = append(body, fmt.Sprintf("  ❄ %s  %s: %s", f.Ref, what, freezeLine(f.Freeze, m.c.now(), m.c.loc)))
+	}
+	body = append(body, "Type \"overwrite\" to put Git back over them too; leave it empty to sync the rest only.")
+	d := newDialog("Sync "+name+": leave the frozen parts?", body, "enter: sync · esc: cancel", func(vals []string) (outcome, string) {
+		switch vals[0] {
+		case "":
+		case "overwrite":
+			req.OverwriteFrozen = true
+		default:
+			return outcome{}, fmt.Sprintf("%q: type overwrite, or leave it empty", vals[0])
+		}
+		return m.syncFrozenCheck(name, req), ""
+	}).withField("overwrite", "empty: leave them frozen", false)
+	return outcome{dialog: d}
 }
 
 // syncFrozenCheck asks once more when the app is frozen, and syncs; the

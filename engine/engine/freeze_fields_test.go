@@ -133,7 +133,7 @@ func TestFieldFreezeHoldsScaleWhileTheRestHeals(t *testing.T) {
 		t.Fatalf("a sync without --force overwrote the frozen field: %d", n)
 	}
 	// Forced, it puts Git back.
-	res, err = e.Sync(ctx, "render", engine.SyncOptions{AllowFrozen: true})
+	res, err = e.Sync(ctx, "render", engine.SyncOptions{OverwriteFrozen: true})
 	if err != nil {
 		t.Fatal(err)
 	}

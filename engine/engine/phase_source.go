@@ -161,6 +161,11 @@ func (p *pass) phaseSource() bool {
 	p.status.File, p.status.Path, p.status.Destination = a.File, a.Spec.Path, a.Spec.Destination
 	p.status.Prune = a.Spec.SyncPolicy.Prune
 	p.status.Freeze = a.Spec.Freeze
+	for _, f := range a.Spec.Freezes {
+		if f.ActiveAt(p.now) {
+			p.status.Freezes = append(p.status.Freezes, f)
+		}
+	}
 	switch {
 	case a.Spec.Freeze.ActiveAt(p.now):
 		p.status.SelfHeal = status.SelfHealFrozen
