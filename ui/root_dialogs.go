@@ -187,6 +187,7 @@ func (m *Model) startUnfreeze() tea.Cmd {
 		body = append(body, "  "+n+": frozen by "+a.Freeze.By+": "+a.Freeze.Reason)
 	}
 	body = append(body, "Self-heal resumes as each app's syncPolicy says.")
+	body = append(body, unfreezePutBack(m.c, frozen)...)
 	m.dialog = newDialog("Unfreeze "+plural(len(frozen), "app")+"?", body, "enter: commit the unfreeze · esc: cancel", func(vals []string) (outcome, string) {
 		reason := vals[0]
 		return outcome{status: "unfreezing " + strings.Join(frozen, ", ") + "…", work: func() tea.Msg {
@@ -237,4 +238,32 @@ func revertDialog(c *common, m RevertPreviewMsg) *dialog {
 			return RevertCommittedMsg{Hash: hash, Result: res, Err: err}
 		}}, ""
 	}).withField("reason", "why this commit is undone", true)
+}
+
+// unfreezePutBack lists what self-heal will put back once the apps are
+// unfrozen: each drifted field, live value → Git's, except what a
+// resource or field freeze still holds.
+func unfreezePutBack(c *common, apps []string) []string {
+	const most = 12
+	var lines []string
+	for _, n := range apps {
+		a, _ := c.app(n)
+		if a.SelfHeal == status.SelfHealOff {
+			continue
+		}
+		for _, r := range a.Resources {
+			if r.Frozen != nil {
+				continue
+			}
+			lines = append(lines, putBack(r, func(f status.FieldChange) bool { return f.Frozen == nil })...)
+		}
+	}
+	if len(lines) == 0 {
+		return []string{"Nothing drifted: self-heal has nothing to put back."}
+	}
+	out := []string{"Self-heal will put back:"}
+	if len(lines) > most {
+		return append(append(out, lines[:most]...), fmt.Sprintf("  … and %d more fields", len(lines)-most))
+	}
+	return append(out, lines...)
 }
