@@ -121,6 +121,9 @@ func (v *appsView) recompute() {
 			r.heal = "❄ FROZEN " + age(now.Sub(a.Freeze.At)) + " " + personName(a.Freeze.By)
 			if a.Freeze.Until != nil {
 				r.heal += " →" + a.Freeze.Until.In(v.c.loc).Format("15:04")
+				if endsSoon(a.Freeze.Until, now) {
+					r.heal += " ⏳" // ends within 15 minutes
+				}
 			}
 		case a.SelfHeal == status.SelfHealOn:
 			r.heal = "on"
@@ -130,6 +133,12 @@ func (v *appsView) recompute() {
 		if n := len(a.Freezes); n > 0 && !r.frozen {
 			// Resource or field freezes: the rest of the app heals.
 			r.heal += fmt.Sprintf(" ❄%d", n)
+			for _, f := range a.Freezes {
+				if endsSoon(f.Until, now) {
+					r.heal += " ⏳"
+					break
+				}
+			}
 		}
 		if a.Freeze != nil && !r.frozen && a.Freeze.Until != nil {
 			r.heal += " (freeze ended " + a.Freeze.Until.In(v.c.loc).Format("15:04") + ")"

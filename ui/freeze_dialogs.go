@@ -183,3 +183,37 @@ func frozenWhat(f app.ResourceFreeze) string {
 	}
 	return strings.Join(f.Fields, " ")
 }
+
+// expiringText says a freeze ends soon and what resuming changes.
+func expiringText(ev status.FreezeExpiring, now time.Time, loc *time.Location) string {
+	what := ev.App
+	if ev.Resource != nil {
+		what = ev.Resource.String()
+		if len(ev.Fields) > 0 {
+			what += " " + strings.Join(ev.Fields, " ")
+		}
+		what += " in " + ev.App
+	}
+	t := "❄ the freeze of " + what + " ends"
+	if ev.Freeze.Until != nil {
+		t += fmt.Sprintf(" at %s (in %s)", ev.Freeze.Until.In(loc).Format("15:04"), age(ev.Freeze.Until.Sub(now)))
+	}
+	switch n := len(ev.Changes); n {
+	case 0:
+		t += "; nothing drifted under it"
+	case 1:
+		t += "; resuming puts back " + ev.Changes[0]
+	default:
+		t += fmt.Sprintf("; resuming puts back %d fields: %s, …", n, ev.Changes[0])
+	}
+	if ev.Resource == nil {
+		return t + " (kdrift freeze " + ev.App + " --extend keeps it)"
+	}
+	return t + " (to keep it, freeze it again with a new end)"
+}
+
+// endsSoon reports whether a freeze ending at until ends within
+// status.FreezeExpiringWithin of now.
+func endsSoon(until *time.Time, now time.Time) bool {
+	return until != nil && now.Before(*until) && until.Sub(now) <= status.FreezeExpiringWithin
+}

@@ -80,3 +80,19 @@ func TestSyncUnderFieldFreezeAsksToOverwrite(t *testing.T) {
 		}
 	}
 }
+
+// TestFreezeExpiringShown: the engine's FreezeExpiring reaches the status
+// line with the end and what resuming puts back; the apps view marks a
+// freeze ending within fifteen minutes.
+func TestFreezeExpiringShown(t *testing.T) {
+	be := fieldFrozenFake()
+	be.apps[1].Freezes[0].Until = at(16, 10)
+	h := newHarness(t, be, testConfig())
+	h.wantScreen("on ❄1 ⏳")
+	fr := be.apps[1].Freezes[0]
+	h.send(FreezeExpiringMsg{Event: status.FreezeExpiring{Base: status.Base{App: "render-prod", Time: testNow}, Resource: &deployRef, Fields: fr.Fields, Freeze: *fr.Mark(),
+		Changes: []string{"Deployment/prod/render /spec/replicas: 12 → 6"}}})
+	if got := h.m.Status(); got != "❄ the freeze of Deployment/prod/render /spec/replicas in render-prod ends at 16:10 (in 10m); resuming puts back Deployment/prod/render /spec/replicas: 12 → 6 (to keep it, freeze it again with a new end)" {
+		t.Fatalf("status = %q", got)
+	}
+}
