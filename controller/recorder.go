@@ -27,6 +27,9 @@ const (
 	ReasonFight          = "Fight"
 	ReasonSyncFailed     = "SyncFailed"
 	ReasonReplaceRefused = "ReplaceRefused"
+	// ReasonFreezeExpiring says a resource or field freeze on the object
+	// ends within fifteen minutes, with what resuming changes.
+	ReasonFreezeExpiring = "FreezeExpiring"
 )
 
 // ReportingController is the reportingController of kdrift's Events.
@@ -81,6 +84,25 @@ func OccurrenceOf(ev status.Event) (Occurrence, bool) {
 		if ev.Ref.Kind == "Secret" {
 			// An apiserver message may quote the values it refused.
 			o.Note = fmt.Sprintf("kdrift could not bring it to Git's state (app %s); the controller's output has the apiserver's answer", ev.App)
+		}
+	case status.FreezeExpiring:
+		if ev.Resource == nil {
+			// The whole app's freeze is about no one object.
+			return Occurrence{}, false
+		}
+		o.Regarding, o.Reason, o.Action = *ev.Resource, ReasonFreezeExpiring, "Freeze"
+		until := "soon"
+		if ev.Freeze.Until != nil {
+			until = "at " + ev.Freeze.Until.UTC().Format(time.RFC3339)
+		}
+		o.Note = fmt.Sprintf("the freeze by %s (%q) ends %s (app %s); ", ev.Freeze.By, ev.Freeze.Reason, until, ev.App)
+		if len(ev.Changes) == 0 {
+			o.Note += "nothing drifted under it"
+		} else {
+			o.Note += "self-heal will then put back: " + strings.Join(ev.Changes, "; ")
+		}
+		if ev.Resource.Kind == "Secret" {
+			o.Note = fmt.Sprintf("the freeze by %s ends %s (app %s)", ev.Freeze.By, until, ev.App)
 		}
 	case status.DriftDetected:
 		if ev.Resource.Status != status.ResourceRequiresReplace {

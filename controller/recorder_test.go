@@ -11,6 +11,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/status"
 )
 
@@ -133,5 +134,14 @@ func TestOccurrences(t *testing.T) {
 	}
 	if _, ok := OccurrenceOf(status.DriftDetected{Base: base, Resource: status.ResourceStatus{Ref: cm, Status: status.ResourceOutOfSync}}); ok {
 		t.Fatal("plain drift became an Event")
+	}
+	until := time.Date(2026, 12, 2, 19, 0, 0, 0, time.UTC)
+	fz := app.Freeze{Reason: "INC-1 hand-scaled", By: "Lao Li <lao.li@example.com>", Until: &until}
+	o, ok = OccurrenceOf(status.FreezeExpiring{Base: base, Resource: &cm, Fields: []string{"/data/a"}, Freeze: fz, Changes: []string{`ConfigMap/shop/c /data/a: "2" → "1"`}})
+	if !ok || o.Reason != ReasonFreezeExpiring || o.Regarding != cm || !strings.Contains(o.Note, "ends at 2026-12-02T19:00:00Z") || !strings.Contains(o.Note, `self-heal will then put back: ConfigMap/shop/c /data/a: "2" → "1"`) {
+		t.Fatalf("a freeze expiring: %+v", o)
+	}
+	if _, ok := OccurrenceOf(status.FreezeExpiring{Base: base, Freeze: fz}); ok {
+		t.Fatal("an app freeze expiring, about no object, became an Event")
 	}
 }

@@ -143,10 +143,13 @@ var table = []Row{
 	{Action: ActQuit, Name: "quit", Keys: []string{"q", "ctrl+c"}, HelpKey: "q", Help: "quit", Group: GroupGeneral},
 
 	{Action: ActSync, Name: "sync", Keys: []string{"s"}, Help: "sync", Group: GroupAct, Views: appLevel, Mutating: true},
-	{Action: ActFreeze, Name: "freeze", Keys: []string{"f"}, Help: "freeze", Group: GroupAct, Views: appLevel, Mutating: true},
-	{Action: ActUnfreeze, Name: "unfreeze", Keys: []string{"F"}, Help: "unfreeze", Group: GroupAct, Views: appLevel, Mutating: true},
+	{Action: ActFreeze, Name: "freeze", Keys: []string{"f"}, Help: "freeze", Group: GroupAct, Views: append(append([]View(nil), appLevel...), ViewOwnerMap), Mutating: true,
+		ViewHelp: map[View]string{ViewApp: "freeze resource", ViewDiff: "freeze field", ViewOwnerMap: "freeze field"}},
+	{Action: ActUnfreeze, Name: "unfreeze", Keys: []string{"F"}, Help: "unfreeze", Group: GroupAct, Views: appLevel, Mutating: true,
+		ViewHelp: map[View]string{ViewApp: "unfreeze (resource)", ViewDiff: "unfreeze (field)"}},
 	{Action: ActRevert, Name: "revert", Keys: []string{"r"}, Help: "revert commit", Group: GroupAct, Views: []View{ViewHistory}, Mutating: true},
-	{Action: ActIgnore, Name: "ignore", Keys: []string{"i"}, Help: "ignore field", Group: GroupAct, Views: []View{ViewDiff, ViewOwners}, Mutating: true},
+	{Action: ActIgnore, Name: "ignore", Keys: []string{"i"}, Help: "ignore field", Group: GroupAct, Views: []View{ViewDiff, ViewOwners, ViewOwnerMap}, Mutating: true,
+		ViewHelp: map[View]string{ViewOwnerMap: "ignore field (kind)"}},
 }
 
 // rowOf indexes table by action; built once.

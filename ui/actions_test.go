@@ -152,7 +152,7 @@ func TestUnfreeze(t *testing.T) {
 	h.keys("G", "F")
 	h.wantScreen("unfreeze: the selected app is not frozen")
 	h.keys("g", "j", "F")
-	h.wantScreen("Unfreeze 1 app?", "render-prod: frozen by Lao Li <lao.li@example.com>: INC-1234")
+	h.wantScreen("Unfreeze 1 app?", "render-prod: frozen by Lao Li <lao.li@example.com>: INC-1234", "Self-heal will put back:", "Deployment/prod/render /spec/replicas: 12 → 6")
 	h.keys("enter")
 	h.wantScreen("reason is required")
 	h.typeText("incident over").keys("enter")

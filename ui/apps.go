@@ -121,11 +121,24 @@ func (v *appsView) recompute() {
 			r.heal = "❄ FROZEN " + age(now.Sub(a.Freeze.At)) + " " + personName(a.Freeze.By)
 			if a.Freeze.Until != nil {
 				r.heal += " →" + a.Freeze.Until.In(v.c.loc).Format("15:04")
+				if endsSoon(a.Freeze.Until, now) {
+					r.heal += " ⏳" // ends within 15 minutes
+				}
 			}
 		case a.SelfHeal == status.SelfHealOn:
 			r.heal = "on"
 		default:
 			r.heal = "off"
+		}
+		if n := len(a.Freezes); n > 0 && !r.frozen {
+			// Resource or field freezes: the rest of the app heals.
+			r.heal += fmt.Sprintf(" ❄%d", n)
+			for _, f := range a.Freezes {
+				if endsSoon(f.Until, now) {
+					r.heal += " ⏳"
+					break
+				}
+			}
 		}
 		if a.Freeze != nil && !r.frozen && a.Freeze.Until != nil {
 			r.heal += " (freeze ended " + a.Freeze.Until.In(v.c.loc).Format("15:04") + ")"
@@ -500,6 +513,13 @@ func (v *appsView) detailLine(w int) string {
 		return s.Info.Render(cut(t, w))
 	case a.Error != "":
 		return s.Bad.Render(cut("✗ "+a.Name+": "+a.Error, w))
+	case len(a.Freezes) > 0:
+		f := a.Freezes[0]
+		t := fmt.Sprintf("❄ %s: %s %s frozen %s", a.Name, f.Resource, frozenWhat(f), freezeLine(f.Mark(), v.c.now(), v.c.loc))
+		if len(a.Freezes) > 1 {
+			t += fmt.Sprintf(" · %d more freezes", len(a.Freezes)-1)
+		}
+		return s.Info.Render(cut(t, w))
 	}
 	t := a.Name + " · path " + a.Path
 	if a.File != "" {

@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/keymap"
 )
@@ -144,6 +145,24 @@ func (v *appView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
 	case keymap.ActHistory:
 		hv := newHistoryView(v.c, v.name)
 		return outcome{handled: true, push: hv, work: hv.load()}
+	case keymap.ActFreeze:
+		if r == nil {
+			return outcome{handled: true, status: v.name + " has no resources to freeze", err: true}
+		}
+		if r.Status == status.ResourceGenerated {
+			return outcome{handled: true, status: r.Ref.String() + " is made by another controller, not rendered from Git: freeze its parent", err: true}
+		}
+		return resourceFreezeDialog(v.c, v.name, []status.ObjectRef{r.Ref}, nil)
+	case keymap.ActUnfreeze:
+		// A resource under a resource or field freeze lifts that freeze;
+		// any other row lifts the app's freeze (the root's action).
+		a, _ := v.c.app(v.name)
+		if r == nil {
+			return outcome{}
+		}
+		if fz := freezesOn(a, r.Ref); len(fz) > 0 {
+			return resourceUnfreezeDialog(v.c, a, *r, fz[0], nil)
+		}
 	}
 	return outcome{}
 }
@@ -205,6 +224,12 @@ func (v *appView) render(w, h int) string {
 		if n := r.Drifted(); n > 0 {
 			drift = fmt.Sprintf("%d fields", n)
 		}
+		switch fz := r.FrozenDrift(); {
+		case r.Frozen != nil:
+			drift += " ❄ frozen"
+		case fz > 0:
+			drift += fmt.Sprintf(" ❄%d frozen", fz)
+		}
 		if i == v.cursor {
 			line := "  " + pad(name, nameW) + " " + pad(resourceText(r.Status), 18) + " " + pad(healthText(r.Health), 14) + " " + drift
 			b.WriteString(s.Selected.Render(pad(line, w)))
@@ -220,6 +245,8 @@ func (v *appView) render(w, h int) string {
 	}
 	if r := v.selected(); r != nil && r.Message != "" {
 		b.WriteString(s.Bad.Render(cut(r.Ref.String()+": "+r.Message, w)))
+	} else if fz := freezesOfSelected(a, r); len(fz) > 0 {
+		b.WriteString(s.Info.Render(cut("❄ "+frozenWhat(fz[0])+" frozen "+freezeLine(fz[0].Mark(), v.c.now(), v.c.loc), w)))
 	} else if a.Error != "" {
 		b.WriteString(s.Bad.Render(cut(a.Error, w)))
 	}
@@ -241,4 +268,13 @@ func hasRef(res []status.ResourceStatus, ref status.ObjectRef) bool {
 		}
 	}
 	return false
+}
+
+// freezesOfSelected are the freezes on the selected resource; none when
+// no resource is selected.
+func freezesOfSelected(a status.AppStatus, r *status.ResourceStatus) []app.ResourceFreeze {
+	if r == nil {
+		return nil
+	}
+	return freezesOn(a, r.Ref)
 }

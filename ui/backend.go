@@ -37,6 +37,12 @@ type Backend interface {
 	// by app, the freeze the UI displayed: a head with another one is
 	// refused (*app.FreezeChangedError).
 	Unfreeze(ctx context.Context, apps []string, reason string, seen map[string]*app.Freeze) (CommitResult, error)
+	// FreezeResource commits a resource freeze (fields empty) or a field
+	// freeze of each ref on the app; d == 0 means no end time.
+	FreezeResource(ctx context.Context, app string, refs []app.ResourceRef, fields []string, reason string, d time.Duration) (CommitResult, error)
+	// UnfreezeResource commits lifting ref's freezes (fields empty) or
+	// only those fields; seen is the freeze the UI displayed.
+	UnfreezeResource(ctx context.Context, app string, ref app.ResourceRef, fields []string, reason string, seen *app.Freeze) (CommitResult, error)
 	// Ignore commits an ignoreDifferences rule on the app.
 	Ignore(ctx context.Context, app string, rule app.IgnoreRule, reason string) (CommitResult, error)
 	// Owners is the field ownership map of every app, from what the
@@ -64,6 +70,10 @@ type SyncRequest struct {
 	// ConfirmPrune: the person confirmed a prune of a large share of the
 	// app (SyncPlan.PruneRefused).
 	ConfirmPrune bool
+	// OverwriteFrozen: the person confirmed putting Git back over the
+	// resources and fields a resource or field freeze holds
+	// (SyncPlan.LeftFrozen); without it they are left as they are live.
+	OverwriteFrozen bool
 }
 
 // PlanStep is one object a sync would touch, and what it would do to it.

@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/keymap"
 )
@@ -381,15 +382,75 @@ func (v *diffView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
 			return outcome{handled: true, status: "no field selected: jump to a change with n first", err: true}
 		}
 		return ignoreDialog(v.c, v.app, v.res.Ref, p)
+	case keymap.ActFreeze:
+		p := v.currentPath()
+		if f := v.currentField(); f != nil {
+			p = f.Path
+		}
+		if p == "" {
+			return outcome{handled: true, status: "no field selected: jump to a drifted field with n first", err: true}
+		}
+		return resourceFreezeDialog(v.c, v.app, []status.ObjectRef{v.res.Ref}, []string{p})
+	case keymap.ActUnfreeze:
+		a, _ := v.c.app(v.app)
+		fz := freezesOn(a, v.res.Ref)
+		p := v.currentPath()
+		if f := v.currentField(); f != nil {
+			p = f.Path
+		}
+		for _, f := range fz {
+			if f.Whole() {
+				return resourceUnfreezeDialog(v.c, a, v.res, f, nil)
+			}
+			for _, fp := range f.Fields {
+				if p != "" && (p == fp || strings.HasPrefix(p, fp+"/")) {
+					return resourceUnfreezeDialog(v.c, a, v.res, f, []string{fp})
+				}
+			}
+		}
+		if len(fz) > 0 {
+			return outcome{handled: true, status: "this field is not frozen: move to a ❄ frozen field (n/N), or F in the app view lifts every freeze of the object", err: true}
+		}
 	case keymap.ActRefresh:
 		return outcome{work: v.load()}
 	}
 	return outcome{}
 }
 
+// currentField is the changed field the cursor is on: the line's own
+// field or its nearest parent, or, on a parent line (annotations:), the
+// first changed field below it.
+func (v *diffView) currentField() *status.FieldChange {
+	p := v.currentPath()
+	if p == "" {
+		return nil
+	}
+	fields := map[string]*status.FieldChange{}
+	for i := range v.res.Fields {
+		fields[v.res.Fields[i].Path] = &v.res.Fields[i]
+	}
+	if f := fieldFor(fields, p); f != nil {
+		return f
+	}
+	for i := range v.res.Fields {
+		if strings.HasPrefix(v.res.Fields[i].Path, p+"/") {
+			return &v.res.Fields[i]
+		}
+	}
+	return nil
+}
+
+// frozenMark is the freeze that holds the field f (or its whole object).
+func (v *diffView) frozenMark(f *status.FieldChange) *app.Freeze {
+	if v.res.Frozen != nil {
+		return v.res.Frozen
+	}
+	return f.Frozen
+}
+
 func (v *diffView) shortHelp() []key.Binding {
 	return v.c.keys.Short(v.kind(), keymap.ActNextChange, keymap.ActPrevChange, keymap.ActUnified,
-		keymap.ActHideNoise, keymap.ActOwners, keymap.ActIgnore, keymap.ActBack)
+		keymap.ActHideNoise, keymap.ActOwners, keymap.ActIgnore, keymap.ActFreeze, keymap.ActBack)
 }
 
 func (v *diffView) render(w, h int) string {
@@ -481,24 +542,10 @@ func (v *diffView) footer(w int) string {
 	}
 	p := v.currentPath()
 	t := fmt.Sprintf("drifted field %d/%d %s", v.change+1, len(v.lay.changes), p)
-	fields := map[string]*status.FieldChange{}
-	for i := range v.res.Fields {
-		fields[v.res.Fields[i].Path] = &v.res.Fields[i]
-	}
-	f := fieldFor(fields, p)
-	if f == nil {
-		// A parent line (annotations:) stands for the fields below it.
-		for i := range v.res.Fields {
-			if strings.HasPrefix(v.res.Fields[i].Path, p+"/") {
-				f = &v.res.Fields[i]
-				break
-			}
-		}
-	}
-	if f != nil {
+	if f := v.currentField(); f != nil {
 		var names []string
 		for _, o := range f.Owners {
-			names = append(names, ownerText(o, v.c.now())+" ("+string(o.Class)+")")
+			names = append(names, ownerLine(o, v.c.now()))
 		}
 		if len(names) == 0 {
 			names = []string{"nobody (defaulted)"}
@@ -509,6 +556,9 @@ func (v *diffView) footer(w int) string {
 		}
 		if f.Ignored {
 			t += " · ignored"
+		}
+		if fr := v.frozenMark(f); fr != nil {
+			return s.Info.Render(cut("❄ frozen "+freezeLine(fr, v.c.now(), v.c.loc)+" · "+t, w))
 		}
 	}
 	return s.Muted.Render(cut(t, w))

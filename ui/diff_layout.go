@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/ui/report"
 )
 
 // rowKind says how one aligned row of a diff differs.
@@ -139,6 +140,17 @@ func ownerText(o status.Owner, now time.Time) string {
 		t += " " + age(now.Sub(*o.Time))
 	}
 	return t
+}
+
+// ownerLine is the full owner line of a footer: "kubectl Update/scale ·
+// person · 12 min ago" (the time from managedFields, "time unknown" when
+// the write recorded none).
+func ownerLine(o status.Owner, now time.Time) string {
+	t := o.Manager + " " + o.Operation
+	if o.Subresource != "" {
+		t += "/" + o.Subresource
+	}
+	return t + " · " + string(o.Class) + " · " + report.Ago(o.Time, now)
 }
 
 // annotation says who owns a changed row's field, and of which class.

@@ -96,7 +96,7 @@ func TestDiffLayoutFollowsWidth(t *testing.T) {
 func TestDiffAnnotatesOwners(t *testing.T) {
 	h := openDiff(t, 160)
 	h.wantScreen("kubectl-edit Update 1h · person", "kubectl Update/scale · person")
-	h.wantScreen("drifted field 1/2 /metadata/annotations · owners: kubectl-edit Update 1h (person) · added live, not in Git")
+	h.wantScreen("drifted field 1/2 /metadata/annotations · owners: kubectl-edit Update · person · 1 h ago · added live, not in Git")
 	h.keys("x")
 	h.wantScreen("apiserver default · defaulted")
 }
@@ -248,7 +248,7 @@ func TestOwnershipView(t *testing.T) {
 	h.keys("j", "enter", "j", "o")
 	h.wantScreen("3 managers", "1 fields Git sets but another manager owns (⚑)",
 		"kdrift Apply 2h", "kubectl-edit Update 1h", "· defaulted", "⚑   replicas: 12",
-		"/spec/replicas: kubectl Update/scale (person) · Git sets it too: `i` adds an ignore rule")
+		"/spec/replicas: kubectl Update/scale · person · time unknown · Git sets it too: `i` adds an ignore rule")
 	ov := h.m.top().(*ownersView)
 	if ov.lines[ov.cursor].path != "/spec/replicas" {
 		t.Errorf("cursor starts on %s, want the first flagged field", ov.lines[ov.cursor].path)

@@ -64,7 +64,7 @@ func (b *EngineBackend) Detail(ctx context.Context, appName string, ref status.O
 
 // PlanSync asks the apiserver (dry-run) what a sync would do.
 func (b *EngineBackend) PlanSync(ctx context.Context, appName string) (SyncPlan, error) {
-	res, err := b.eng.Sync(ctx, appName, engine.SyncOptions{DryRun: true, AllowFrozen: true, Prune: b.prunes(appName)})
+	res, err := b.eng.Sync(ctx, appName, engine.SyncOptions{DryRun: true, Prune: b.prunes(appName)})
 	if err != nil {
 		return SyncPlan{}, err
 	}
@@ -84,7 +84,7 @@ func (b *EngineBackend) prunes(appName string) bool {
 func (b *EngineBackend) Sync(ctx context.Context, appName string, req SyncRequest) error {
 	// The engine's error keeps its type: an app-level failure wraps its
 	// cause, failed objects come as *engine.ObjectsFailedError.
-	_, err := b.eng.Sync(ctx, appName, engine.SyncOptions{AllowFrozen: req.Freeze != nil, SeenFreeze: req.Freeze, ConfirmPrune: req.ConfirmPrune, Prune: b.prunes(appName)})
+	_, err := b.eng.Sync(ctx, appName, engine.SyncOptions{AllowFrozen: req.Freeze != nil, SeenFreeze: req.Freeze, OverwriteFrozen: req.OverwriteFrozen, ConfirmPrune: req.ConfirmPrune, Prune: b.prunes(appName)})
 	return err
 }
 
@@ -132,6 +132,20 @@ func (b *EngineBackend) Freeze(ctx context.Context, apps []string, reason string
 func (b *EngineBackend) Unfreeze(ctx context.Context, apps []string, reason string, seen map[string]*app.Freeze) (CommitResult, error) {
 	return b.commit(ctx, func(r *actions.Repo) (actions.Result, error) {
 		return r.Unfreeze(ctx, actions.UnfreezeRequest{Selection: actions.Selection{Apps: apps}, Reason: reason, Seen: seen})
+	})
+}
+
+// FreezeResource commits a resource or field freeze on the app.
+func (b *EngineBackend) FreezeResource(ctx context.Context, appName string, refs []app.ResourceRef, fields []string, reason string, d time.Duration) (CommitResult, error) {
+	return b.commit(ctx, func(r *actions.Repo) (actions.Result, error) {
+		return r.FreezeResource(ctx, actions.ResourceFreezeRequest{App: appName, Resources: refs, Fields: fields, Reason: reason, For: d})
+	})
+}
+
+// UnfreezeResource commits lifting a resource or field freeze of the app.
+func (b *EngineBackend) UnfreezeResource(ctx context.Context, appName string, ref app.ResourceRef, fields []string, reason string, seen *app.Freeze) (CommitResult, error) {
+	return b.commit(ctx, func(r *actions.Repo) (actions.Result, error) {
+		return r.UnfreezeResource(ctx, actions.ResourceUnfreezeRequest{App: appName, Resource: ref, Fields: fields, Reason: reason, Seen: seen})
 	})
 }
 

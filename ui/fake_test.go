@@ -95,6 +95,18 @@ func (f *fakeBackend) Unfreeze(_ context.Context, apps []string, reason string, 
 	f.lastSeen = seen
 	return CommitResult{Hash: "0ff1ce", Pushed: true}, f.fail
 }
+func (f *fakeBackend) FreezeResource(_ context.Context, a string, refs []app.ResourceRef, fields []string, reason string, d time.Duration) (CommitResult, error) {
+	var names []string
+	for _, r := range refs {
+		names = append(names, r.String())
+	}
+	f.record("freeze %s %s %v reason=%q for=%s", a, strings.Join(names, ","), fields, reason, d)
+	return CommitResult{Hash: "f00dfeed1234", Pushed: true}, f.fail
+}
+func (f *fakeBackend) UnfreezeResource(_ context.Context, a string, ref app.ResourceRef, fields []string, reason string, seen *app.Freeze) (CommitResult, error) {
+	f.record("unfreeze %s %s %v reason=%q seen=%v", a, ref, fields, reason, seen != nil)
+	return CommitResult{Hash: "0ff1ce", Pushed: true}, f.fail
+}
 func (f *fakeBackend) Ignore(_ context.Context, a string, rule app.IgnoreRule, reason string) (CommitResult, error) {
 	f.record("ignore %s %s/%s %v reason=%q", a, rule.Kind, rule.Name, rule.JSONPointers, reason)
 	return CommitResult{Hash: "1bad1dea", Pushed: false, Warning: "remote unreachable; retried on next fetch"}, f.fail

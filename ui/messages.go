@@ -28,6 +28,10 @@ type FightMsg struct{ Event status.Fight }
 // field kdrift heals every time.
 type OverrideMsg struct{ Event status.Override }
 
+// FreezeExpiringMsg is the engine's FreezeExpiring event: a freeze ends
+// within fifteen minutes.
+type FreezeExpiringMsg struct{ Event status.FreezeExpiring }
+
 // ErrorEventMsg is the engine's ErrorEvent.
 type ErrorEventMsg struct{ Event status.ErrorEvent }
 
@@ -130,6 +134,8 @@ func eventMsg(ev status.Event) any {
 		return OverrideMsg{e}
 	case status.ErrorEvent:
 		return ErrorEventMsg{e}
+	case status.FreezeExpiring:
+		return FreezeExpiringMsg{e}
 	case status.Reachability:
 		return ReachabilityMsg{e}
 	}

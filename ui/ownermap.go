@@ -2,13 +2,16 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/diff"
+	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/keymap"
 	"kdrift.dev/kdrift/ui/report"
 )
@@ -101,14 +104,67 @@ func (v *ownerMapView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
 			return handled(nil)
 		}
 		return outcome{handled: true, push: newOwnerObjectsView(v.c, v.rows[v.cursor], v.c.now())}
+	case keymap.ActIgnore, keymap.ActFreeze:
+		if v.cursor >= len(v.rows) {
+			return handled(nil)
+		}
+		return ownerRowAction(v.c, v.rows[v.cursor], v.rows[v.cursor].row.Pointers, a)
 	case keymap.ActRefresh:
 		return outcome{work: v.load()}
 	}
 	return outcome{}
 }
 
+// ownerRowAction is `i` (one ignoreDifferences rule covering the field
+// for the whole kind in the app) or `f` (a field freeze of the field on
+// every object) on the objects ptrs of a row of the :owners view.
+func ownerRowAction(c *common, r ownerMapRow, ptrs []diff.FieldPointer, a keymap.Action) outcome {
+	if len(ptrs) == 0 {
+		return outcome{handled: true, status: r.row.Field + " has no JSON pointer of its own (it sits inside an atomic value): act on its parent in the diff view", err: true}
+	}
+	var apps, pointers []string
+	var refs []status.ObjectRef
+	for _, p := range ptrs {
+		if !slices.Contains(apps, p.Ref.App) {
+			apps = append(apps, p.Ref.App)
+		}
+		if !slices.Contains(pointers, p.Pointer) {
+			pointers = append(pointers, p.Pointer)
+		}
+		refs = append(refs, p.Ref.Ref)
+	}
+	if len(apps) > 1 {
+		return outcome{handled: true, status: fmt.Sprintf("the objects of this row belong to %d apps (%s): enter lists them; %s there acts on the selected object's app", len(apps), strings.Join(apps, ", "), c.keys.In(keymap.ViewOwnerMap, a).Help().Key), err: true}
+	}
+	slices.Sort(pointers)
+	ref := ptrs[0].Ref.Ref
+	if a == keymap.ActIgnore {
+		rule := app.IgnoreRule{Group: ref.Group, Kind: ref.Kind, JSONPointers: pointers}
+		body := []string{
+			fmt.Sprintf("App %s will stop applying %s on every %s (one rule for the whole kind).", apps[0], strings.Join(pointers, ", "), kindName(ref)),
+			"kdrift hands the field over to its live owner; the rule is a Git commit.",
+		}
+		d := newDialog("Ignore "+r.row.Field+" for every "+kindName(ref)+"?", body, "enter: commit the ignore rule · esc: cancel", func(vals []string) (outcome, string) {
+			return outcome{work: doIgnore(c, apps[0], rule, vals[0]), status: "committing ignore rule for " + r.row.Field + "…"}, ""
+		}).withField("reason", "why Git should not own this field", true)
+		return outcome{handled: true, dialog: d}
+	}
+	if len(pointers) > 1 {
+		return outcome{handled: true, status: fmt.Sprintf("%s sits at different places across the objects (%s): enter lists them; f there freezes it on one object", r.row.Field, strings.Join(pointers, ", ")), err: true}
+	}
+	return resourceFreezeDialog(c, apps[0], refs, pointers)
+}
+
+// kindName is Kind or Kind.group.
+func kindName(r status.ObjectRef) string {
+	if r.Group == "" {
+		return r.Kind
+	}
+	return r.Kind + "." + r.Group
+}
+
 func (v *ownerMapView) shortHelp() []key.Binding {
-	return v.c.keys.Short(v.kind(), keymap.ActUp, keymap.ActDown, keymap.ActEnter, keymap.ActRefresh, keymap.ActBack, keymap.ActHelp)
+	return v.c.keys.Short(v.kind(), keymap.ActUp, keymap.ActDown, keymap.ActEnter, keymap.ActIgnore, keymap.ActFreeze, keymap.ActRefresh, keymap.ActBack, keymap.ActHelp)
 }
 
 func (v *ownerMapView) render(w, h int) string {
@@ -188,6 +244,7 @@ type ownerObject struct {
 // writer by writer; enter opens an object's diff.
 type ownerObjectsView struct {
 	c      *common
+	row    ownerMapRow
 	name   string
 	about  []string
 	objs   []ownerObject
@@ -197,7 +254,7 @@ type ownerObjectsView struct {
 }
 
 func newOwnerObjectsView(c *common, r ownerMapRow, now time.Time) *ownerObjectsView {
-	v := &ownerObjectsView{c: c, name: r.kind + " " + r.row.Field}
+	v := &ownerObjectsView{c: c, row: r, name: r.kind + " " + r.row.Field}
 	for _, w := range r.row.Writers {
 		label := fmt.Sprintf("%s (%s)", w.Label(), report.ClassLabel(w.Class))
 		if w.Manager != "" {
@@ -227,6 +284,17 @@ func (v *ownerObjectsView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outco
 		v.cursor = c
 		return handled(nil)
 	}
+	if (a == keymap.ActIgnore || a == keymap.ActFreeze) && v.cursor < len(v.objs) {
+		// On one object: its app, its place of the field.
+		o := v.objs[v.cursor].ref
+		var ptrs []diff.FieldPointer
+		for _, p := range v.row.row.Pointers {
+			if p.Ref == o {
+				ptrs = append(ptrs, p)
+			}
+		}
+		return ownerRowAction(v.c, v.row, ptrs, a)
+	}
 	if a != keymap.ActEnter || v.cursor >= len(v.objs) {
 		return outcome{}
 	}
@@ -243,7 +311,7 @@ func (v *ownerObjectsView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outco
 }
 
 func (v *ownerObjectsView) shortHelp() []key.Binding {
-	return v.c.keys.Short(v.kind(), keymap.ActUp, keymap.ActDown, keymap.ActEnter, keymap.ActBack, keymap.ActHelp)
+	return v.c.keys.Short(v.kind(), keymap.ActUp, keymap.ActDown, keymap.ActEnter, keymap.ActIgnore, keymap.ActFreeze, keymap.ActBack, keymap.ActHelp)
 }
 
 func (v *ownerObjectsView) render(w, h int) string {

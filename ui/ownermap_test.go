@@ -61,3 +61,42 @@ func TestOwnerMapView(t *testing.T) {
 	h.keys(":").typeText("owners apps/Deployment").keys("enter")
 	h.wantScreen("is not KIND or KIND.GROUP")
 }
+
+// TestOwnerMapIgnoreAndFreeze: on an :owners row whose objects belong to
+// one app, `i` commits one ignore rule covering the field for the whole
+// kind and `f` freezes the field on those objects; a row spanning apps
+// says to pick an object, and on an object both act on its app.
+func TestOwnerMapIgnoreAndFreeze(t *testing.T) {
+	gone := status.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "staging", Name: "gone"}
+	fixture := func(spanApps bool) diff.OwnerMap {
+		m := ownerMapFixture()
+		row := &m.Kinds[1].Rows[0]
+		row.Pointers = []diff.FieldPointer{{Ref: diff.OwnedRef{App: "render-prod", Ref: deployRef}, Pointer: "/spec/replicas"}}
+		if spanApps {
+			row.Pointers = append(row.Pointers, diff.FieldPointer{Ref: diff.OwnedRef{App: "web-staging", Ref: gone}, Pointer: "/spec/replicas"})
+		}
+		return m
+	}
+	be := newFake()
+	be.owners = fixture(false)
+	h := newHarness(t, be, testConfig())
+	h.keys(":").typeText("owners").keys("enter", "i")
+	h.wantScreen("Ignore spec.replicas for every Deployment.apps?", "App render-prod will stop applying /spec/replicas on every Deployment.apps")
+	h.typeText("HPA owns replicas").keys("enter")
+	h.keys("f")
+	h.wantScreen("Freeze Deployment.apps/prod/render [/spec/replicas]?")
+	h.typeText("INC-1 hold it").keys("enter")
+	h.wantCalls("owners 0 kinds",
+		`ignore render-prod Deployment/ [/spec/replicas] reason="HPA owns replicas"`,
+		`freeze render-prod Deployment.apps/prod/render [/spec/replicas] reason="INC-1 hold it" for=0s`)
+
+	be = newFake()
+	be.owners = fixture(true)
+	h = newHarness(t, be, testConfig())
+	h.keys(":").typeText("owners").keys("enter", "i")
+	h.wantScreen("belong to 2 apps (render-prod, web-staging): enter lists them")
+	h.keys("enter", "j", "f")
+	h.wantScreen("Freeze Deployment.apps/staging/gone [/spec/replicas]?")
+	h.typeText("INC-2").keys("enter")
+	h.wantCalls("owners 0 kinds", `freeze web-staging Deployment.apps/staging/gone [/spec/replicas] reason="INC-2" for=0s`)
+}

@@ -204,7 +204,7 @@ func (v *ownersView) render(w, h int) string {
 		l := v.lines[v.cursor]
 		var names []string
 		for _, o := range v.detail.Live[v.cursor].Owners {
-			names = append(names, ownerText(o, v.c.now())+" ("+string(o.Class)+")")
+			names = append(names, ownerLine(o, v.c.now()))
 		}
 		if len(names) == 0 {
 			names = []string{"nobody: defaulted by the apiserver"}

@@ -236,7 +236,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func isEvent(msg tea.Msg) bool {
 	switch msg.(type) {
 	case AppStatusChangedMsg, DriftDetectedMsg, HealedMsg, PrunedMsg, FightMsg, OverrideMsg,
-		ErrorEventMsg, ReachabilityMsg, UnknownEventMsg, EventsClosedMsg:
+		FreezeExpiringMsg, ErrorEventMsg, ReachabilityMsg, UnknownEventMsg, EventsClosedMsg:
 		return true
 	}
 	return false
@@ -316,6 +316,8 @@ func (m *Model) onEvent(msg tea.Msg) tea.Cmd {
 		ev := e.Event
 		m.setStatus(fmt.Sprintf("%s changed %s on %s in %s %d times in %s; kdrift heals it every time: freeze if this is intended",
 			ev.Manager, ev.Field, ev.Ref, ev.App, ev.Rewrites, ev.Time.Sub(ev.Since).Round(time.Second)), true)
+	case FreezeExpiringMsg:
+		m.setStatus(expiringText(e.Event, m.c.now(), m.c.loc), true)
 	case ErrorEventMsg:
 		ev := e.Event
 		who := ev.App
@@ -409,6 +411,9 @@ func (m *Model) onResult(msg tea.Msg) tea.Cmd {
 	case IgnoreCommittedMsg:
 		m.done()
 		m.commitStatus("ignore "+r.Path+" in "+r.App, r.Result, r.Err)
+	case ResourceFreezeCommittedMsg:
+		m.done()
+		m.commitStatus(r.What+" in "+r.App, r.Result, r.Err)
 	case RevertPreviewMsg:
 		m.done()
 		if r.Err != nil {

@@ -50,6 +50,13 @@ func (m *Model) syncDialog(p SyncPlan) *dialog {
 		}
 		body = append(body, l)
 	}
+	for _, f := range p.LeftFrozen {
+		what := "whole resource"
+		if !f.Whole {
+			what = strings.Join(f.Fields, ", ")
+		}
+		body = append(body, fmt.Sprintf("❄ left  %s  %s (frozen %s)", f.Ref, what, freezeLine(f.Freeze, m.c.now(), m.c.loc)))
+	}
 	if len(body) == 0 {
 		body = []string{"nothing to change: Git and the cluster agree"}
 	}
@@ -58,12 +65,41 @@ func (m *Model) syncDialog(p SyncPlan) *dialog {
 		if p.PruneRefused != nil {
 			warn := []string{p.PruneRefused.Error(), "Delete them all the same? Answer yes only if Git really dropped them."}
 			d := newDialog("Prune most of "+name+"?", warn, "enter/y: delete them · esc/n: cancel", func([]string) (outcome, string) {
-				return m.syncFrozenCheck(name, SyncRequest{ConfirmPrune: true}), ""
+				return m.syncPartialCheck(name, p, SyncRequest{ConfirmPrune: true}), ""
 			})
 			return outcome{dialog: d}, ""
 		}
-		return m.syncFrozenCheck(name, SyncRequest{}), ""
+		return m.syncPartialCheck(name, p, SyncRequest{}), ""
 	})
+}
+
+// syncPartialCheck asks, when a resource or field freeze holds parts of
+// the app, whether to overwrite them too: "o" puts Git back over them
+// (the CLI's --force), enter syncs the rest and leaves them as they are.
+func (m *Model) syncPartialCheck(name string, p SyncPlan, req SyncRequest) outcome {
+	if len(p.LeftFrozen) == 0 {
+		return m.syncFrozenCheck(name, req)
+	}
+	body := []string{"These stay as they are live unless you overwrite them:"}
+	for _, f := range p.LeftFrozen {
+		what := "whole resource"
+		if !f.Whole {
+			what = strings.Join(f.Fields, ", ")
+		}
+		body = append(body, fmt.Sprintf("  ❄ %s  %s: %s", f.Ref, what, freezeLine(f.Freeze, m.c.now(), m.c.loc)))
+	}
+	body = append(body, "Type \"overwrite\" to put Git back over them too; leave it empty to sync the rest only.")
+	d := newDialog("Sync "+name+": leave the frozen parts?", body, "enter: sync · esc: cancel", func(vals []string) (outcome, string) {
+		switch vals[0] {
+		case "":
+		case "overwrite":
+			req.OverwriteFrozen = true
+		default:
+			return outcome{}, fmt.Sprintf("%q: type overwrite, or leave it empty", vals[0])
+		}
+		return m.syncFrozenCheck(name, req), ""
+	}).withField("overwrite", "empty: leave them frozen", false)
+	return outcome{dialog: d}
 }
 
 // syncFrozenCheck asks once more when the app is frozen, and syncs; the
@@ -151,6 +187,7 @@ func (m *Model) startUnfreeze() tea.Cmd {
 		body = append(body, "  "+n+": frozen by "+a.Freeze.By+": "+a.Freeze.Reason)
 	}
 	body = append(body, "Self-heal resumes as each app's syncPolicy says.")
+	body = append(body, unfreezePutBack(m.c, frozen)...)
 	m.dialog = newDialog("Unfreeze "+plural(len(frozen), "app")+"?", body, "enter: commit the unfreeze · esc: cancel", func(vals []string) (outcome, string) {
 		reason := vals[0]
 		return outcome{status: "unfreezing " + strings.Join(frozen, ", ") + "…", work: func() tea.Msg {
@@ -201,4 +238,32 @@ func revertDialog(c *common, m RevertPreviewMsg) *dialog {
 			return RevertCommittedMsg{Hash: hash, Result: res, Err: err}
 		}}, ""
 	}).withField("reason", "why this commit is undone", true)
+}
+
+// unfreezePutBack lists what self-heal will put back once the apps are
+// unfrozen: each drifted field, live value → Git's, except what a
+// resource or field freeze still holds.
+func unfreezePutBack(c *common, apps []string) []string {
+	const most = 12
+	var lines []string
+	for _, n := range apps {
+		a, _ := c.app(n)
+		if a.SelfHeal == status.SelfHealOff {
+			continue
+		}
+		for _, r := range a.Resources {
+			if r.Frozen != nil {
+				continue
+			}
+			lines = append(lines, putBack(r, func(f status.FieldChange) bool { return f.Frozen == nil })...)
+		}
+	}
+	if len(lines) == 0 {
+		return []string{"Nothing drifted: self-heal has nothing to put back."}
+	}
+	out := []string{"Self-heal will put back:"}
+	if len(lines) > most {
+		return append(append(out, lines[:most]...), fmt.Sprintf("  … and %d more fields", len(lines)-most))
+	}
+	return append(out, lines...)
 }

@@ -59,6 +59,9 @@ func checkFields(fields []string) error {
 		if p == "/" || p == "/metadata" || strings.HasPrefix(p, "/metadata/name") || p == "/metadata/namespace" || p == "/kind" || p == "/apiVersion" {
 			return fmt.Errorf("--field %q names the object itself, which cannot be frozen; freeze the whole resource (no --field) or a field such as /spec/replicas", p)
 		}
+		if p == "/metadata/annotations" || p == "/metadata/labels" {
+			return fmt.Errorf("--field %q would freeze kdrift's own tracking labels and annotations too; freeze one key, such as %s/note", p, p)
+		}
 		if seen[p] {
 			return fmt.Errorf("--field %q is given twice", p)
 		}

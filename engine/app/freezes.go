@@ -144,6 +144,8 @@ func validateFreezes(a App, mk func(field, problem, fix string) error) []error {
 				errs = append(errs, mk(pf, "names the whole object", "leave fields out to freeze the whole resource, or name a field such as /spec/replicas"))
 			case p == "/metadata" || strings.HasPrefix(p, "/metadata/name") || p == "/metadata/namespace" || p == "/kind" || p == "/apiVersion":
 				errs = append(errs, mk(pf, fmt.Sprintf("%q identifies the object and cannot be frozen", p), "freeze a field of the object's spec, labels or annotations"))
+			case p == "/metadata/annotations" || p == "/metadata/labels":
+				errs = append(errs, mk(pf, fmt.Sprintf("%q would freeze kdrift's own tracking labels and annotations too", p), "freeze one key, such as "+p+"/note"))
 			case dup[p]:
 				errs = append(errs, mk(pf, fmt.Sprintf("%q is given twice", p), "keep one"))
 			}

@@ -107,6 +107,16 @@ type OwnerRow struct {
 	Contested bool `json:"contested"`
 	// Why gives the reasons for Contested.
 	Why []string `json:"why,omitempty"`
+	// Pointers are the field's JSON pointer in each object that has it
+	// (a list element by its index there), for code that writes ignore
+	// rules and freezes of the field.
+	Pointers []FieldPointer `json:"-"`
+}
+
+// FieldPointer is where a row's field sits in one object.
+type FieldPointer struct {
+	Ref     OwnedRef
+	Pointer string
 }
 
 // FieldWriter is one writer of a field across the objects of a kind.
@@ -403,6 +413,11 @@ func (k *kindAcc) finish(opts OwnerMapOptions) OwnerKind {
 		if gitOnly && !row.Contested && !opts.All {
 			out.GitOnly++
 			continue
+		}
+		for _, o := range k.objs {
+			if ptr, ok := PointerOf(o.Live.Object, r.path); ok {
+				row.Pointers = append(row.Pointers, FieldPointer{Ref: ownedRef(o), Pointer: ptr})
+			}
 		}
 		out.Rows = append(out.Rows, row)
 	}

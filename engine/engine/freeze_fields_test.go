@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -133,7 +134,7 @@ func TestFieldFreezeHoldsScaleWhileTheRestHeals(t *testing.T) {
 		t.Fatalf("a sync without --force overwrote the frozen field: %d", n)
 	}
 	// Forced, it puts Git back.
-	res, err = e.Sync(ctx, "render", engine.SyncOptions{AllowFrozen: true})
+	res, err = e.Sync(ctx, "render", engine.SyncOptions{OverwriteFrozen: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,5 +197,65 @@ func TestResourceFreezeHoldsHealAndPrune(t *testing.T) {
 	r, _ = resource(appStatus(t, e, "held"), "ConfigMap", "held")
 	if r.Status != status.ResourceExtraneous || !strings.Contains(r.Message, "not pruned: frozen") || !strings.Contains(r.Message, "INC-9") {
 		t.Fatalf("the held prune does not say why:\n%s", describe(appStatus(t, e, "held")))
+	}
+}
+
+// TestFreezeExpiringAnnounced: a field freeze that ends within fifteen
+// minutes is announced as FreezeExpiring, naming the object, the freeze
+// and what resuming puts back; passes that change nothing do not repeat
+// it.
+func TestFreezeExpiringAnnounced(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "freeze-expiring")
+	now := time.Now().UTC().Truncate(time.Second)
+	freeze := `  freezes:
+  - resource: {group: apps, kind: Deployment, name: render}
+    fields: [/spec/replicas]
+    reason: INC-77 hand-scaled
+    by: Lao Li <lao.li@example.com>
+    at: "` + now.Add(-time.Hour).Format(time.RFC3339) + `"
+    until: "` + now.Add(10*time.Minute).Format(time.RFC3339) + `"
+`
+	repo := gittest.Init(t)
+	repo.Commit("app", map[string]string{
+		".kdrift/apps.yaml":      appYAML("expiring", "deploy/render", ns, true, false, freeze),
+		"deploy/render/dep.yaml": deploymentYAML("render", 6),
+	})
+	e := newEngine(t, repo, nil)
+	events, stop := e.SubscribeAll()
+	defer stop()
+	if _, err := e.Sync(ctx, "expiring", engine.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "render", Namespace: ns}, Spec: autoscalingv1.ScaleSpec{Replicas: 12}}
+	if _, err := enginetest.Clientset(t).AppsV1().Deployments(ns).UpdateScale(ctx, "render", s, metav1.UpdateOptions{FieldManager: "kubectl"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := e.Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop()
+	var got []status.FreezeExpiring
+	for ev := range events {
+		if fe, ok := ev.(status.FreezeExpiring); ok {
+			got = append(got, fe)
+		}
+	}
+	if len(got) == 0 {
+		t.Fatal("no FreezeExpiring event")
+	}
+	seen := map[string]bool{}
+	for _, g := range got {
+		k := strings.Join(g.Changes, ";")
+		if seen[k] {
+			t.Fatalf("the same announcement came twice: %+v", got)
+		}
+		seen[k] = true
+	}
+	fe := got[len(got)-1]
+	if fe.Resource == nil || fe.Resource.Name != "render" || fe.Freeze.Reason != "INC-77 hand-scaled" || len(fe.Changes) != 1 || fe.Changes[0] != "Deployment/"+ns+"/render /spec/replicas: 12 → 6" {
+		t.Fatalf("FreezeExpiring = %+v", fe)
 	}
 }

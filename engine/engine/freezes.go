@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -127,4 +128,92 @@ func withLocalFreezes(upstream, local []app.ResourceFreeze, now time.Time) []app
 		}
 	}
 	return out
+}
+
+// announceExpiring publishes FreezeExpiring for each freeze of the app
+// (the app's own, and each resource or field freeze) that ends within
+// status.FreezeExpiringWithin, with what resuming will change: once, and
+// again only when that changes. Passes run on changes and at least every
+// Options.Resync, so the announcement comes at most that late.
+func (p *pass) announceExpiring() {
+	soon := func(until *time.Time) bool {
+		return until != nil && p.now.Before(*until) && until.Sub(p.now) <= status.FreezeExpiringWithin
+	}
+	seen := map[string]bool{}
+	// Announced again only when what resuming changes is new.
+	announce := func(key string, ev status.FreezeExpiring) {
+		key += "|" + strings.Join(ev.Changes, "\n")
+		seen[key] = true
+		if p.st.expiring[key] {
+			return
+		}
+		p.e.bus.publish(ev)
+	}
+	base := status.Base{App: p.name, Time: p.e.opts.Now()}
+	if f := p.app.Spec.Freeze; f != nil && soon(f.Until) {
+		var changes []string
+		for _, r := range p.results {
+			if r.Frozen != nil {
+				continue
+			}
+			for _, fc := range r.Fields {
+				if fc.IsDrift() && fc.Frozen == nil {
+					changes = append(changes, changeLine(r.Ref, fc))
+				}
+			}
+		}
+		announce("app|"+f.By+"|"+f.At.String()+"|"+f.Until.String(), status.FreezeExpiring{Base: base, Freeze: *f, Changes: nonNil(changes)})
+	}
+	for _, f := range p.app.Spec.Freezes {
+		if !soon(f.Until) {
+			continue
+		}
+		var ref *status.ObjectRef
+		var changes []string
+		for _, r := range p.results {
+			if !f.Resource.Matches(r.Ref.Group, r.Ref.Kind, r.Ref.Namespace, r.Ref.Name, p.app.Spec.Destination.Namespace) {
+				continue
+			}
+			rr := r.Ref
+			ref = &rr
+			for _, fc := range r.Fields {
+				if fc.IsDrift() && f.Covers(fc.Path) {
+					changes = append(changes, changeLine(r.Ref, fc))
+				}
+			}
+		}
+		if ref == nil {
+			ref = &status.ObjectRef{Group: f.Resource.Group, Kind: f.Resource.Kind, Namespace: f.Resource.Namespace, Name: f.Resource.Name}
+		}
+		key := "res|" + f.Resource.String() + "|" + strings.Join(f.Fields, ",") + "|" + f.At.String() + "|" + f.Until.String()
+		announce(key, status.FreezeExpiring{Base: base, Resource: ref, Fields: f.Fields, Freeze: *f.Mark(), Changes: nonNil(changes)})
+	}
+	p.st.expiring = seen
+}
+
+// changeLine is one field resuming will put back: "REF PATH: live → Git".
+func changeLine(ref status.ObjectRef, f status.FieldChange) string {
+	if f.Masked {
+		return fmt.Sprintf("%s %s: (Secret value) → Git's", ref, f.Path)
+	}
+	return fmt.Sprintf("%s %s: %s → %s", ref, f.Path, jsonText(f.Live), jsonText(f.Desired))
+}
+
+// jsonText is a value as compact JSON; "(absent)" for none.
+func jsonText(v any) string {
+	if v == nil {
+		return "(absent)"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

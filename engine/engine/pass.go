@@ -125,6 +125,9 @@ func (e *Engine) reconcileApp(ctx context.Context, name string, opts passOptions
 	if !p.phaseCompare(ctx) {
 		return p.result
 	}
+	if !opts.dryRun {
+		p.announceExpiring()
+	}
 	if p.opts.heal || p.opts.prune {
 		// Neither heal nor prune moves the cluster back to older state.
 		p.backWhy, _ = p.movedBack()

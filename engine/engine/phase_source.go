@@ -162,6 +162,11 @@ func (p *pass) phaseSource() bool {
 	p.status.Prune = a.Spec.SyncPolicy.Prune
 	p.status.Freeze = a.Spec.Freeze
 	p.status.Owner, p.status.OwnerFile = a.Origin.Owner(), a.Origin.Where()
+	for _, f := range a.Spec.Freezes {
+		if f.ActiveAt(p.now) {
+			p.status.Freezes = append(p.status.Freezes, f)
+		}
+	}
 	switch {
 	case a.Spec.Freeze.ActiveAt(p.now):
 		p.status.SelfHeal = status.SelfHealFrozen

@@ -33,6 +33,9 @@ type appState struct {
 	// pruneRefusal is the last prune refusal published, so a refusal is
 	// reported once, not every pass.
 	pruneRefusal string
+	// expiring are the freezes already announced as ending soon
+	// (FreezeExpiring), by freezeKey.
+	expiring map[string]bool
 	// rulesKey identifies the objects the app last rendered, with its
 	// ignore rules; a change ends old fights (see phaseCompare).
 	rulesKey string

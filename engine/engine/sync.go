@@ -25,11 +25,14 @@ type SyncOptions struct {
 	// DryRun asks the apiserver (dry-run) and changes nothing: the result
 	// is the plan.
 	DryRun bool
-	// AllowFrozen syncs a frozen app, and overwrites the resources and
-	// fields a resource or field freeze (spec.freezes) holds; the person
-	// confirmed. Without it a sync applies everything else and lists
-	// what it left frozen in SyncResult.LeftFrozen.
+	// AllowFrozen syncs a frozen app; the person confirmed.
 	AllowFrozen bool
+	// OverwriteFrozen also applies the resources and fields a resource
+	// or field freeze (spec.freezes) holds; the person confirmed (the
+	// CLI's --force, the UI's second question). Without it a sync
+	// applies everything else and lists what it left frozen in
+	// SyncResult.LeftFrozen.
+	OverwriteFrozen bool
 	// SeenFreeze is the freeze the person confirmed syncing over (the UI
 	// passes what it displayed); with AllowFrozen, a head frozen by
 	// another freeze refuses the sync with an *app.FreezeChangedError (a
@@ -187,7 +190,7 @@ func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncR
 	if valid && a.Origin != nil && !opts.AllowOwned && !opts.DryRun {
 		return SyncResult{App: name}, &OwnedError{App: name, Owner: a.Origin.Owner(), Where: a.Origin.Where()}
 	}
-	res := e.reconcileApp(ctx, name, passOptions{heal: true, force: true, prune: opts.Prune, confirmPrune: opts.ConfirmPrune, allowFrozen: opts.AllowFrozen || opts.DryRun, overwriteFrozen: opts.AllowFrozen, dryRun: opts.DryRun, allowOwned: opts.AllowOwned || opts.DryRun})
+	res := e.reconcileApp(ctx, name, passOptions{heal: true, force: true, prune: opts.Prune, confirmPrune: opts.ConfirmPrune, allowFrozen: opts.AllowFrozen || opts.DryRun, overwriteFrozen: opts.OverwriteFrozen, dryRun: opts.DryRun, allowOwned: opts.AllowOwned || opts.DryRun})
 	if res.Err != "" {
 		if res.Cause != nil {
 			return res, fmt.Errorf("app %s: %w", name, res.Cause)

@@ -1,6 +1,10 @@
 package status
 
-import "time"
+import (
+	"time"
+
+	"kdrift.dev/kdrift/engine/app"
+)
 
 // EventType names an engine event in its JSON form.
 type EventType string
@@ -14,6 +18,8 @@ const (
 	EventFight     EventType = "Fight"
 	EventOverride  EventType = "Override"
 	EventError     EventType = "Error"
+	// EventFreezeExpiring is FreezeExpiring's type.
+	EventFreezeExpiring EventType = "FreezeExpiring"
 )
 
 // Event is one thing the engine tells its listeners. Every event names the
@@ -117,3 +123,28 @@ type ErrorEvent struct {
 
 // Type is EventError.
 func (ErrorEvent) Type() EventType { return EventError }
+
+// FreezeExpiringWithin is how long before its end a freeze is announced
+// as ending (FreezeExpiring), so that the on-call can extend it or get
+// ready for what resuming changes.
+const FreezeExpiringWithin = 15 * time.Minute
+
+// FreezeExpiring says a freeze ends soon (within FreezeExpiringWithin):
+// the app's freeze, or a resource or field freeze (Resource set), with
+// what self-heal will change once it ends.
+type FreezeExpiring struct {
+	Base
+	// Resource is the frozen object of a resource or field freeze; nil
+	// for the whole app's freeze.
+	Resource *ObjectRef `json:"resource,omitempty"`
+	// Fields are the frozen fields of a field freeze.
+	Fields []string `json:"fields,omitempty"`
+	// Freeze is who froze it, why, since and until when.
+	Freeze app.Freeze `json:"freeze"`
+	// Changes are what resuming puts back, one per drifted field:
+	// "Deployment/staging/render-worker /spec/replicas: 12 → 6".
+	Changes []string `json:"changes"`
+}
+
+// Type is EventFreezeExpiring.
+func (FreezeExpiring) Type() EventType { return EventFreezeExpiring }

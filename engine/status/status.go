@@ -205,6 +205,9 @@ type AppStatus struct {
 	SelfHeal    SelfHeal        `json:"selfHeal"`
 	Prune       bool            `json:"prune"`
 	Freeze      *app.Freeze     `json:"freeze,omitempty"`
+	// Freezes are the App's resource and field freezes in force
+	// (spec.freezes whose end has not passed).
+	Freezes []app.ResourceFreeze `json:"freezes,omitempty"`
 	// OutOfSyncSince is when the app last went OutOfSync; nil when Synced.
 	OutOfSyncSince *time.Time `json:"outOfSyncSince,omitempty"`
 	// Revision is the Git commit compared, with its author.

@@ -72,7 +72,7 @@ func runSync(ctx context.Context, env *cliEnv, f *syncFlags, name string) int {
 	if err != nil {
 		return env.errorf("%v", err)
 	}
-	res, syncErr := e.Sync(ctx, name, engine.SyncOptions{Prune: f.prune, DryRun: f.dryRun, AllowFrozen: f.force, ConfirmPrune: f.confirmPrune})
+	res, syncErr := e.Sync(ctx, name, engine.SyncOptions{Prune: f.prune, DryRun: f.dryRun, AllowFrozen: f.force, OverwriteFrozen: f.force, ConfirmPrune: f.confirmPrune})
 	if f.output.structured() {
 		if err := f.output.write(env.stdout, res); err != nil {
 			return env.errorf("write result: %v", err)

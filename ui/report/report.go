@@ -218,6 +218,11 @@ type AppSummary struct {
 	Prune bool `json:"prune"`
 	// Freeze is set while the App is frozen: reason, by, at, until.
 	Freeze any `json:"freeze,omitempty"`
+	// Freezes are the App's resource and field freezes in force:
+	// resource (group, kind, namespace, name), fields (JSON pointers;
+	// none for the whole resource), reason, by, at, until. Frozen drift
+	// is marked in Drifted (resource or field "frozen").
+	Freezes []app.ResourceFreeze `json:"freezes,omitempty"`
 	// OutOfSyncSince is when the app last went OutOfSync; absent when not.
 	OutOfSyncSince *time.Time `json:"outOfSyncSince,omitempty"`
 	// Revision is the Git commit compared.
@@ -258,7 +263,7 @@ func Summarize(apps []status.AppStatus) StatusDoc {
 	doc := StatusDoc{Apps: make([]AppSummary, 0, len(apps))}
 	for _, a := range apps {
 		s := AppSummary{Name: a.Name, File: a.File, Path: a.Path, Context: a.Destination.Context, Namespace: a.Destination.Namespace,
-			Sync: a.Sync, Health: a.Health, SelfHeal: a.SelfHeal, Prune: a.Prune, OutOfSyncSince: a.OutOfSyncSince,
+			Sync: a.Sync, Health: a.Health, SelfHeal: a.SelfHeal, Prune: a.Prune, Freezes: a.Freezes, OutOfSyncSince: a.OutOfSyncSince,
 			Revision: a.Revision, RevisionRef: a.RevisionRef, NoUpstream: a.NoUpstream, LocalFreeze: a.LocalFreeze, DriftedObjects: a.DriftedObjects(), EncryptedObjects: a.EncryptedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
 		if a.Freeze != nil {
 			s.Freeze = a.Freeze
