@@ -163,7 +163,7 @@ func (h *Healer) publishLoop(ctx context.Context, events <-chan status.Event, st
 		}
 		if rev != "" && (all || rev != lastRev) {
 			lastRev = rev
-			if n, err := h.pub.Prune(ctx, names); err != nil {
+			if n, err := h.pub.Prune(ctx, names); err != nil && ctx.Err() == nil {
 				h.opts.Log.Warn("removing the statuses of Apps that left Git", "err", err)
 			} else if n > 0 {
 				h.opts.Log.Info("removed the statuses of Apps that left Git", "count", n)
@@ -193,7 +193,7 @@ func (h *Healer) publishLoop(ctx context.Context, events <-chan status.Event, st
 }
 
 func (h *Healer) publish(ctx context.Context, st status.AppStatus) {
-	if _, err := h.pub.Publish(ctx, st); err != nil {
+	if _, err := h.pub.Publish(ctx, st); err != nil && ctx.Err() == nil {
 		h.opts.Log.Warn("publishing an App's status", "app", st.Name, "err", err)
 	}
 }

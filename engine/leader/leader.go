@@ -12,6 +12,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -226,8 +227,13 @@ func (e *Elector) labels() map[string]string {
 	return map[string]string{LabelManagedBy: "kdrift", LabelRepo: Hash(e.opts.Identity)}
 }
 
-// report tells OnError about a failure once per distinct message.
+// report tells OnError about a failure once per distinct message; a
+// conflict (another candidate wrote first) and a cancelled request are
+// the election working, not failures.
 func (e *Elector) report(err error) {
+	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return
+	}
 	e.mu.Lock()
 	same := e.lastErr == err.Error()
 	e.lastErr = err.Error()

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -83,6 +84,27 @@ func (f *healerFixture) action(t *testing.T, args ...string) string {
 		t.Fatalf("kdrift %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// run runs kdrift in the person's clone and returns its exit code and
+// outputs.
+func (f *healerFixture) run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(f.bin, append(args, "--kubeconfig", f.kubeconfig, "--kdrift-namespace", f.kdriftNS)...)
+	cmd.Dir = f.clone
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		code = ee.ExitCode()
+	}
+	return code, out.String(), errOut.String()
 }
 
 func (f *healerFixture) replicas(t *testing.T) int32 {
@@ -187,6 +209,20 @@ func TestOneHealer(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	if r := f.replicas(t); r != 7 || c1.count(t, "Healed") != healed {
 		t.Fatalf("the frozen app was healed: replicas %d", r)
+	}
+	// kdrift status and diff follow the leader (no compare of their own);
+	// --live compares from here.
+	code, stdout, stderr := f.run(t, "diff", f.app)
+	if code != exitDrift || !strings.Contains(stderr, "following "+f.kdriftNS+"/") || !strings.Contains(stdout, "replicas") {
+		t.Fatalf("diff from the published status: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = f.run(t, "status", "--live")
+	if code != exitOK || strings.Contains(stderr, "following") || !strings.Contains(stdout, "frozen by Erin Oncall") {
+		t.Fatalf("status --live: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = f.run(t, "status")
+	if code != exitOK || !strings.Contains(stderr, "following "+f.kdriftNS+"/") || !strings.Contains(stdout, "frozen by Erin Oncall") {
+		t.Fatalf("status from the published status: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	out2 = f.action(t, "unfreeze", f.app, "--reason", "INC-42 resolved")
 	if !strings.Contains(out2, "leader: told") {
