@@ -126,10 +126,13 @@ func (b *AttachedBackend) PlanSync(ctx context.Context, appName string) (SyncPla
 	return plan, nil
 }
 
-// Sync applies Git to the app now, as the EngineBackend does; the leader
-// sees the result in its watch and publishes it.
+// Sync applies Git to the app now, as the EngineBackend does (manager
+// kdrift, the upstream revision), and asks the leader to fetch, so that
+// it applies the same revision; the leader sees the result in its watch
+// and publishes it.
 func (b *AttachedBackend) Sync(ctx context.Context, appName string, req SyncRequest) error {
 	_, err := b.eng.Sync(ctx, appName, engine.SyncOptions{AllowFrozen: req.Freeze != nil, SeenFreeze: req.Freeze, ConfirmPrune: req.ConfirmPrune, Prune: b.prunes(appName)})
+	b.Refresh()
 	return err
 }
 

@@ -40,6 +40,8 @@ type Options struct {
 	Holder string
 	// Log is told when leading starts and stops, and what failed.
 	Log *slog.Logger
+	// KeepOnStop leaves the Lease held when ctx ends (leader.Options).
+	KeepOnStop bool
 }
 
 // Healer is a running candidate.
@@ -71,7 +73,7 @@ func Start(ctx context.Context, opts Options) (*Healer, error) {
 	}
 	started := make(chan struct{}, 1)
 	el, err := leader.New(leader.Options{
-		Client: opts.Client, Namespace: opts.Namespace, Identity: id, Holder: opts.Holder, Settings: opts.Settings,
+		Client: opts.Client, Namespace: opts.Namespace, Identity: id, Holder: opts.Holder, Settings: opts.Settings, KeepOnStop: opts.KeepOnStop,
 		OnStarted: func() {
 			opts.Log.Info("leading: this kdrift heals and publishes", "lease", opts.Namespace+"/"+leader.LeaseName(id), "holder", h.elector.Holder())
 			select {

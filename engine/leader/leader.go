@@ -112,6 +112,10 @@ type Options struct {
 	// OnError is told why a try to take or renew the Lease failed
 	// (forbidden, namespace missing), once per distinct message.
 	OnError func(error)
+	// KeepOnStop leaves the Lease held when Run's context ends, as a
+	// killed process would (for fail-over tests and benchmarks); by
+	// default it is released so a standby takes over at once.
+	KeepOnStop bool
 }
 
 // Elector takes part in the election for one repository's Lease.
@@ -192,7 +196,7 @@ func (e *Elector) Run(ctx context.Context) {
 			LeaseDuration:   e.opts.Settings.Duration,
 			RenewDeadline:   e.opts.Settings.RenewDeadline,
 			RetryPeriod:     e.opts.Settings.RetryPeriod,
-			ReleaseOnCancel: true,
+			ReleaseOnCancel: !e.opts.KeepOnStop,
 			Name:            e.Name(),
 			Callbacks: leaderelection.LeaderCallbacks{
 				OnStartedLeading: func(context.Context) {
