@@ -61,7 +61,7 @@ func printResult(env *cliEnv, a *actionFlags, what string, res actions.Result) i
 // pushed commit now (engine/publish.Nudge), and says whether a leader was
 // told. An action never needs a leader, a CRD or a cluster.
 func nudgeLeader(a *actionFlags, res actions.Result) string {
-	return tellLeader(&a.globalFlags, a.lease.namespace, a.opened, res)
+	return tellLeader(&a.globalFlags, a.lease.Namespace(), a.opened, res)
 }
 
 // tellLeader is nudgeLeader for the repository r, the Lease in namespace.

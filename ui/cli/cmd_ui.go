@@ -88,7 +88,7 @@ func runUI(ctx context.Context, env *cliEnv, g *globalFlags, u *uiFlags) int {
 	}
 	opts := actions.RepoOptions{Repo: g.repo, Branch: g.branch, Author: u.author}
 	uopts := ui.Options{Readonly: readonly, LogFile: g.logFile, ConfigPath: u.config, NoColor: env.colorOff()}
-	ns := u.follow.lease.namespace
+	ns := u.follow.lease.Namespace()
 	nudge := func(res actions.Result) string {
 		r, err := actions.Open(ctx, opts)
 		if err != nil {

@@ -43,11 +43,11 @@ func readPublished(ctx context.Context, g *globalFlags, f *followFlags, e *engin
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	id := e.RepoIdentity()
-	obs, err := leader.Observe(ctx, cs, f.lease.namespace, id)
+	obs, err := leader.Observe(ctx, cs, f.lease.Namespace(), id)
 	if err != nil || !obs.Live(time.Now()) {
 		return nil, "", false
 	}
-	list, err := dyn.Resource(publish.GVR).Namespace(f.lease.namespace).List(ctx, metav1.ListOptions{LabelSelector: leader.LabelRepo + "=" + leader.Hash(id)})
+	list, err := dyn.Resource(publish.GVR).Namespace(f.lease.Namespace()).List(ctx, metav1.ListOptions{LabelSelector: leader.LabelRepo + "=" + leader.Hash(id)})
 	if err != nil {
 		return nil, "", false
 	}
