@@ -87,4 +87,7 @@ type CommitResult struct {
 	// could not be reached; Warning then says what will happen to it.
 	Pushed  bool
 	Warning string
+	// Note says whether the repository's leader was told to fetch the
+	// commit now ("leader told …"); empty when there is no leader to tell.
+	Note string
 }

@@ -27,6 +27,26 @@ type EngineBackend struct {
 	openActions func(context.Context) (*actions.Repo, error)
 	mu          sync.Mutex
 	repo        *actions.Repo
+
+	// role and nudge are set by SetLeader.
+	role  func() string
+	nudge func(actions.Result) string
+}
+
+// SetLeader tells the backend who heals (role: the top line's text, ""
+// for none) and how to ask the repository's leader to fetch a pushed
+// commit now (nudge: it returns what happened, for the status line; nil
+// for no leader at all). Call it before the UI starts.
+func (b *EngineBackend) SetLeader(role func() string, nudge func(actions.Result) string) {
+	b.role, b.nudge = role, nudge
+}
+
+// Role says who heals, "" when nobody said.
+func (b *EngineBackend) Role() string {
+	if b.role == nil {
+		return ""
+	}
+	return b.role()
 }
 
 // NewEngineBackend subscribes to eng's events and opens the Git actions
@@ -114,6 +134,9 @@ func (b *EngineBackend) commit(ctx context.Context, do func(*actions.Repo) (acti
 	}
 	b.eng.Refresh()
 	out := CommitResult{Hash: res.Commit, Subject: res.Subject, Pushed: res.Pushed || res.Upstream == ""}
+	if b.nudge != nil {
+		out.Note = b.nudge(res)
+	}
 	if res.PushError != "" {
 		out.Pushed = false
 		out.Warning = "committed locally; push failed: " + res.PushError + "; `kdrift push` (or the next action) retries"
@@ -195,4 +218,7 @@ func (b *EngineBackend) RevertPreview(ctx context.Context, hash string) (string,
 	return buf.String(), nil
 }
 
-var _ Backend = (*EngineBackend)(nil)
+var (
+	_ Backend = (*EngineBackend)(nil)
+	_ Roler   = (*EngineBackend)(nil)
+)

@@ -457,6 +457,9 @@ func (m *Model) commitStatus(what string, res CommitResult, err error) {
 		}
 		t += ")"
 	}
+	if res.Note != "" {
+		t += "; leader " + res.Note
+	}
 	m.setStatus(t, !res.Pushed)
 }
 
@@ -485,6 +488,11 @@ func (m *Model) render() string {
 	top := "kdrift │ " + m.Breadcrumb()
 	if m.c.readonly {
 		top += " │ READ-ONLY"
+	}
+	if r, ok := m.c.be.(Roler); ok {
+		if role := r.Role(); role != "" {
+			top += " │ " + role
+		}
 	}
 	b.WriteString(s.Title.Render(cut(top, w)))
 	b.WriteByte('\n')

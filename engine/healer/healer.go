@@ -40,6 +40,8 @@ type Options struct {
 	Holder string
 	// Log is told when leading starts and stops, and what failed.
 	Log *slog.Logger
+	// KeepOnStop leaves the Lease held when ctx ends (leader.Options).
+	KeepOnStop bool
 }
 
 // Healer is a running candidate.
@@ -71,7 +73,7 @@ func Start(ctx context.Context, opts Options) (*Healer, error) {
 	}
 	started := make(chan struct{}, 1)
 	el, err := leader.New(leader.Options{
-		Client: opts.Client, Namespace: opts.Namespace, Identity: id, Holder: opts.Holder, Settings: opts.Settings,
+		Client: opts.Client, Namespace: opts.Namespace, Identity: id, Holder: opts.Holder, Settings: opts.Settings, KeepOnStop: opts.KeepOnStop,
 		OnStarted: func() {
 			opts.Log.Info("leading: this kdrift heals and publishes", "lease", opts.Namespace+"/"+leader.LeaseName(id), "holder", h.elector.Holder())
 			select {
@@ -163,7 +165,7 @@ func (h *Healer) publishLoop(ctx context.Context, events <-chan status.Event, st
 		}
 		if rev != "" && (all || rev != lastRev) {
 			lastRev = rev
-			if n, err := h.pub.Prune(ctx, names); err != nil {
+			if n, err := h.pub.Prune(ctx, names); err != nil && ctx.Err() == nil {
 				h.opts.Log.Warn("removing the statuses of Apps that left Git", "err", err)
 			} else if n > 0 {
 				h.opts.Log.Info("removed the statuses of Apps that left Git", "count", n)
@@ -193,7 +195,7 @@ func (h *Healer) publishLoop(ctx context.Context, events <-chan status.Event, st
 }
 
 func (h *Healer) publish(ctx context.Context, st status.AppStatus) {
-	if _, err := h.pub.Publish(ctx, st); err != nil {
+	if _, err := h.pub.Publish(ctx, st); err != nil && ctx.Err() == nil {
 		h.opts.Log.Warn("publishing an App's status", "app", st.Name, "err", err)
 	}
 }

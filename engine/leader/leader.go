@@ -12,6 +12,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -111,6 +112,10 @@ type Options struct {
 	// OnError is told why a try to take or renew the Lease failed
 	// (forbidden, namespace missing), once per distinct message.
 	OnError func(error)
+	// KeepOnStop leaves the Lease held when Run's context ends, as a
+	// killed process would (for fail-over tests and benchmarks); by
+	// default it is released so a standby takes over at once.
+	KeepOnStop bool
 }
 
 // Elector takes part in the election for one repository's Lease.
@@ -191,7 +196,7 @@ func (e *Elector) Run(ctx context.Context) {
 			LeaseDuration:   e.opts.Settings.Duration,
 			RenewDeadline:   e.opts.Settings.RenewDeadline,
 			RetryPeriod:     e.opts.Settings.RetryPeriod,
-			ReleaseOnCancel: true,
+			ReleaseOnCancel: !e.opts.KeepOnStop,
 			Name:            e.Name(),
 			Callbacks: leaderelection.LeaderCallbacks{
 				OnStartedLeading: func(context.Context) {
@@ -226,8 +231,13 @@ func (e *Elector) labels() map[string]string {
 	return map[string]string{LabelManagedBy: "kdrift", LabelRepo: Hash(e.opts.Identity)}
 }
 
-// report tells OnError about a failure once per distinct message.
+// report tells OnError about a failure once per distinct message; a
+// conflict (another candidate wrote first) and a cancelled request are
+// the election working, not failures.
 func (e *Elector) report(err error) {
+	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return
+	}
 	e.mu.Lock()
 	same := e.lastErr == err.Error()
 	e.lastErr = err.Error()

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -155,7 +156,28 @@ func cutValue(v any) any {
 	if err != nil || len(b) <= MaxValueBytes {
 		return v
 	}
-	return fmt.Sprintf("(a value of %d bytes, not published; open the diff)", len(b))
+	return fmt.Sprintf("%s%d bytes, not published; open the diff)", cutPrefix, len(b))
+}
+
+// cutPrefix starts a value too long to publish.
+const cutPrefix = "(a value of "
+
+// Complete reports whether p lists every resource and every changed field
+// with its values, so that a diff from it says all a compare would.
+func (p Published) Complete() bool {
+	if p.ResourcesOmitted > 0 || p.FieldsOmitted > 0 {
+		return false
+	}
+	for _, r := range p.Resources {
+		for _, f := range r.Fields {
+			for _, v := range []any{f.Desired, f.Live} {
+				if s, ok := v.(string); ok && strings.HasPrefix(s, cutPrefix) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // contentHash is the hash a Published carries in AnnotationContent.

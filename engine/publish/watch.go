@@ -68,7 +68,7 @@ func (w *Watcher) Run(ctx context.Context, changed func(Change)) bool {
 		if obj.GetAnnotations()[leader.AnnotationRepo] != w.identity {
 			return // a hash collision or a forged label: not ours
 		}
-		pub, err := decode(obj)
+		pub, err := Decode(obj)
 		fetch := obj.GetAnnotations()[AnnotationFetch]
 		ch := Change{App: pub.Name, Fetch: fetch, FetchChanged: fetch != "" && (old == nil || old.GetAnnotations()[AnnotationFetch] != fetch)}
 		w.mu.Lock()
@@ -98,7 +98,7 @@ func (w *Watcher) Run(ctx context.Context, changed func(Change)) bool {
 				if !ok {
 					return
 				}
-				pub, _ := decode(u)
+				pub, _ := Decode(u)
 				w.mu.Lock()
 				delete(w.hashes, u.GetName())
 				if pub.Name != "" {
@@ -115,8 +115,8 @@ func (w *Watcher) Run(ctx context.Context, changed func(Change)) bool {
 	return cache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
 }
 
-// decode reads an AppStatus's status.
-func decode(obj *unstructured.Unstructured) (Published, error) {
+// Decode reads an AppStatus's published status.
+func Decode(obj *unstructured.Unstructured) (Published, error) {
 	var p Published
 	raw, ok := obj.Object["status"]
 	if !ok {

@@ -61,21 +61,26 @@ func printResult(env *cliEnv, a *actionFlags, what string, res actions.Result) i
 // pushed commit now (engine/publish.Nudge), and says whether a leader was
 // told. An action never needs a leader, a CRD or a cluster.
 func nudgeLeader(a *actionFlags, res actions.Result) string {
+	return tellLeader(&a.globalFlags, a.lease.Namespace(), a.opened, res)
+}
+
+// tellLeader is nudgeLeader for the repository r, the Lease in namespace.
+func tellLeader(g *globalFlags, namespace string, r *actions.Repo, res actions.Result) string {
 	if !res.Pushed || res.Upstream == "" {
 		return "not told: the commit is not pushed; the healer applies only what the remote has"
 	}
-	if a.opened == nil {
+	if r == nil {
 		return "not told: the repository is not open"
 	}
-	id, err := a.opened.RepoIdentity()
+	id, err := r.RepoIdentity()
 	if err != nil || id == "" {
 		return "not told: the branch tracks no remote, so no other kdrift heals it"
 	}
-	cs, dyn, err := homeClients(&a.globalFlags)
+	cs, dyn, err := homeClients(g)
 	if err != nil {
 		return fmt.Sprintf("not told: no cluster (%v); the healer sees the commit at its next fetch", err)
 	}
-	n := publish.Nudge(context.Background(), cs, dyn, a.lease.namespace, id, res.Commit, res.Apps)
+	n := publish.Nudge(context.Background(), cs, dyn, namespace, id, res.Commit, res.Apps)
 	if !n.Told {
 		return "not told: " + n.Why + "; a healer sees the commit at its next fetch"
 	}

@@ -16,8 +16,17 @@ import (
 // leaseFlags say where the Lease and the AppStatuses live, and the
 // Lease's timings.
 type leaseFlags struct {
-	namespace string
-	settings  leader.Settings
+	// ns is the flag's value; Namespace resolves its default.
+	ns       string
+	settings leader.Settings
+}
+
+// Namespace is the flag's value, else $KDRIFT_NAMESPACE, else kdrift.
+func (l *leaseFlags) Namespace() string {
+	if l.ns != "" {
+		return l.ns
+	}
+	return defaultNamespace()
 }
 
 // EnvNamespace overrides the default namespace of the Lease and the
@@ -35,12 +44,12 @@ func defaultNamespace() string {
 // registerNamespace adds --kdrift-namespace (the commands that follow or
 // nudge a leader; `kdrift ignore` has its own --namespace).
 func (l *leaseFlags) registerNamespace(fs *flag.FlagSet) {
-	fs.StringVar(&l.namespace, "kdrift-namespace", defaultNamespace(), "namespace of the repository's Lease and AppStatuses, where `kdrift controller` runs (default: $"+EnvNamespace+", then kdrift)")
+	fs.StringVar(&l.ns, "kdrift-namespace", "", "namespace of the repository's Lease and AppStatuses, where kdrift controller runs (default: $"+EnvNamespace+", then kdrift)")
 }
 
 // register adds the controller's --namespace and the Lease timings.
 func (l *leaseFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&l.namespace, "namespace", defaultNamespace(), "namespace of the repository's Lease and AppStatuses; created when missing and allowed (default: $"+EnvNamespace+", then kdrift)")
+	fs.StringVar(&l.ns, "namespace", "", "namespace of the repository's Lease and AppStatuses; created when missing and allowed (default: $"+EnvNamespace+", then kdrift)")
 	d := leader.DefaultSettings()
 	fs.DurationVar(&l.settings.Duration, "lease-duration", d.Duration, "how long the healer's Lease holds without renewal: a standby takes over at most this long after the healer dies")
 	fs.DurationVar(&l.settings.RenewDeadline, "lease-renew-deadline", d.RenewDeadline, "how long the healer keeps trying to renew its Lease; past it, it stops writing (less than --lease-duration)")

@@ -82,20 +82,20 @@ func runController(ctx context.Context, env *cliEnv, g *globalFlags, dec *decryp
 	if err != nil {
 		return env.errorf("%v", err)
 	}
-	if err := publish.Ensure(ctx, cs, dyn, lf.namespace); err != nil {
+	if err := publish.Ensure(ctx, cs, dyn, lf.Namespace()); err != nil {
 		return env.errorf("%v", err)
 	}
 	// The healer outlives the engine's Run: the Lease is released only
 	// once the engine wrote its last write.
 	hctx, stopHealer := context.WithCancel(context.WithoutCancel(ctx))
-	h, err := healer.Start(hctx, healer.Options{Engine: e, Gate: gate, Client: cs, Dynamic: dyn, Namespace: lf.namespace, Settings: lf.settings, Log: log})
+	h, err := healer.Start(hctx, healer.Options{Engine: e, Gate: gate, Client: cs, Dynamic: dyn, Namespace: lf.Namespace(), Settings: lf.settings, Log: log})
 	if err != nil {
 		stopHealer()
 		return env.errorf("%v", err)
 	}
 	defer h.Wait()
 	defer stopHealer()
-	log.Info("candidate for the repository's Lease", "lease", lf.namespace+"/"+leader.LeaseName(e.RepoIdentity()), "holder", h.Holder(), "settings", lf.settings.String())
+	log.Info("candidate for the repository's Lease", "lease", lf.Namespace()+"/"+leader.LeaseName(e.RepoIdentity()), "holder", h.Holder(), "settings", lf.settings.String())
 	if err := dec.loadDecryptionKeys(ctx, e, func(err error) { log.Error("decryption keys", "err", err) }); err != nil {
 		return env.errorf("%v", err)
 	}

@@ -93,7 +93,7 @@ kdrift demo is up.
 	}
 	// The newcomer's own actions are recorded under the clone's identity.
 	opts := actions.RepoOptions{Repo: d.repo.Clone}
-	if err := runEngineUI(ctx, d.engine, opts, ui.Options{LogFile: f.logFile, NoColor: env.colorOff()}); err != nil {
+	if err := runEngineUI(ctx, d.engine, opts, ui.Options{LogFile: f.logFile, NoColor: env.colorOff()}, nil, nil); err != nil {
 		return env.errorf("%v", err)
 	}
 	return exitOK

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +17,7 @@ func init() {
 func newDiffCmd(env *cliEnv) *cobra.Command {
 	var g globalFlags
 	var o outputFlag
+	var f followFlags
 	cmd := &cobra.Command{
 		Use:     "diff APP",
 		GroupID: groupLook,
@@ -23,7 +25,10 @@ func newDiffCmd(env *cliEnv) *cobra.Command {
 		Long: `Show each drifted object of APP: every changed field with the value Git
 wants, the live value, and who wrote it (the field manager, its operation and
 its class: person, controller, defaulted or kdrift), from
-metadata.managedFields. kdrift compares once and changes nothing.
+metadata.managedFields. kdrift compares once and changes nothing. When the
+repository's leader (kdrift controller) publishes a fresh status of APP with
+every drifted field, kdrift shows it without comparing and says whom it
+follows on stderr; --live compares from here anyway.
 
 The exit code follows kubectl diff: 0 in sync, 1 drift, 2 error.
 -o json and -o yaml print the app's summary as in "kdrift status -o json".`,
@@ -35,24 +40,31 @@ The exit code follows kubectl diff: 0 in sync, 1 drift, 2 error.
 		Args:              argsExactly(1, "APP name (run `kdrift status` for the list)"),
 		ValidArgsFunction: completeApps(&g, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return exit(runDiff(cmd.Context(), env, &g, &o, args[0]))
+			return exit(runDiff(cmd.Context(), env, &g, &o, &f, args[0]))
 		},
 	}
 	g.register(cmd.Flags())
 	o.register(cmd.Flags())
+	f.register(cmd.Flags())
 	registerCompletions(cmd, &g)
 	return cmd
 }
 
-func runDiff(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, name string) int {
+func runDiff(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, f *followFlags, name string) int {
 	e, err := openEngine(g, true, name)
 	if err != nil {
 		return env.errorf("%v", err)
 	}
-	if err := e.Reconcile(ctx, name); err != nil {
-		return env.errorf("%v", err)
+	var a status.AppStatus
+	if apps, note, ok := readPublished(ctx, g, f, e, []string{name}); ok && apps[0].Complete() {
+		fmt.Fprintln(env.stderr, "kdrift: "+note)
+		a = apps[0].AppStatus
+	} else {
+		if err := e.Reconcile(ctx, name); err != nil {
+			return env.errorf("%v", err)
+		}
+		a, _ = e.App(name)
 	}
-	a, _ := e.App(name)
 	if o.structured() {
 		err = o.write(env.stdout, report.Summarize([]status.AppStatus{a}).Apps[0])
 	} else {

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/ui/report"
 )
 
@@ -16,6 +18,7 @@ func init() {
 func newStatusCmd(env *cliEnv) *cobra.Command {
 	var g globalFlags
 	var o outputFlag
+	var f followFlags
 	cmd := &cobra.Command{
 		Use:     "status [APP...]",
 		GroupID: groupLook,
@@ -23,7 +26,10 @@ func newStatusCmd(env *cliEnv) *cobra.Command {
 		Long: `List the apps of the repository (or only the APPs named) with their sync
 state, health, self-heal state (on, off or frozen, with who froze them and
 why) and how many objects drifted. kdrift reads committed Git, compares it
-with the cluster once, and prints; it changes nothing.
+with the cluster once, and prints; it changes nothing. When the repository's
+leader (kdrift controller) publishes fresh statuses, kdrift prints those
+instead, without comparing, and says whom it follows on stderr; --live
+compares from here anyway.
 
 -o json and -o yaml print {"apps": [AppSummary...]}, sorted by name (see
 README's "JSON output").`,
@@ -34,24 +40,33 @@ README's "JSON output").`,
   kdrift status render-prod tts-prod -o json --repo ~/src/gitops`,
 		ValidArgsFunction: completeApps(&g, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return exit(runStatus(cmd.Context(), env, &g, &o, args))
+			return exit(runStatus(cmd.Context(), env, &g, &o, &f, args))
 		},
 	}
 	g.register(cmd.Flags())
 	o.register(cmd.Flags())
+	f.register(cmd.Flags())
 	registerCompletions(cmd, &g)
 	return cmd
 }
 
-func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, names []string) int {
+func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, f *followFlags, names []string) int {
 	e, err := openEngine(g, true, names...)
 	if err != nil {
 		return env.errorf("%v", err)
 	}
-	if err := e.Reconcile(ctx, names...); err != nil {
-		return env.errorf("%v", err)
+	var apps []status.AppStatus
+	if pub, note, ok := readPublished(ctx, g, f, e, names); ok {
+		fmt.Fprintln(env.stderr, "kdrift: "+note)
+		for _, p := range pub {
+			apps = append(apps, p.AppStatus)
+		}
+	} else {
+		if err := e.Reconcile(ctx, names...); err != nil {
+			return env.errorf("%v", err)
+		}
+		apps = e.Apps()
 	}
-	apps := e.Apps()
 	if o.structured() {
 		err = o.write(env.stdout, report.Summarize(apps))
 	} else {

@@ -5,13 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 	"golang.org/x/term"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 
 	"kdrift.dev/kdrift/engine/actions"
 	"kdrift.dev/kdrift/engine/engine"
+	"kdrift.dev/kdrift/engine/healer"
+	"kdrift.dev/kdrift/engine/leader"
+	"kdrift.dev/kdrift/engine/publish"
 	"kdrift.dev/kdrift/ui"
 )
 
@@ -24,12 +32,15 @@ type uiFlags struct {
 	readonly bool
 	config   string
 	author   string
+	follow   followFlags
 }
 
 func (u *uiFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&u.readonly, "readonly", false, "disable every key that changes the cluster or Git (also readonly: true in the config file)")
 	fs.StringVar(&u.config, "config", "", "config file (default: $XDG_CONFIG_HOME/kdrift/config.yaml or ~/.config/kdrift/config.yaml)")
 	fs.StringVar(&u.author, "author", "", "record actions as \"Name <email>\" (default: $KDRIFT_AUTHOR, then git config)")
+	u.follow.lease.registerNamespace(fs)
+	fs.BoolVar(&u.follow.live, "live", false, "compare from this terminal even when the repository's leader publishes its statuses (this terminal still heals only if it holds the Lease)")
 }
 
 func newUICmd(env *cliEnv) *cobra.Command {
@@ -69,23 +80,142 @@ func runUI(ctx context.Context, env *cliEnv, g *globalFlags, u *uiFlags) int {
 	if err != nil {
 		return env.errorf("%v", err)
 	}
+	gate := &leader.Gate{}
+	g.mayWrite = gate.Open
 	e, err := openEngine(g, readonly)
 	if err != nil {
 		return env.errorf("%v", err)
 	}
 	opts := actions.RepoOptions{Repo: g.repo, Branch: g.branch, Author: u.author}
-	if err := runEngineUI(ctx, e, opts, ui.Options{Readonly: readonly, LogFile: g.logFile, ConfigPath: u.config, NoColor: env.colorOff()}); err != nil {
+	uopts := ui.Options{Readonly: readonly, LogFile: g.logFile, ConfigPath: u.config, NoColor: env.colorOff()}
+	ns := u.follow.lease.Namespace()
+	nudge := func(res actions.Result) string {
+		r, err := actions.Open(ctx, opts)
+		if err != nil {
+			return "not told: " + err.Error()
+		}
+		return tellLeader(g, ns, r, res)
+	}
+	cs, dyn, cerr := homeClients(g)
+	if cerr == nil && !u.follow.live && g.context == "" {
+		if be, ok := attach(ctx, g, cs, dyn, ns, e, opts, nudge); ok {
+			defer be.Close()
+			if err := ui.Run(ctx, be, uopts); err != nil {
+				return env.errorf("%v", err)
+			}
+			return exitOK
+		}
+	}
+	role := func() string { return "not healing: no cluster to hold the Lease in" }
+	if cerr == nil && !readonly {
+		var stop func()
+		role, stop = candidate(ctx, cs, dyn, ns, e, gate)
+		// Runs after runEngineUI returned: the engine wrote its last write
+		// before the Lease is released.
+		defer stop()
+	} else if readonly {
+		role = func() string { return "" }
+	}
+	if err := runEngineUI(ctx, e, opts, uopts, role, nudge); err != nil {
 		return env.errorf("%v", err)
 	}
 	return exitOK
 }
 
+// attach follows the repository's leader when one is live and the cluster
+// serves AppStatus: the UI shows the published statuses and compares
+// nothing in the background.
+func attach(ctx context.Context, g *globalFlags, cs kubernetes.Interface, dyn dynamic.Interface, ns string, e *engine.Engine, opts actions.RepoOptions, nudge func(actions.Result) string) (*ui.AttachedBackend, bool) {
+	octx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if served, err := publish.Served(cs); err != nil || !served {
+		return nil, false
+	}
+	obs, err := leader.Observe(octx, cs, ns, e.RepoIdentity())
+	if err != nil || !obs.Live(time.Now()) {
+		return nil, false
+	}
+	var mu sync.Mutex
+	cur := obs
+	go leader.Watch(ctx, cs, ns, e.RepoIdentity(), func(o leader.Observation) {
+		mu.Lock()
+		cur = o
+		mu.Unlock()
+	})
+	role := func() string {
+		mu.Lock()
+		o := cur
+		mu.Unlock()
+		if !o.Live(time.Now()) {
+			return fmt.Sprintf("leader %s/%s gone: statuses may be stale; restart kdrift to compare and heal from here", ns, obs.Holder)
+		}
+		return fmt.Sprintf("following %s/%s, leader since %s", o.Namespace, o.Holder, o.Since.Local().Format("15:04"))
+	}
+	refresh := func() {
+		go publish.Nudge(context.WithoutCancel(ctx), cs, dyn, ns, e.RepoIdentity(), "refresh", nil)
+	}
+	be, err := ui.NewAttachedBackend(ctx, e, opts, publish.NewWatcher(dyn, ns, e.RepoIdentity()), role, refresh)
+	if err != nil {
+		return nil, false
+	}
+	be.SetLeader(role, nudge)
+	return be, true
+}
+
+// candidate makes this terminal a candidate for the repository's Lease:
+// it heals only while it holds it. The namespace and the CRD are created
+// when the person's credentials allow; otherwise the terminal does not
+// heal, and the role says why.
+func candidate(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, ns string, e *engine.Engine, gate *leader.Gate) (role func() string, stop func()) {
+	ectx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := publish.Ensure(ectx, cs, dyn, ns); err != nil {
+		msg := "not healing: no Lease (" + err.Error() + ")"
+		var setup *publish.SetupError
+		if errors.As(err, &setup) {
+			msg = "not healing: " + strings.Join(setup.Missing, " and ") + " missing; run: " + setup.Command
+		}
+		return func() string { return msg }, func() {}
+	}
+	hctx, stopHealer := context.WithCancel(context.WithoutCancel(ctx))
+	h, err := healer.Start(hctx, healer.Options{Engine: e, Gate: gate, Client: cs, Dynamic: dyn, Namespace: ns})
+	if err != nil {
+		stopHealer()
+		msg := "not healing: " + err.Error()
+		return func() string { return msg }, func() {}
+	}
+	stop = func() {
+		stopHealer()
+		h.Wait()
+	}
+	var mu sync.Mutex
+	var cur leader.Observation
+	go leader.Watch(hctx, cs, ns, e.RepoIdentity(), func(o leader.Observation) {
+		mu.Lock()
+		cur = o
+		mu.Unlock()
+	})
+	return func() string {
+		if h.Leading() {
+			return "healing from this terminal"
+		}
+		mu.Lock()
+		o := cur
+		mu.Unlock()
+		if o.Live(time.Now()) {
+			return fmt.Sprintf("standby: %s/%s heals", o.Namespace, o.Holder)
+		}
+		return "not healing yet: taking the Lease"
+	}, stop
+}
+
 // runEngineUI runs the engine in the background and the UI in front until
 // the UI quits or ctx ends; then it stops the engine and waits for it.
-func runEngineUI(ctx context.Context, e *engine.Engine, actionOpts actions.RepoOptions, opts ui.Options) error {
+func runEngineUI(ctx context.Context, e *engine.Engine, actionOpts actions.RepoOptions, opts ui.Options, role func() string, nudge func(actions.Result) string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	be := ui.NewEngineBackend(e, actionOpts)
+	be.SetLeader(role, nudge)
 	defer be.Close()
 	engineDone := make(chan error, 1)
 	go func() { engineDone <- e.Run(ctx) }()

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,8 +16,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"kdrift.dev/kdrift/engine/actions"
+	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/publish"
 	"kdrift.dev/kdrift/internal/enginetest"
+	"kdrift.dev/kdrift/ui"
 )
 
 // healerFixture is a shared remote with one self-healing App (a
@@ -83,6 +87,36 @@ func (f *healerFixture) action(t *testing.T, args ...string) string {
 		t.Fatalf("kdrift %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// run runs kdrift in the person's clone and returns its exit code and
+// outputs.
+func (f *healerFixture) run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(f.bin, append(args, "--kubeconfig", f.kubeconfig, "--kdrift-namespace", f.kdriftNS)...)
+	cmd.Dir = f.clone
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		code = ee.ExitCode()
+	}
+	return code, out.String(), errOut.String()
+}
+
+func (f *healerFixture) resourceVersion(t *testing.T) string {
+	t.Helper()
+	d, err := enginetest.Clientset(t).AppsV1().Deployments(f.ns).Get(context.Background(), "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.ResourceVersion
 }
 
 func (f *healerFixture) replicas(t *testing.T) int32 {
@@ -188,11 +222,62 @@ func TestOneHealer(t *testing.T) {
 	if r := f.replicas(t); r != 7 || c1.count(t, "Healed") != healed {
 		t.Fatalf("the frozen app was healed: replicas %d", r)
 	}
+	// kdrift status and diff follow the leader (no compare of their own);
+	// --live compares from here.
+	code, stdout, stderr := f.run(t, "diff", f.app)
+	if code != exitDrift || !strings.Contains(stderr, "following "+f.kdriftNS+"/") || !strings.Contains(stdout, "replicas") {
+		t.Fatalf("diff from the published status: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = f.run(t, "status", "--live")
+	if code != exitOK || strings.Contains(stderr, "following") || !strings.Contains(stdout, "frozen by Erin Oncall") {
+		t.Fatalf("status --live: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = f.run(t, "status")
+	if code != exitOK || !strings.Contains(stderr, "following "+f.kdriftNS+"/") || !strings.Contains(stdout, "frozen by Erin Oncall") {
+		t.Fatalf("status from the published status: exit %d\n%s\n%s", code, stdout, stderr)
+	}
 	out2 = f.action(t, "unfreeze", f.app, "--reason", "INC-42 resolved")
 	if !strings.Contains(out2, "leader: told") {
 		t.Fatalf("unfreeze did not tell the leader:\n%s", out2)
 	}
 	eventually(t, c1, "the leader to heal once unfrozen", 15*time.Second, func() bool { return f.replicas(t) == 2 })
+
+	// A terminal UI on the clone follows the leader: it shows the fleet
+	// from the published statuses, says whom it follows, and writes
+	// nothing.
+	before := f.resourceVersion(t)
+	u := startTmuxUI(t, f.bin, f.clone, "--kdrift-namespace", f.kdriftNS)
+	u.waitFor("the UI to follow the leader and list the app", func(s string) bool {
+		return strings.Contains(s, "following "+f.kdriftNS+"/") && strings.Contains(s, f.app) && strings.Contains(s, "Synced")
+	})
+	time.Sleep(time.Second)
+	u.stop()
+	if after := f.resourceVersion(t); after != before {
+		t.Fatalf("the Deployment changed while a UI followed the leader (resourceVersion %s -> %s)", before, after)
+	}
+	// The same, in process: the attached backend lists the fleet from the
+	// watch and compares one object only when its diff is opened.
+	viewer, err := engine.New(engine.Options{Repo: f.clone, Kubeconfig: f.kubeconfig, CacheDir: t.TempDir(), MayWrite: func() bool { return false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	be, err := ui.NewAttachedBackend(ctx, viewer, actions.RepoOptions{Repo: f.clone}, publish.NewWatcher(enginetest.Dynamic(t), f.kdriftNS, viewer.RepoIdentity()), func() string { return "" }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	if apps := be.Apps(); len(apps) != 1 || apps[0].Name != f.app || len(apps[0].Resources) != 1 {
+		t.Fatalf("attached apps: %+v", apps)
+	}
+	d, err := be.Detail(ctx, f.app, be.Apps()[0].Resources[0].Ref)
+	if err != nil || len(d.Live) == 0 || len(d.Desired) == 0 {
+		t.Fatalf("attached detail: %v %+v", err, d)
+	}
+	if st := viewer.Stats(); st.Passes != 0 || st.Applies != 0 || st.DryRuns > 2 {
+		t.Fatalf("the attached engine compared or wrote: %+v", st)
+	}
 
 	// Kill the leader: the standby takes the Lease and heals the next
 	// drift.
