@@ -112,7 +112,7 @@ func TestSyncWavesAndHooks(t *testing.T) {
 		cm("helm-hook", `helm.sh/hook: post-install`)
 	repo := gittest.Init(t)
 	repo.Commit("waves", map[string]string{
-		".kdrift/app.yaml":       appYAML("waves", "deploy/waves", ns, false, true, ""),
+		".kdrift/app.yaml":      appYAML("waves", "deploy/waves", ns, false, true, ""),
 		"deploy/waves/all.yaml": manifest,
 	})
 	e := newEngine(t, repo, nil)
