@@ -27,7 +27,7 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 		return p.fail(status.SyncError, fmt.Errorf("render %s: %w", p.app.Spec.Path, err))
 	}
 	// kdrift runs no hooks: they are not desired state.
-	objs, _ = apply.WithoutHooks(objs)
+	objs, _ = render.WithoutHooks(objs)
 	cl, err := p.e.clusterFor(p.app.Spec.Destination.Context)
 	if err != nil {
 		return p.fail(status.SyncUnknown, err)
