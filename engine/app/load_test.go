@@ -41,6 +41,8 @@ func loadFromGit(t *testing.T, files map[string]string) app.LoadResult {
 	files["deploy/good/cm.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
 	files["deploy/other/cm.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: y}\n"
 	files["deploy/afile.yaml"] = "a: b\n"
+	files["deploy/chart/Chart.yaml"] = "apiVersion: v2\nname: chart\nversion: 0.1.0\n"
+	files["deploy/chart/values-prod.yaml"] = "a: b\n"
 	hash := repo.Commit("apps", files)
 	r, err := source.Open(context.Background(), source.Options{Location: repo.Dir})
 	if err != nil {
@@ -100,6 +102,18 @@ func TestLoadStrict(t *testing.T) {
 			[]string{"spec.syncPolicy.prunePVCs: unknown field"}, ""},
 		{"duplicate key", bad("dupkey", "  path: deploy/other\n  path: deploy/good\n"), "dupkey",
 			[]string{`.kdrift/bad.yaml:7: App "dupkey": spec.path: is given twice (first at line 6); keep one`}, ""},
+		{"helm on a folder that is no chart", bad("h1", "  path: deploy/other\n  helm: {releaseName: x}\n"), "h1",
+			[]string{`spec.helm: is set, but "deploy/other" holds no Chart.yaml`}, ""},
+		{"helm field misspelt", bad("h2", "  path: deploy/chart\n  helm:\n    valuefiles: [values-prod.yaml]\n"), "h2",
+			[]string{`.kdrift/bad.yaml:8: App "h2": spec.helm.valuefiles: unknown field; did you mean "valueFiles"?`}, ""},
+		{"helm values files", bad("h3", "  path: deploy/chart\n  helm:\n    valueFiles: [values-prod.yaml, missing.yaml, ../../../x.yaml, https://example.com/v.yaml]\n"), "h3",
+			[]string{"spec.helm.valueFiles[1]: deploy/chart/missing.yaml does not exist", "spec.helm.valueFiles[2]", "outside the repository", "spec.helm.valueFiles[3]", "remote location"}, ""},
+		{"helm values not a mapping", bad("h4", "  path: deploy/chart\n  helm:\n    values: '- a'\n"), "h4",
+			[]string{"spec.helm.values: is not a YAML mapping"}, ""},
+		{"helm release name", bad("h5", "  path: deploy/chart\n  helm:\n    releaseName: Bad_Name\n    parameters: [{name: '', value: x}]\n"), "h5",
+			[]string{"spec.helm.releaseName", "spec.helm.parameters[0].name: is empty"}, ""},
+		{"helm parameter type", bad("h6", "  path: deploy/chart\n  helm:\n    parameters: [{name: a, value: [1]}]\n"), "h6",
+			[]string{"spec.helm.parameters", "string"}, ""},
 		// yaml.v3 counts lines from the document; errors count from the file.
 		{"syntax error", "# header\n---\napiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata:\n  name: [unclosed\n", "",
 			[]string{".kdrift/bad.yaml:3: invalid YAML: line 5: did not find expected", "fix the YAML syntax"}, ""},

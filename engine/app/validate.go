@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+
+	"kdrift.dev/kdrift/engine/render"
 )
 
 // Validate checks the meaning of one parsed App against the repository tree
@@ -36,6 +39,7 @@ func Validate(a App, fsys fs.FS) []error {
 	if err := checkPath(a.Spec.Path, fsys); err != nil {
 		errs = append(errs, mk("spec.path", err.problem, err.fix))
 	}
+	errs = append(errs, validateHelm(a, fsys, mk)...)
 	for i, rule := range a.Spec.IgnoreDifferences {
 		field := fmt.Sprintf("spec.ignoreDifferences[%d]", i)
 		if len(rule.JSONPointers) == 0 && len(rule.ManagedFieldsManagers) == 0 && len(rule.JQPathExpressions) == 0 {
@@ -122,4 +126,52 @@ func CheckJSONPointer(p string) error {
 		}
 	}
 	return nil
+}
+
+// validateHelm checks spec.helm: only on a chart folder, a release name
+// Helm accepts, values files inside the repository that exist, inline
+// values that are a YAML mapping, parameters with a name.
+func validateHelm(a App, fsys fs.FS, mk func(field, problem, fix string) error) []error {
+	h := a.Spec.Helm
+	if h == nil {
+		return nil
+	}
+	var errs []error
+	dir := path.Clean(a.Spec.Path)
+	if checkPath(a.Spec.Path, fsys) == nil && !render.IsChart(fsys, dir) {
+		errs = append(errs, mk("spec.helm", fmt.Sprintf("is set, but %q holds no %s", a.Spec.Path, render.ChartFile), "point spec.path at the chart folder, or remove spec.helm"))
+	}
+	if n := h.ReleaseName; n != "" {
+		for _, msg := range validation.IsDNS1123Subdomain(n) {
+			errs = append(errs, mk("spec.helm.releaseName", msg, "use lowercase letters, digits, '-' and '.'"))
+		}
+		if len(n) > 53 {
+			errs = append(errs, mk("spec.helm.releaseName", fmt.Sprintf("%q is longer than Helm's 53 characters", n), "shorten it"))
+		}
+	}
+	for i, vf := range h.ValueFiles {
+		field := fmt.Sprintf("spec.helm.valueFiles[%d]", i)
+		p, err := render.ValuesFilePath(dir, vf)
+		if err != nil {
+			errs = append(errs, mk(field, err.Error(), "name a values file relative to the chart folder, or from the repository root with a leading /"))
+			continue
+		}
+		if st, err := fs.Stat(fsys, p); err != nil || st.IsDir() {
+			errs = append(errs, mk(field, fmt.Sprintf("%s does not exist in this revision", p), "commit the values file, or fix the path"))
+		}
+	}
+	if strings.TrimSpace(h.Values) != "" {
+		var m map[string]any
+		if err := render.CheckYAML(a.File, []byte(h.Values), render.DefaultOptions()); err != nil {
+			errs = append(errs, mk("spec.helm.values", err.Error(), "write a small YAML mapping"))
+		} else if err := yaml.Unmarshal([]byte(h.Values), &m); err != nil {
+			errs = append(errs, mk("spec.helm.values", "is not a YAML mapping: "+err.Error(), "write values as a YAML mapping (a block string: values: |)"))
+		}
+	}
+	for i, p := range h.Parameters {
+		if strings.TrimSpace(p.Name) == "" {
+			errs = append(errs, mk(fmt.Sprintf("spec.helm.parameters[%d].name", i), "is empty", "name the value by dotted key, such as image.tag"))
+		}
+	}
+	return errs
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -36,8 +38,21 @@ func PhaseOf(obj *unstructured.Unstructured) Phase {
 	return PhaseRest
 }
 
-// Order sorts objs stably: Namespaces, then CRDs, then the rest in their
-// given order. Pure.
+// SyncWaveAnnotation orders applies as Argo CD's sync waves do: lower
+// waves first, 0 when absent or not an integer.
+const SyncWaveAnnotation = "argocd.argoproj.io/sync-wave"
+
+// Wave returns obj's sync wave.
+func Wave(obj *unstructured.Unstructured) int {
+	w, err := strconv.Atoi(strings.TrimSpace(obj.GetAnnotations()[SyncWaveAnnotation]))
+	if err != nil {
+		return 0
+	}
+	return w
+}
+
+// Order sorts objs stably: by sync wave (ascending), then Namespaces, then
+// CRDs, then the rest in their given order. Pure.
 func Order(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 	rank := func(o *unstructured.Unstructured) int {
 		gk := o.GroupVersionKind().GroupKind()
@@ -50,7 +65,12 @@ func Order(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 		return 2
 	}
 	out := append([]*unstructured.Unstructured(nil), objs...)
-	sort.SliceStable(out, func(i, j int) bool { return rank(out[i]) < rank(out[j]) })
+	sort.SliceStable(out, func(i, j int) bool {
+		if wi, wj := Wave(out[i]), Wave(out[j]); wi != wj {
+			return wi < wj
+		}
+		return rank(out[i]) < rank(out[j])
+	})
 	return out
 }
 

@@ -84,12 +84,22 @@ func (p *pass) phaseHeal(ctx context.Context) bool {
 		byObj[it.desired] = it
 	}
 	changed := false
-	waited := false
+	// An object that is not a Namespace or CRD first waits until the CRDs
+	// applied before it (since the last wait) are established: sync waves
+	// may put a CRD after other objects.
+	var crds []*unstructured.Unstructured
+	for _, o := range objs {
+		if apply.PhaseOf(o) == apply.PhaseFoundation {
+			crds = append(crds, o)
+		}
+	}
+	waitFrom := 0
 	ns := p.app.Spec.Destination.Namespace
 	if ns == "" {
 		ns = "default"
 	}
-	for _, o := range apply.Order(objs) {
+	ordered := apply.Order(objs)
+	for i, o := range ordered {
 		if ctx.Err() != nil {
 			break
 		}
@@ -98,11 +108,11 @@ func (p *pass) phaseHeal(ctx context.Context) bool {
 			// The Lease was lost: not one more write.
 			break
 		}
-		if apply.PhaseOf(o) == apply.PhaseRest && !waited {
-			waited = true
-			if err := p.cl.applier.WaitEstablished(ctx, objs); err != nil {
+		if apply.PhaseOf(o) == apply.PhaseRest && i > waitFrom && len(crds) > 0 {
+			if err := p.cl.applier.WaitEstablished(ctx, ordered[waitFrom:i]); err != nil {
 				p.record(failed(it.res.Ref, ActionApply, nil, err))
 			}
+			waitFrom = i
 		}
 		if o.GetNamespace() == "" {
 			// Its kind may be served only now that its CRD is established.

@@ -9,7 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/apply"
+	"kdrift.dev/kdrift/engine/render"
 	"kdrift.dev/kdrift/engine/status"
 )
 
@@ -34,11 +36,13 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 		ready <- reached{cl, err}
 	}()
 	start := time.Now()
-	objs, err := p.e.renderer.RenderContext(ctx, p.snap, p.app.Spec.Path)
+	objs, err := p.e.renderer.RenderApp(ctx, p.snap, p.app.Spec.Path, helmOf(p.app))
 	p.e.opts.Observer.Timed(PhaseRender, p.name, time.Since(start), err)
 	if err != nil {
 		return p.fail(status.SyncError, fmt.Errorf("render %s: %w", p.app.Spec.Path, err))
 	}
+	// kdrift runs no hooks: they are not desired state.
+	objs, _ = render.WithoutHooks(objs)
 	r := <-ready
 	if r.cl == nil {
 		return p.fail(status.SyncUnknown, r.err)
@@ -90,4 +94,20 @@ func (p *pass) defaultNamespace(ctx context.Context, o *unstructured.Unstructure
 	if namespaced {
 		o.SetNamespace(ns)
 	}
+}
+
+// helmOf is how a chart at a's path renders: spec.helm, released under
+// spec.helm.releaseName or the App's name, into the destination namespace.
+func helmOf(a app.App) *render.Helm {
+	h := &render.Helm{ReleaseName: a.Metadata.Name, Namespace: a.Spec.Destination.Namespace}
+	if s := a.Spec.Helm; s != nil {
+		if s.ReleaseName != "" {
+			h.ReleaseName = s.ReleaseName
+		}
+		h.ValueFiles, h.Values, h.ValuesObject = s.ValueFiles, s.Values, s.ValuesObject
+		for _, p := range s.Parameters {
+			h.Parameters = append(h.Parameters, render.HelmParameter{Name: p.Name, Value: p.Value, ForceString: p.ForceString})
+		}
+	}
+	return h
 }

@@ -13,8 +13,8 @@ import (
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/common/util"
-	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/loader/archive"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"helm.sh/helm/v4/pkg/engine"
@@ -45,6 +45,13 @@ type Helm struct {
 	ValuesObject map[string]any `json:"valuesObject,omitempty"`
 	// Parameters are single values set by dotted key, as `--set` does.
 	Parameters []HelmParameter `json:"parameters,omitempty"`
+
+	// skipCRDs leaves the chart's crds/ out (kustomize's helmCharts
+	// without includeCRDs).
+	skipCRDs bool
+	// inlineFirst merges ValuesObject under ValueFiles (kustomize's
+	// valuesMerge: merge).
+	inlineFirst bool
 }
 
 // HelmParameter is one `--set` (or `--set-string` when ForceString) value.
@@ -179,6 +186,9 @@ func renderChart(ctx context.Context, fsys *treeFS, dir string, h *Helm) (objs [
 	var errs []error
 	// CRDs first, as Helm installs them (their documents are not templates).
 	for _, crd := range c.CRDObjects() {
+		if h.skipCRDs {
+			break
+		}
 		got, err := decodeRendered(path.Join(path.Dir(dir), crd.Filename), crd.File.Data, fsys.opts)
 		errs = append(errs, err)
 		objs = append(objs, got...)
@@ -331,6 +341,12 @@ func checkVendored(dir string, c *chart.Chart) error {
 // under them by Helm).
 func helmValues(fsys *treeFS, dir string, h *Helm) (map[string]any, error) {
 	vals := map[string]any{}
+	if h.inlineFirst {
+		var err error
+		if vals, err = mergeObject(dir, h, vals); err != nil {
+			return nil, err
+		}
+	}
 	for _, vf := range h.ValueFiles {
 		p, err := ValuesFilePath(dir, vf)
 		if err != nil {
@@ -362,17 +378,11 @@ func helmValues(fsys *treeFS, dir string, h *Helm) (map[string]any, error) {
 		}
 		vals = loader.MergeMaps(vals, m)
 	}
-	if len(h.ValuesObject) > 0 {
-		// A copy through JSON, so that rendering never changes the App.
-		js, err := json.Marshal(h.ValuesObject)
-		if err != nil {
-			return nil, &ChartError{Chart: dir, Problem: "spec.helm.valuesObject: " + err.Error(), Fix: "write a YAML mapping"}
+	if !h.inlineFirst {
+		var err error
+		if vals, err = mergeObject(dir, h, vals); err != nil {
+			return nil, err
 		}
-		m, err := common.ReadValues(js)
-		if err != nil {
-			return nil, &ChartError{Chart: dir, Problem: "spec.helm.valuesObject: " + err.Error(), Fix: "write a YAML mapping"}
-		}
-		vals = loader.MergeMaps(vals, m)
 	}
 	for _, p := range h.Parameters {
 		set := strvals.ParseInto
@@ -437,4 +447,21 @@ func capabilities() *common.Capabilities {
 		}
 	}
 	return caps
+}
+
+// mergeObject merges a copy of h.ValuesObject into vals: through JSON, so
+// that rendering never changes the App.
+func mergeObject(dir string, h *Helm, vals map[string]any) (map[string]any, error) {
+	if len(h.ValuesObject) == 0 {
+		return vals, nil
+	}
+	js, err := json.Marshal(h.ValuesObject)
+	if err != nil {
+		return nil, &ChartError{Chart: dir, Problem: "spec.helm.valuesObject: " + err.Error(), Fix: "write a YAML mapping"}
+	}
+	m, err := common.ReadValues(js)
+	if err != nil {
+		return nil, &ChartError{Chart: dir, Problem: "spec.helm.valuesObject: " + err.Error(), Fix: "write a YAML mapping"}
+	}
+	return loader.MergeMaps(vals, m), nil
 }

@@ -224,3 +224,69 @@ func TestRenderHostileChart(t *testing.T) {
 		t.Errorf("slow chart returned after %s", d)
 	}
 }
+
+// TestRenderKustomizeHelmCharts: a kustomization's helmCharts whose chart
+// is kept under the chart home render in process, and the
+// kustomization's own transformers apply to the output; a chart
+// repository is refused.
+func TestRenderKustomizeHelmCharts(t *testing.T) {
+	files := chartFiles(t, "web", "deploy/kust/charts/web")
+	for k, v := range chartFiles(t, "web", "deploy/home/vendor/web") {
+		files[k] = v
+	}
+	files["deploy/kust/kustomization.yaml"] = `namePrefix: k-
+resources: [extra.yaml]
+helmCharts:
+- name: web
+  releaseName: shop
+  namespace: prod
+  additionalValuesFiles: [prod-values.yaml]
+  valuesInline: {replicaCount: 3}
+`
+	files["deploy/kust/extra.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\n"
+	files["deploy/kust/prod-values.yaml"] = "replicaCount: 9\nservice: {port: 8443}\n"
+	files["deploy/home/kustomization.yaml"] = "helmGlobals: {chartHome: vendor}\nhelmCharts:\n- {name: web, releaseName: home, skipHooks: true}\n"
+	files["deploy/remote/kustomization.yaml"] = "helmCharts:\n- {name: web, repo: 'https://charts.example.com', version: 1.0.0}\n"
+	files["deploy/absent/kustomization.yaml"] = "helmCharts:\n- {name: nothere}\n"
+	_, snap := repo(t, files)
+	r := render.NewRenderer()
+	objs, err := r.Render(snap(), "deploy/kust")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ids(objs)
+	for _, want := range []string{"ConfigMap/k-extra", "Deployment/k-shop-web", "Service/k-shop-web", "ConfigMap/prod/k-shop-web", "ConfigMap/k-shop-cache", "Job/k-shop-web-migrate"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("objects %s lack %s", got, want)
+		}
+	}
+	dep := find(objs, "Deployment", "k-shop-web")
+	if n, _, _ := unstructured.NestedInt64(dep.Object, "spec", "replicas"); n != 3 {
+		t.Errorf("replicas = %d, want valuesInline's 3 over the values file's 9", n)
+	}
+	svc := find(objs, "Service", "k-shop-web")
+	if p := svc.Object["spec"].(map[string]any)["ports"].([]any)[0].(map[string]any)["port"]; p != int64(8443) {
+		t.Errorf("port = %v, want additionalValuesFiles' 8443", p)
+	}
+	if in := strings.Join(r.Inputs("deploy/kust"), " "); !strings.Contains(in, "deploy/kust/charts/web/templates") {
+		t.Errorf("Inputs %s lack the chart's templates", in)
+	}
+
+	objs, err = r.Render(snap(), "deploy/home")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(objs); !strings.Contains(got, "Deployment/home-web") || strings.Contains(got, "migrate") {
+		t.Errorf("chartHome vendor/ with skipHooks: %s", got)
+	}
+	for dir, want := range map[string]string{
+		"deploy/remote": `helmCharts entry "web from https://charts.example.com": names a chart repository`,
+		"deploy/absent": "deploy/absent/charts/nothere has no Chart.yaml",
+	} {
+		_, err := r.Render(snap(), dir)
+		var re *render.RefusedError
+		if !errors.As(err, &re) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want a refusal saying %q", dir, err, want)
+		}
+	}
+}

@@ -39,7 +39,7 @@ const (
 	fixVendor = "vendor the base into the repository and list its folder"
 	fixCopy   = "copy the file into the repository and name its path"
 	fixPlugin = "commit the plugin's output to the repository and list it in resources, or use a builtin transformer"
-	fixHelm   = "render the chart with `helm template` and commit the output to the repository as resources"
+	fixHelm   = "list the chart under helmCharts, kept in the repository under the chart home (helmGlobals.chartHome, default charts/)"
 )
 
 // kguard walks the kustomization graph of one render (the App's folder,
@@ -87,9 +87,15 @@ func (g *kguard) folder(dir string, plugins bool) error {
 	if err := yaml3.Unmarshal(data, &k); err != nil {
 		return &SyntaxError{File: file, Doc: 1, Err: err}
 	}
-	for _, f := range []string{"helmCharts", "helmGlobals", "helmChartInflationGenerator"} {
+	if v := lookup(k, "helmChartInflationGenerator"); len(v) > 0 && v[0] != nil {
+		return &RefusedError{File: file, Field: "helmChartInflationGenerator", Entry: summary(v[0]), Problem: "this old form of Helm inflation runs the helm program; kdrift runs no program while rendering", Fix: fixHelm}
+	}
+	for _, f := range []string{"helmCharts", "helmGlobals"} {
 		if v := lookup(k, f); len(v) > 0 && v[0] != nil {
-			return &RefusedError{File: file, Field: f, Entry: summary(v[0]), Problem: "Helm charts need the helm program, and often a chart repository; kdrift runs no program while rendering", Fix: fixHelm}
+			if err := g.inflateHelmCharts(file, k); err != nil {
+				return err
+			}
+			break
 		}
 	}
 	for _, f := range []string{"resources", "bases", "components"} {

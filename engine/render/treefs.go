@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
@@ -37,6 +38,11 @@ type treeFS struct {
 	ctx     context.Context
 	secrets *redact.Secrets
 	sops    *sopsReader // decrypts SOPS files the build reads
+
+	// virtual are files served from memory by repository path, over the
+	// tree: a kustomization whose local helmCharts kdrift rendered, and
+	// their output. Set before kustomize runs.
+	virtual map[string][]byte
 
 	mu       sync.Mutex
 	seen     map[string]string // folder -> tree hash, "" when absent
@@ -136,6 +142,9 @@ func (t *treeFS) stat(p string) (string, fs.FileInfo, error) {
 	if !ok {
 		return r, nil, &fs.PathError{Op: "stat", Path: p, Err: fs.ErrNotExist}
 	}
+	if data, ok := t.virtual[r]; ok {
+		return r, memInfo{name: path.Base(r), size: int64(len(data))}, nil
+	}
 	st, err := fs.Stat(t.tree, r)
 	switch {
 	case err == nil && st.IsDir():
@@ -186,8 +195,7 @@ func (t *treeFS) Open(p string) (filesys.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, _ := rel(p)
-	st, err := fs.Stat(t.tree, r)
+	_, st, err := t.stat(p)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +247,7 @@ func (t *treeFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
 	}
 	// Like kustomize on disk, resolve symbolic links, so that its
 	// load restrictions see where a file really is.
-	if rp, ok := t.tree.(realPather); ok {
+	if rp, ok := t.tree.(realPather); ok && t.virtual[r] == nil {
 		real, err := rp.RealPath(r)
 		if err != nil {
 			return "", "", err
@@ -281,6 +289,9 @@ func (t *treeFS) ReadFile(p string) ([]byte, error) {
 	}
 	if st.IsDir() {
 		return nil, fmt.Errorf("%s is a directory", p)
+	}
+	if data, ok := t.virtual[r]; ok {
+		return data, nil // read through the budgets when it was made
 	}
 	if err := t.ctx.Err(); err != nil {
 		return nil, t.refuse(err)
@@ -334,6 +345,19 @@ func (t *treeFS) Walk(p string, walkFn filepath.WalkFunc) error {
 		return walkFn(abs, info, nil)
 	})
 }
+
+// memInfo describes a virtual file of a treeFS.
+type memInfo struct {
+	name string
+	size int64
+}
+
+func (m memInfo) Name() string       { return m.name }
+func (m memInfo) Size() int64        { return m.size }
+func (m memInfo) Mode() fs.FileMode  { return 0o444 }
+func (m memInfo) ModTime() time.Time { return time.Time{} }
+func (m memInfo) IsDir() bool        { return false }
+func (m memInfo) Sys() any           { return nil }
 
 // roFile is an open file of a treeFS.
 type roFile struct {

@@ -1,7 +1,8 @@
 // Package hostile builds repositories that attack the machine rendering
 // them, for the tests that prove kdrift refuses them: remote bases that run
 // a program through git, resources and generator files fetched over HTTP,
-// exec and KRM function plugins, Helm charts, and YAML that exhausts a
+// exec and KRM function plugins, Helm charts from repositories or with
+// runaway templates, and YAML that exhausts a
 // parser. Each entry is an App folder and what its error must name.
 package hostile
 
@@ -97,6 +98,11 @@ func Cases(tr *Trap) []Case {
 				"patch.yaml": "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\npath: " + url + "/patch.yaml\n"})},
 		{Name: "helm", Want: "helmCharts entry",
 			Files: k("helm", "helmCharts:\n- name: x\n  repo: "+url+"\n  version: 1.0.0\n", nil)},
+		{Name: "helm-template-bomb", Want: "template function repeat",
+			Files: map[string]string{"deploy/helm-template-bomb/Chart.yaml": "apiVersion: v2\nname: bomb\nversion: 0.1.0\n",
+				"deploy/helm-template-bomb/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata: {a: {{ repeat 1000000000 \"x\" | quote }}}\n"}},
+		{Name: "helm-remote-dependency", Want: "not vendored",
+			Files: map[string]string{"deploy/helm-remote-dependency/Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- name: db\n  version: 1.0.0\n  repository: " + url + "\n"}},
 		{Name: "anchor-kustomize", Want: "recursive alias",
 			Files: k("anchor-kustomize", "resources: [cm.yaml]\n", map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: loop}\ndata: &a {k: *a}\n"})},
 		{Name: "anchor-plain", Want: "recursive alias",
