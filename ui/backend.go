@@ -64,6 +64,9 @@ type SyncRequest struct {
 	// ConfirmPrune: the person confirmed a prune of a large share of the
 	// app (SyncPlan.PruneRefused).
 	ConfirmPrune bool
+	// Owned: the person confirmed syncing an app another GitOps engine
+	// owns (status.AppStatus.Owner).
+	Owned bool
 }
 
 // PlanStep is one object a sync would touch, and what it would do to it.

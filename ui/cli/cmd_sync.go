@@ -23,6 +23,8 @@ type syncFlags struct {
 	prune  bool
 	dryRun bool
 	force  bool
+	// owned syncs an app another GitOps engine owns.
+	owned bool
 	// confirmPrune lets --prune delete a large share of the app.
 	confirmPrune bool
 	output       outputFlag
@@ -33,6 +35,7 @@ func (s *syncFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&s.prune, "prune", false, "also delete tracked objects Git no longer renders (never while frozen)")
 	fs.BoolVar(&s.dryRun, "dry-run", false, "change nothing: show what the sync would apply and prune")
 	fs.BoolVar(&s.force, "force", false, "sync even though the app is frozen")
+	fs.BoolVar(&s.owned, "owned", false, "sync an app Argo CD or Flux owns (its Application or Kustomization heals it; refused otherwise)")
 	fs.BoolVar(&s.confirmPrune, "confirm-prune", false, "let --prune delete all of the app's objects or more than half of them (refused otherwise)")
 	s.output.register(fs)
 }
@@ -47,7 +50,9 @@ func newSyncCmd(env *cliEnv) *cobra.Command {
 as field manager kdrift, and print what was applied and the app's status
 after. --prune also deletes the objects kdrift applied earlier that Git no
 longer renders; --dry-run prints the plan and changes nothing. A frozen app
-is refused unless --force says so.`,
+is refused unless --force says so. An app another GitOps engine owns (an
+Argo CD Application or a Flux Kustomization) is refused, naming the owner,
+unless --owned says so: kdrift never heals such an app on its own.`,
 		Example: `  # preview, then apply
   kdrift sync render-prod --dry-run
   kdrift sync render-prod
@@ -70,7 +75,7 @@ func runSync(ctx context.Context, env *cliEnv, f *syncFlags, name string) int {
 	if err != nil {
 		return env.errorf("%v", err)
 	}
-	res, syncErr := e.Sync(ctx, name, engine.SyncOptions{Prune: f.prune, DryRun: f.dryRun, AllowFrozen: f.force, ConfirmPrune: f.confirmPrune})
+	res, syncErr := e.Sync(ctx, name, engine.SyncOptions{Prune: f.prune, DryRun: f.dryRun, AllowFrozen: f.force, ConfirmPrune: f.confirmPrune, AllowOwned: f.owned})
 	if f.output.structured() {
 		if err := f.output.write(env.stdout, res); err != nil {
 			return env.errorf("write result: %v", err)
