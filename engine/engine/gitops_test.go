@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
@@ -15,6 +16,7 @@ import (
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/internal/enginetest"
 	"kdrift.dev/kdrift/internal/gittest"
+	"kdrift.dev/kdrift/internal/sopstest"
 )
 
 // argoApp is an Argo CD Application for this test's repository, as a team
@@ -164,4 +166,71 @@ func TestArgoAndFluxAppsAreComparedNeverHealed(t *testing.T) {
 	if _, tracked := d.Labels["app.kubernetes.io/managed-by"]; tracked {
 		t.Fatalf("kdrift adopted an object Argo CD owns: labels %v", d.Labels)
 	}
+}
+
+// TestFluxDecryptionSecretRef: a Flux Kustomization's
+// spec.decryption.secretRef names the Secret the controller reads its age
+// identities from; without a key its SOPS files, and an Argo CD
+// Application's, are Encrypted.
+func TestFluxDecryptionSecretRef(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "flux-sops")
+	id := sopstest.Identity(t)
+	files := sopstest.AppFiles(t, "deploy/secure", id)
+	files["flux/secure.yaml"] = `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: gitops, namespace: ` + ns + `}
+spec: {url: "https://git.example.com/team/gitops"}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: secure, namespace: ` + ns + `}
+spec:
+  sourceRef: {kind: GitRepository, name: gitops}
+  path: ./deploy/secure
+  targetNamespace: ` + ns + `
+  decryption:
+    provider: sops
+    secretRef: {name: sops-age}
+`
+	files["argocd/secure.yaml"] = strings.ReplaceAll(strings.ReplaceAll(argoApp(ns), "guestbook", "secure-argo"), "deploy/secure-argo", "deploy/secure")
+	repo := gittest.Init(t)
+	repo.Git("remote", "add", "origin", "https://git.example.com/team/gitops.git")
+	repo.Commit("Flux with SOPS", files)
+	t.Setenv("SOPS_AGE_KEY", "")
+	t.Setenv("SOPS_AGE_KEY_FILE", "")
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+
+	e := newEngine(t, repo, nil)
+	refs, err := e.FluxDecryptionSecrets(ctx)
+	if err != nil || len(refs) != 1 || refs[0] != ns+"/sops-age" {
+		t.Fatalf("FluxDecryptionSecrets = %v, %v", refs, err)
+	}
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"secure", "secure-argo"} {
+		if a := appStatus(t, e, name); a.EncryptedObjects() != 2 {
+			t.Fatalf("%s without a key must have its two SOPS objects Encrypted:\n%s", name, describe(a))
+		}
+	}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sops-age", Namespace: ns}, Data: map[string][]byte{"identity.agekey": []byte(id.String() + "\n")}}
+	if _, err := enginetest.Clientset(t).CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.LoadDecryptionSecret(ctx, ns, refs[0][len(ns)+1:]); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Sync(ctx, "secure", engine.SyncOptions{AllowOwned: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status.EncryptedObjects() != 0 || res.Status.Sync != status.SyncSynced {
+		t.Fatalf("with Flux's decryption Secret:\n%s", describe(res.Status))
+	}
+	sec, err := enginetest.Clientset(t).CoreV1().Secrets(ns).Get(ctx, "db-credentials", metav1.GetOptions{})
+	if err != nil || string(sec.Data["password"]) != sopstest.DBPassword {
+		t.Fatalf("not decrypted with the key of Flux's secretRef: %v", err)
+	}
+	sopstest.NoPlaintext(t, "the sync result", resultText(res))
 }
