@@ -148,8 +148,12 @@ func argoApp(fsys fs.FS, body *yaml3.Node, file string, doc, line int, generated
 		out.Spec.SyncPolicy.SelfHeal = sp.Automated.SelfHeal
 		out.Spec.SyncPolicy.Prune = sp.Automated.Prune
 	}
-	origin.Heals = out.Spec.SyncPolicy.SelfHeal
 	origin.SkipReconcile = a.Metadata.Annotations["argocd.argoproj.io/skip-reconcile"] == "true"
+	if origin.SkipReconcile {
+		// Argo CD leaves the Application alone: nothing heals it.
+		out.Spec.SyncPolicy.SelfHeal, out.Spec.SyncPolicy.Prune = false, false
+	}
+	origin.Heals = out.Spec.SyncPolicy.SelfHeal
 	out.Spec.IgnoreDifferences = s.IgnoreDifferences
 	fr, err := freezeOf(a.Metadata.Annotations)
 	if err != nil {
