@@ -110,6 +110,15 @@ func (f *yamlFile) setScalar(v *yaml.Node, value string) error {
 	return nil
 }
 
+// setHeal writes value into the owner's healing field v.
+func (f *yamlFile) setHeal(o *app.Origin, v *yaml.Node, value string) error {
+	field, _ := healOff(o)
+	if err := f.setScalar(v, value); err != nil {
+		return fmt.Errorf("%s %s: %s: %w", o.Kind, o.QualifiedName(), field, err)
+	}
+	return nil
+}
+
 // healField locates the field that makes the owner heal: for Argo CD
 // spec.syncPolicy.automated (parent) and its selfHeal; for Flux spec and
 // its suspend. parent is nil when an Application has no automated block.
@@ -197,8 +206,8 @@ func setOwnedFreeze(src []byte, a app.App, fr app.Freeze) ([]byte, error) {
 			f.insertAfter(f.blockEnd(pk, parent), []string{strings.Repeat(" ", ind) + field + ": " + off})
 		default:
 			prev = v.Value
-			if err := f.setScalar(v, off); err != nil {
-				return nil, fmt.Errorf("%s %s: %s: %w", o.Kind, o.QualifiedName(), field, err)
+			if err := f.setHeal(o, v, off); err != nil {
+				return nil, err
 			}
 		}
 		if f, err = f.reparse(); err != nil {
@@ -319,15 +328,14 @@ func removeOwnedFreeze(src []byte, a app.App) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	field, _ := healOff(o)
 	switch {
 	case prev == previousNone || parent == nil:
 	case prev == previousAbsent && k != nil:
 		f.deleteLines(k.Line, f.blockEnd(k, v))
 	case prev == "true" || prev == "false":
 		if k != nil {
-			if err := f.setScalar(v, prev); err != nil {
-				return nil, fmt.Errorf("%s %s: %s: %w", o.Kind, o.QualifiedName(), field, err)
+			if err := f.setHeal(o, v, prev); err != nil {
+				return nil, err
 			}
 		}
 	}
