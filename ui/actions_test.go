@@ -335,3 +335,29 @@ func TestNamedByType(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncOwnedAsksNamingTheOwner: an app Argo CD owns is synced only
+// after a second answer that names the owner.
+func TestSyncOwnedAsksNamingTheOwner(t *testing.T) {
+	for _, answer := range []string{"y", "esc"} {
+		be := newFake()
+		for i := range be.apps {
+			if be.apps[i].Name == "api-prod" {
+				be.apps[i].Owner, be.apps[i].OwnerFile = "Argo CD Application argocd/api-prod", "argocd/api.yaml"
+			}
+		}
+		h := newHarness(t, be, testConfig())
+		h.keys("G", "s", "enter")
+		h.wantScreen("owned by Argo CD Application argocd/api-prod?", "api-prod is owned by Argo CD Application argocd/api-prod (argocd/api.yaml), which heals it.")
+		h.wantCalls()
+		h.keys(answer)
+		if answer == "esc" {
+			h.wantCalls()
+			continue
+		}
+		h.wantCalls("sync api-prod")
+		if !be.lastSync.Owned {
+			t.Fatalf("sync request = %+v, want Owned", be.lastSync)
+		}
+	}
+}

@@ -74,6 +74,9 @@ type SyncRequest struct {
 	// resources and fields a resource or field freeze holds
 	// (SyncPlan.LeftFrozen); without it they are left as they are live.
 	OverwriteFrozen bool
+	// Owned: the person confirmed syncing an app another GitOps engine
+	// owns (status.AppStatus.Owner).
+	Owned bool
 }
 
 // PlanStep is one object a sync would touch, and what it would do to it.

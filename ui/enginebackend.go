@@ -104,7 +104,7 @@ func (b *EngineBackend) prunes(appName string) bool {
 func (b *EngineBackend) Sync(ctx context.Context, appName string, req SyncRequest) error {
 	// The engine's error keeps its type: an app-level failure wraps its
 	// cause, failed objects come as *engine.ObjectsFailedError.
-	_, err := b.eng.Sync(ctx, appName, engine.SyncOptions{AllowFrozen: req.Freeze != nil, SeenFreeze: req.Freeze, OverwriteFrozen: req.OverwriteFrozen, ConfirmPrune: req.ConfirmPrune, Prune: b.prunes(appName)})
+	_, err := b.eng.Sync(ctx, appName, engine.SyncOptions{AllowFrozen: req.Freeze != nil, SeenFreeze: req.Freeze, OverwriteFrozen: req.OverwriteFrozen, ConfirmPrune: req.ConfirmPrune, AllowOwned: req.Owned, Prune: b.prunes(appName)})
 	return err
 }
 

@@ -65,12 +65,30 @@ func (m *Model) syncDialog(p SyncPlan) *dialog {
 		if p.PruneRefused != nil {
 			warn := []string{p.PruneRefused.Error(), "Delete them all the same? Answer yes only if Git really dropped them."}
 			d := newDialog("Prune most of "+name+"?", warn, "enter/y: delete them · esc/n: cancel", func([]string) (outcome, string) {
-				return m.syncPartialCheck(name, p, SyncRequest{ConfirmPrune: true}), ""
+				return m.syncOwnedCheck(name, p, SyncRequest{ConfirmPrune: true}), ""
 			})
 			return outcome{dialog: d}, ""
 		}
-		return m.syncPartialCheck(name, p, SyncRequest{}), ""
+		return m.syncOwnedCheck(name, p, SyncRequest{}), ""
 	})
+}
+
+// syncOwnedCheck asks once more, naming the owner, when another GitOps
+// engine owns the app, then goes on to the partial-freeze check.
+func (m *Model) syncOwnedCheck(name string, p SyncPlan, req SyncRequest) outcome {
+	if a, ok := m.c.app(name); ok && a.Owner != "" {
+		warn := []string{
+			name + " is owned by " + a.Owner + " (" + a.OwnerFile + "), which heals it.",
+			"kdrift never applies it on its own; syncing now applies Git over the cluster,",
+			"and the owner may put back its own revision at its next sync.",
+		}
+		d := newDialog("Sync "+name+", owned by "+a.Owner+"?", warn, "enter/y: sync anyway · esc/n: cancel", func([]string) (outcome, string) {
+			req.Owned = true
+			return m.syncPartialCheck(name, p, req), ""
+		})
+		return outcome{dialog: d}
+	}
+	return m.syncPartialCheck(name, p, req)
 }
 
 // syncPartialCheck asks, when a resource or field freeze holds parts of

@@ -56,6 +56,9 @@ func loadApps(s *snapshot) (appSet, error) {
 			set.apps = append(set.apps, a)
 		}
 	}
+	if err := ownedApps(s, &set); err != nil {
+		return appSet{}, err
+	}
 	sort.Slice(set.apps, func(i, j int) bool { return set.apps[i].Metadata.Name < set.apps[j].Metadata.Name })
 	return set, nil
 }
@@ -130,6 +133,13 @@ func findApps(set appSet, names []string) ([]app.App, error) {
 	for _, a := range all {
 		byName[a.Metadata.Name] = a
 	}
+	for _, a := range all {
+		if q := a.Origin.QualifiedName(); q != "" {
+			if _, taken := byName[q]; !taken {
+				byName[q] = a
+			}
+		}
+	}
 	var out []app.App
 	var missing []string
 	seen := map[string]bool{}
@@ -153,7 +163,7 @@ func findApps(set appSet, names []string) ([]app.App, error) {
 		for _, a := range all {
 			known = append(known, a.Metadata.Name)
 		}
-		return nil, fmt.Errorf("App %s not found in %s/*.yaml (known: %s)", strings.Join(missing, ", "), app.Dir, strings.Join(known, ", "))
+		return nil, fmt.Errorf("App %s not found in %s/*.yaml or among the Argo CD and Flux declarations (known: %s)", strings.Join(missing, ", "), app.Dir, strings.Join(known, ", "))
 	}
 	return out, nil
 }

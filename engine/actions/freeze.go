@@ -145,6 +145,11 @@ func names(apps []app.App) []string {
 func editApps(s *snapshot, p *plan, apps []app.App, edit func(src []byte, a app.App) ([]byte, error)) error {
 	texts := map[string][]byte{}
 	for _, a := range apps {
+		if err := checkEditable(a); err != nil {
+			return err
+		}
+	}
+	for _, a := range apps {
 		src, ok := texts[a.File]
 		if !ok {
 			data, _, err := s.read(a.File)
@@ -168,6 +173,9 @@ func editApps(s *snapshot, p *plan, apps []app.App, edit func(src []byte, a app.
 		if err := stillParses(f, texts[f], apps); err != nil {
 			return err
 		}
+		if err := ownedStillReads(f, texts[f], apps); err != nil {
+			return err
+		}
 		if err := p.setText(s, f, texts[f]); err != nil {
 			return err
 		}
@@ -185,7 +193,7 @@ func stillParses(file string, text []byte, edited []app.App) error {
 		ok[a.Metadata.Name] = true
 	}
 	for _, a := range edited {
-		if a.File == file && !ok[a.Metadata.Name] {
+		if a.File == file && a.Origin == nil && !ok[a.Metadata.Name] {
 			return fmt.Errorf("%s: the edit would break the file (%v); nothing was committed", file, errors.Join(errs...))
 		}
 	}
@@ -247,6 +255,9 @@ func (r *Repo) Freeze(ctx context.Context, req FreezeRequest) (Result, error) {
 		}
 		p := &plan{apps: names(apps)}
 		if err := editApps(s, p, apps, func(src []byte, a app.App) ([]byte, error) {
+			if a.Origin != nil {
+				return setOwnedFreeze(src, a, fr)
+			}
 			return setFreeze(src, a.Metadata.Name, fr)
 		}); err != nil {
 			return nil, err
@@ -297,6 +308,9 @@ func (r *Repo) Unfreeze(ctx context.Context, req UnfreezeRequest) (Result, error
 		}
 		p := &plan{apps: names(frozen)}
 		if err := editApps(s, p, frozen, func(src []byte, a app.App) ([]byte, error) {
+			if a.Origin != nil {
+				return removeOwnedFreeze(src, a)
+			}
 			return removeFreeze(src, a.Metadata.Name)
 		}); err != nil {
 			return nil, err
@@ -349,6 +363,9 @@ func (r *Repo) Extend(ctx context.Context, req ExtendRequest) (Result, error) {
 		}
 		p := &plan{apps: names(apps)}
 		if err := editApps(s, p, apps, func(src []byte, a app.App) ([]byte, error) {
+			if a.Origin != nil {
+				return setOwnedFreezeUntil(src, a, yamlTime(untils[a.Metadata.Name]))
+			}
 			return setFreezeUntil(src, a.Metadata.Name, untils[a.Metadata.Name])
 		}); err != nil {
 			return nil, err

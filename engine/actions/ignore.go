@@ -127,6 +127,9 @@ func (r *Repo) Ignore(ctx context.Context, req IgnoreRequest) (Result, error) {
 		}
 		p := &plan{apps: []string{a.Metadata.Name}}
 		if err := editApps(s, p, apps, func(src []byte, a app.App) ([]byte, error) {
+			if a.Origin != nil {
+				return appendOwnedIgnore(src, a, req.Rule)
+			}
 			return appendIgnoreRule(src, a.Metadata.Name, req.Rule)
 		}); err != nil {
 			return nil, err

@@ -148,16 +148,26 @@ func argoApp(fsys fs.FS, body *yaml3.Node, file string, doc, line int, generated
 		out.Spec.SyncPolicy.SelfHeal = sp.Automated.SelfHeal
 		out.Spec.SyncPolicy.Prune = sp.Automated.Prune
 	}
-	origin.Heals = out.Spec.SyncPolicy.SelfHeal
 	origin.SkipReconcile = a.Metadata.Annotations["argocd.argoproj.io/skip-reconcile"] == "true"
+	if origin.SkipReconcile {
+		// Argo CD leaves the Application alone: nothing heals it.
+		out.Spec.SyncPolicy.SelfHeal, out.Spec.SyncPolicy.Prune = false, false
+	}
+	origin.Heals = out.Spec.SyncPolicy.SelfHeal
 	out.Spec.IgnoreDifferences = s.IgnoreDifferences
-	fr, err := freezeOf(a.Metadata.Annotations)
+	return finish(f, out, a.Metadata.Annotations, fsys, shown, bad)
+}
+
+// finish reads the freeze kdrift wrote into a declaration's annotations
+// and checks the App's ignore rules: f becomes the App, or why not.
+func finish(f found, out App, ann map[string]string, fsys fs.FS, shown string, bad func(field, problem, fix string) found) found {
+	fr, err := freezeOf(ann)
 	if err != nil {
 		return bad("metadata.annotations", err.Error(), "unfreeze and freeze again with kdrift")
 	}
 	out.Spec.Freeze = fr
 	if errs := checkRules(out, fsys); len(errs) > 0 {
-		f.invalid = &Invalid{Name: name, File: shown, Err: errs[0]}
+		f.invalid = &Invalid{Name: f.name, File: shown, Err: errs[0]}
 		return f
 	}
 	f.app = &out

@@ -143,17 +143,7 @@ func fluxApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository,
 	default:
 		return bad("spec.ignore", "is file patterns (.sourceignore form); kdrift renders every file of the path", "move the ignored files out of "+out.Spec.Path)
 	}
-	fr, err := freezeOf(kz.Metadata.Annotations)
-	if err != nil {
-		return bad("metadata.annotations", err.Error(), "unfreeze and freeze again with kdrift")
-	}
-	out.Spec.Freeze = fr
-	if errs := checkRules(out, fsys); len(errs) > 0 {
-		f.invalid = &Invalid{Name: name, File: shown, Err: errs[0]}
-		return f
-	}
-	f.app = &out
-	return f
+	return finish(f, out, kz.Metadata.Annotations, fsys, shown, bad)
 }
 
 // freezeOf reads a freeze kdrift wrote into a declaration's annotations;

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/apply"
 	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/fight"
@@ -86,6 +87,9 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 		if lv := out[i].lv; apply.TrackedElsewhere(lv, p.e.repoID) {
 			// Never applied over: the heal phase leaves it alone.
 			out[i].res.Status, out[i].res.Message = status.ResourceError, fmt.Sprintf("%s is tracked by repository %s (app %s); kdrift does not take over another repository's objects: render it from one repository only, or hand it over by removing its annotation %s", live.RefOf(d), apply.RepoOf(lv), lv.GetAnnotations()[apply.AnnotationApp], apply.AnnotationRepo)
+		}
+		if p.app.Origin != nil && p.app.Origin.Engine == app.EngineFlux && d.GetAnnotations()[FluxReconcileAnnotation] == "disabled" && out[i].res.Message == "" {
+			out[i].res.Message = "Flux does not reconcile this object (" + FluxReconcileAnnotation + ": disabled): nothing heals it"
 		}
 		results = append(results, out[i].res)
 	}

@@ -1,9 +1,11 @@
 package source
 
 import (
+	"fmt"
 	"path/filepath"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"kdrift.dev/kdrift/engine/render"
 )
@@ -41,4 +43,20 @@ func SameRepoFunc(g *git.Repository) func(string) bool {
 		names[NormalizeURL(filepath.Clean(wt.Filesystem.Root()))] = true
 	}
 	return func(u string) bool { return u != "" && names[NormalizeURL(u)] }
+}
+
+// SnapshotOf is the Snapshot of commit in g, for callers that hold a
+// go-git repository of their own (the Git actions) and need the Apps the
+// engine sees at that commit, Argo CD and Flux declarations included.
+// Callers must not use g from another goroutine meanwhile.
+func SnapshotOf(g *git.Repository, commit plumbing.Hash) (*Snapshot, error) {
+	c, err := g.CommitObject(commit)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", commit, err)
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("tree of commit %s: %w", commit, err)
+	}
+	return newSnapshot(&handle{repo: g}, c.Hash.String(), tree), nil
 }

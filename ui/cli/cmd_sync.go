@@ -23,6 +23,8 @@ type syncFlags struct {
 	prune  bool
 	dryRun bool
 	force  bool
+	// owned syncs an app another GitOps engine owns.
+	owned bool
 	// confirmPrune lets --prune delete a large share of the app.
 	confirmPrune bool
 	output       outputFlag
@@ -33,6 +35,7 @@ func (s *syncFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&s.prune, "prune", false, "also delete tracked objects Git no longer renders (never while frozen)")
 	fs.BoolVar(&s.dryRun, "dry-run", false, "change nothing: show what the sync would apply and prune")
 	fs.BoolVar(&s.force, "force", false, "sync even though the app is frozen, and overwrite resources and fields a resource or field freeze holds")
+	fs.BoolVar(&s.owned, "owned", false, "sync an app Argo CD or Flux owns (its Application or Kustomization heals it; refused otherwise)")
 	fs.BoolVar(&s.confirmPrune, "confirm-prune", false, "let --prune delete all of the app's objects or more than half of them (refused otherwise)")
 	s.output.register(fs)
 }
@@ -49,7 +52,9 @@ after. --prune also deletes the objects kdrift applied earlier that Git no
 longer renders; --dry-run prints the plan and changes nothing. A frozen app
 is refused unless --force says so. Under a resource or field freeze
 (kdrift freeze APP --resource …) the sync applies everything else and
-lists what it left frozen; --force overwrites the frozen parts too.`,
+lists what it left frozen; --force overwrites the frozen parts too. An app another GitOps engine owns (an
+Argo CD Application or a Flux Kustomization) is refused, naming the owner,
+unless --owned says so: kdrift never heals such an app on its own.`,
 		Example: `  # preview, then apply
   kdrift sync render-prod --dry-run
   kdrift sync render-prod
@@ -72,7 +77,7 @@ func runSync(ctx context.Context, env *cliEnv, f *syncFlags, name string) int {
 	if err != nil {
 		return env.errorf("%v", err)
 	}
-	res, syncErr := e.Sync(ctx, name, engine.SyncOptions{Prune: f.prune, DryRun: f.dryRun, AllowFrozen: f.force, OverwriteFrozen: f.force, ConfirmPrune: f.confirmPrune})
+	res, syncErr := e.Sync(ctx, name, engine.SyncOptions{Prune: f.prune, DryRun: f.dryRun, AllowFrozen: f.force, OverwriteFrozen: f.force, ConfirmPrune: f.confirmPrune, AllowOwned: f.owned})
 	if f.output.structured() {
 		if err := f.output.write(env.stdout, res); err != nil {
 			return env.errorf("write result: %v", err)

@@ -43,10 +43,31 @@ const decryptionKeyPoll = time.Minute
 // (keeping the keys it had).
 func (d *decryptionFlags) loadDecryptionKeys(ctx context.Context, e *engine.Engine, warn func(error)) error {
 	ns, name, ok, err := d.parse()
-	if err != nil || !ok {
+	if err != nil {
 		return err
 	}
+	if !ok {
+		// Flux's own: the Secret the repository's Kustomizations name
+		// in spec.decryption.secretRef, when they agree on one.
+		refs, err := e.FluxDecryptionSecrets(ctx)
+		switch {
+		case err != nil:
+			return err
+		case len(refs) == 0:
+			return nil
+		case len(refs) > 1:
+			warn(fmt.Errorf("the Flux Kustomizations name %d decryption Secrets (%s); kdrift reads one: pass --decryption-secret NAMESPACE/NAME", len(refs), strings.Join(refs, ", ")))
+			return nil
+		}
+		ns, name, _ = strings.Cut(refs[0], "/")
+	}
 	id, err := e.LoadDecryptionSecret(ctx, ns, name)
+	if err != nil && !ok {
+		// Named by the repository, not by the person: the controller
+		// runs on, and the files stay Encrypted.
+		warn(fmt.Errorf("Flux's decryption %w", err))
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -160,6 +160,10 @@ func Status(w io.Writer, apps []status.AppStatus, now time.Time) error {
 		if n, fields := FrozenParts(a); n > 0 {
 			heal += fmt.Sprintf(", %d resource(s) frozen (%d drifted field(s) held)", n, fields)
 		}
+		if a.Owner != "" {
+			// Another engine heals it, not kdrift: say whose setting it is.
+			heal += " (" + a.Owner + ")"
+		}
 		since := "-"
 		if a.OutOfSyncSince != nil {
 			since = now.Sub(*a.OutOfSyncSince).Round(time.Second).String()
@@ -235,6 +239,12 @@ type AppSummary struct {
 	NoUpstream bool `json:"noUpstream,omitempty"`
 	// LocalFreeze says Freeze is in a local commit not pushed yet.
 	LocalFreeze bool `json:"localFreeze,omitempty"`
+	// Owner is the Argo CD Application or Flux Kustomization that owns
+	// the app and heals it (kdrift never does); absent for a kdrift App.
+	// SelfHeal and Prune are then the owner's settings.
+	Owner string `json:"owner,omitempty"`
+	// OwnerFile is the owner's file, or the app whose render generates it.
+	OwnerFile string `json:"ownerFile,omitempty"`
 	// DriftedObjects counts resources neither Synced nor Ignored.
 	DriftedObjects int `json:"driftedObjects"`
 	// EncryptedObjects counts resources rendered from SOPS files no
@@ -264,7 +274,7 @@ func Summarize(apps []status.AppStatus) StatusDoc {
 	for _, a := range apps {
 		s := AppSummary{Name: a.Name, File: a.File, Path: a.Path, Context: a.Destination.Context, Namespace: a.Destination.Namespace,
 			Sync: a.Sync, Health: a.Health, SelfHeal: a.SelfHeal, Prune: a.Prune, Freezes: a.Freezes, OutOfSyncSince: a.OutOfSyncSince,
-			Revision: a.Revision, RevisionRef: a.RevisionRef, NoUpstream: a.NoUpstream, LocalFreeze: a.LocalFreeze, DriftedObjects: a.DriftedObjects(), EncryptedObjects: a.EncryptedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
+			Revision: a.Revision, RevisionRef: a.RevisionRef, NoUpstream: a.NoUpstream, LocalFreeze: a.LocalFreeze, Owner: a.Owner, OwnerFile: a.OwnerFile, DriftedObjects: a.DriftedObjects(), EncryptedObjects: a.EncryptedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
 		if a.Freeze != nil {
 			s.Freeze = a.Freeze
 		}
