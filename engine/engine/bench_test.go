@@ -456,8 +456,8 @@ func setupOverlay(b *testing.B, objects int) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := e.Sync(ctx, "overlay", engine.SyncOptions{}); err != nil {
-		b.Fatal(err)
+	if res, err := e.Sync(ctx, "overlay", engine.SyncOptions{}); err != nil {
+		b.Fatalf("%v\n%+v", err, res.Objects)
 	}
 	s := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "web-00", Namespace: ns}, Spec: autoscalingv1.ScaleSpec{Replicas: 5}}
 	if _, err := enginetest.Clientset(b).AppsV1().Deployments(ns).UpdateScale(ctx, "web-00", s, metav1.UpdateOptions{FieldManager: "kubectl"}); err != nil {

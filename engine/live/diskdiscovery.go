@@ -66,8 +66,10 @@ type diskDiscovery struct {
 	now    func() time.Time
 
 	mu       sync.Mutex
-	fromDisk bool // the last answer came from the file
-	live     bool // invalidated once: ask the apiserver from now on
+	file     *discoveryFile // what the file said, read once
+	fromDisk bool           // the last answer came from the file
+	live     bool           // invalidated once: ask the apiserver from now on
+	written  bool           // the apiserver's answer is in the file
 }
 
 // newDiskDiscovery wraps inner with a cache file under dir for server.
@@ -80,24 +82,32 @@ func newDiskDiscovery(inner discovery.CachedDiscoveryInterface, dir, server stri
 // ServerGroupsAndResources implements discovery.DiscoveryInterface.
 func (d *diskDiscovery) ServerGroupsAndResources() ([]*metav1.APIGroup, []*metav1.APIResourceList, error) {
 	d.mu.Lock()
-	live := d.live
-	d.mu.Unlock()
-	if !live {
-		if f, err := readDiscoveryFile(d.path, d.server, d.ttl, d.now()); err == nil {
-			d.mu.Lock()
+	if !d.live {
+		// Read once per process: every mapper built over this client
+		// asks, and the answer is the same.
+		if d.file == nil {
+			d.file, _ = readDiscoveryFile(d.path, d.server, d.ttl, d.now())
+		}
+		if f := d.file; f != nil {
 			d.fromDisk = true
 			d.mu.Unlock()
 			return f.Groups, f.Resources, nil
 		}
+		d.live = true // no usable file: the apiserver, then a new file
 	}
+	d.mu.Unlock()
 	groups, resources, err := d.CachedDiscoveryInterface.ServerGroupsAndResources()
 	if err != nil {
 		return groups, resources, err
 	}
 	d.mu.Lock()
 	d.fromDisk = false
+	write := !d.written
+	d.written = true
 	d.mu.Unlock()
-	_ = writeDiscoveryFile(d.path, discoveryFile{Version: discoveryFileVersion, Server: d.server, Written: d.now().UTC(), Groups: groups, Resources: resources})
+	if write {
+		_ = writeDiscoveryFile(d.path, discoveryFile{Version: discoveryFileVersion, Server: d.server, Written: d.now().UTC(), Groups: groups, Resources: resources})
+	}
 	return groups, resources, nil
 }
 
@@ -117,7 +127,7 @@ func (d *diskDiscovery) Fresh() bool {
 // not read again by this process.
 func (d *diskDiscovery) Invalidate() {
 	d.mu.Lock()
-	d.live, d.fromDisk = true, false
+	d.live, d.fromDisk, d.file, d.written = true, false, nil, false
 	d.mu.Unlock()
 	d.CachedDiscoveryInterface.Invalidate()
 }

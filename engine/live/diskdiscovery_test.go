@@ -17,7 +17,7 @@ import (
 
 var (
 	deploymentGVK = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
-	widgetGVK     = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
+	widgetGVK     = schema.GroupVersionKind{Group: "cache-probe.kdrift.example", Version: "v1", Kind: "CacheProbe"}
 )
 
 // diskClientSet builds a fresh client set (a new process, as far as the
@@ -49,11 +49,11 @@ func withWidget(t *testing.T, raw []byte, resource string) map[string]any {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	doc["groups"] = append(doc["groups"].([]any), map[string]any{"name": "example.com",
-		"versions":         []any{map[string]any{"groupVersion": "example.com/v1", "version": "v1"}},
-		"preferredVersion": map[string]any{"groupVersion": "example.com/v1", "version": "v1"}})
-	doc["resources"] = append(doc["resources"].([]any), map[string]any{"groupVersion": "example.com/v1",
-		"resources": []any{map[string]any{"name": resource, "singularName": "widget", "namespaced": true, "kind": "Widget", "verbs": []any{"get", "list"}}}})
+	doc["groups"] = append(doc["groups"].([]any), map[string]any{"name": "cache-probe.kdrift.example",
+		"versions":         []any{map[string]any{"groupVersion": "cache-probe.kdrift.example/v1", "version": "v1"}},
+		"preferredVersion": map[string]any{"groupVersion": "cache-probe.kdrift.example/v1", "version": "v1"}})
+	doc["resources"] = append(doc["resources"].([]any), map[string]any{"groupVersion": "cache-probe.kdrift.example/v1",
+		"resources": []any{map[string]any{"name": resource, "singularName": "cacheprobe", "namespaced": true, "kind": "CacheProbe", "verbs": []any{"get", "list"}}}})
 	return doc
 }
 
@@ -92,14 +92,14 @@ func TestDiscoveryCacheOnDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Read from the file: the apiserver knows no Widget.
-	writeJSON(t, path, withWidget(t, good, "widgets"), 0o600)
+	// Read from the file: the apiserver serves no CacheProbe.
+	writeJSON(t, path, withWidget(t, good, "cacheprobes"), 0o600)
 	m, err := diskClientSet(t, dir).Mapping(ctx, widgetGVK)
-	if err != nil || m.Resource.Resource != "widgets" {
+	if err != nil || m.Resource.Resource != "cacheprobes" {
 		t.Fatalf("the cache file was not used: %v %v", m, err)
 	}
 	// A kind the file lacks (a CRD installed since) is asked for.
-	noRBAC := withWidget(t, good, "widgets")
+	noRBAC := withWidget(t, good, "cacheprobes")
 	var groups, resources []any
 	for _, g := range noRBAC["groups"].([]any) {
 		if g.(map[string]any)["name"] != "rbac.authorization.k8s.io" {
@@ -117,9 +117,9 @@ func TestDiscoveryCacheOnDisk(t *testing.T) {
 		t.Fatalf("a kind the cache lacks: %v", err)
 	}
 
-	stale := withWidget(t, good, "widgets")
+	stale := withWidget(t, good, "cacheprobes")
 	stale["written"] = time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
-	other := withWidget(t, good, "widgets")
+	other := withWidget(t, good, "cacheprobes")
 	other["server"] = "https://elsewhere.example:6443"
 	elsewhere := filepath.Join(t.TempDir(), "elsewhere.json")
 	for _, c := range []struct {
@@ -130,16 +130,16 @@ func TestDiscoveryCacheOnDisk(t *testing.T) {
 		{"request path in a resource name", func() { writeJSON(t, path, withWidget(t, good, "../../api/v1/secrets"), 0o600) }},
 		{"stale", func() { writeJSON(t, path, stale, 0o600) }},
 		{"another server", func() { writeJSON(t, path, other, 0o600) }},
-		{"others may write it", func() { writeJSON(t, path, withWidget(t, good, "widgets"), 0o666) }},
+		{"others may write it", func() { writeJSON(t, path, withWidget(t, good, "cacheprobes"), 0o666) }},
 		{"symbolic link", func() {
-			writeJSON(t, elsewhere, withWidget(t, good, "widgets"), 0o600)
+			writeJSON(t, elsewhere, withWidget(t, good, "cacheprobes"), 0o600)
 			os.Remove(path)
 			if err := os.Symlink(elsewhere, path); err != nil {
 				t.Fatal(err)
 			}
 		}},
 		{"too large", func() {
-			raw, _ := json.Marshal(withWidget(t, good, "widgets"))
+			raw, _ := json.Marshal(withWidget(t, good, "cacheprobes"))
 			os.WriteFile(path, append(raw, []byte(strings.Repeat(" ", 17<<20))...), 0o600)
 		}},
 	} {
@@ -147,14 +147,14 @@ func TestDiscoveryCacheOnDisk(t *testing.T) {
 			c.write()
 			cs := diskClientSet(t, dir)
 			if m, err := cs.Mapping(ctx, widgetGVK); err == nil {
-				t.Fatalf("the file was trusted: Widget maps to %s", m.Resource)
+				t.Fatalf("the file was trusted: CacheProbe maps to %s", m.Resource)
 			}
 			if _, err := cs.Mapping(ctx, deploymentGVK); err != nil {
 				t.Fatal(err)
 			}
 			fi, err := os.Lstat(path)
 			raw, rerr := os.ReadFile(path)
-			if err != nil || rerr != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 || strings.Contains(string(raw), "Widget") {
+			if err != nil || rerr != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 || strings.Contains(string(raw), "CacheProbe") {
 				t.Fatalf("the file was not rewritten from the apiserver: %v %v %v", err, rerr, fi.Mode())
 			}
 		})
