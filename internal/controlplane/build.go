@@ -83,7 +83,12 @@ func Binary(ctx context.Context, opts BuildOptions) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("cache folder: %w", err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(dir, ".lock"))
+	waitStart := time.Now()
+	unlock, err := lockFile(ctx, filepath.Join(dir, ".lock"), func() {
+		if opts.Progress != nil {
+			opts.Progress(BuildProgress{Phase: PhaseWait, Elapsed: time.Since(waitStart)})
+		}
+	})
 	if err != nil {
 		return "", err
 	}
@@ -149,8 +154,9 @@ func sourceHash(dir string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-// lockFile takes an exclusive flock on path, waiting while ctx allows.
-func lockFile(ctx context.Context, path string) (func(), error) {
+// lockFile takes an exclusive flock on path, waiting while ctx allows;
+// waiting is called once if another process holds it.
+func lockFile(ctx context.Context, path string, waiting func()) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("build lock: %w", err)
@@ -166,6 +172,10 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()
 			return nil, fmt.Errorf("build lock %s: %w", path, err)
+		}
+		if waiting != nil {
+			waiting()
+			waiting = nil
 		}
 		select {
 		case <-ctx.Done():

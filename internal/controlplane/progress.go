@@ -20,6 +20,9 @@ type BuildPhase string
 
 // The phases of a build, in order.
 const (
+	// PhaseWait waits for another process that builds the same sources
+	// (test packages run in parallel); its binary is then used.
+	PhaseWait BuildPhase = "wait"
 	// PhaseCount lists the packages the build will compile (Go's build
 	// cache may already hold the rest), downloading modules a fresh
 	// checkout lacks.
@@ -224,6 +227,8 @@ func progressPrinter(w io.Writer, tty bool, next string) func(BuildProgress) {
 		defer mu.Unlock()
 		el := p.Elapsed.Round(time.Second)
 		switch p.Phase {
+		case PhaseWait:
+			fmt.Fprintf(w, "local control plane: another process is building it; waiting for that build\n")
 		case PhaseCount:
 			if tty {
 				msg := "counting the packages to compile"
@@ -253,7 +258,7 @@ func progressPrinter(w io.Writer, tty bool, next string) func(BuildProgress) {
 				return
 			}
 			if p.Done == 0 {
-				fmt.Fprintf(w, "local control plane: compiling %d packages (%d already in Go's build cache); a cold build takes 10-30 minutes on 2 cores\n", p.Total, p.Cached)
+				fmt.Fprintf(w, "local control plane: compiling %s (%d already in Go's build cache); a cold build takes 10-30 minutes on 2 cores\n", packages(p.Total), p.Cached)
 				lastTenth = 0
 				return
 			}
@@ -270,7 +275,7 @@ func progressPrinter(w io.Writer, tty bool, next string) func(BuildProgress) {
 			if tty {
 				fmt.Fprint(w, "\r\x1b[K")
 			}
-			fmt.Fprintf(w, "local control plane: built in %s (%d packages compiled, %d from Go's build cache); next: %s\n", el, p.Total, p.Cached, next)
+			fmt.Fprintf(w, "local control plane: built in %s (%s compiled, %d from Go's build cache); next: %s\n", el, packages(p.Total), p.Cached, next)
 		}
 	}
 }
@@ -280,6 +285,14 @@ func progressPrinter(w io.Writer, tty bool, next string) func(BuildProgress) {
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// packages is "1 package" or "N packages".
+func packages(n int) string {
+	if n == 1 {
+		return "1 package"
+	}
+	return fmt.Sprintf("%d packages", n)
 }
 
 // minutes is d as a rough number of minutes for a person: "2 min", "<1 min".

@@ -159,6 +159,8 @@ func runHollowNode(args []string) error {
 	return nil
 }
 
+// startNode starts one hollow kubelet in this process, its files in dir.
+// It returns once the kubelet's loops run; they stop with ctx.
 func startNode(ctx context.Context, restCfg *rest.Config, dir, name string, nodeIP net.IP, maxFiles int64) error {
 	flags, cfg := kubemark.GetHollowKubeletConfig(&kubemark.HollowKubeletOptions{
 		NodeName:    name,
@@ -186,8 +188,8 @@ func startNode(ctx context.Context, restCfg *rest.Config, dir, name string, node
 	cfg.EnableServer = false
 	cfg.ReadOnlyPort = 0
 	cfg.MaxOpenFiles = maxFiles
-	// Quicker than a real node, so a rollout is seen to finish: pod status
-	// reaches the apiserver within a second or two.
+	// Resync every Pod every 5s rather than kubemark's 10s: a Pod whose
+	// update was missed reaches its status sooner.
 	cfg.SyncFrequency.Duration = 5 * time.Second
 	cfg.NodeStatusUpdateFrequency.Duration = 10 * time.Second
 

@@ -190,8 +190,9 @@ func (s *stagedDemo) stop() {
 }
 
 // demoNodes is how many hollow nodes the demo's control plane runs: its
-// Pods run there, so its apps become Healthy. Each node offers 16 CPUs, and
-// staging's 12 render workers ask for 6.
+// Pods run there, so its apps become Healthy. Each node offers 16 CPUs and
+// 64 GiB; the demo's Pods ask for about 12 CPUs (23 render workers at
+// 500m and 1 GiB each) and 23 GiB.
 const demoNodes = 2
 
 func startDemo(ctx context.Context, f demoFlags, log io.Writer) (*runningDemo, error) {
