@@ -1,6 +1,9 @@
 package render_test
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"io/fs"
@@ -290,5 +293,47 @@ helmCharts:
 		if !errors.As(err, &re) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want a refusal saying %q", dir, err, want)
 		}
+	}
+}
+
+// TestRenderHelmPackagedDependency: a dependency vendored as a .tgz in
+// charts/ (as `helm dependency build` leaves it) is unpacked in memory.
+func TestRenderHelmPackagedDependency(t *testing.T) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for name, body := range map[string]string{
+		"cache/Chart.yaml":               "apiVersion: v2\nname: cache\nversion: 0.2.0\n",
+		"cache/values.yaml":              "port: 6380\n",
+		"cache/templates/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Release.Name }}-packed}\ndata: {PORT: {{ .Values.port | quote }}}\n",
+	} {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"deploy/app/Chart.yaml":             "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- {name: cache, version: 0.2.0, repository: https://charts.example.com}\n",
+		"deploy/app/charts/cache-0.2.0.tgz": buf.String(),
+	}
+	_, snap := repo(t, files)
+	objs, err := render.NewRenderer().RenderApp(context.Background(), snap(), "deploy/app", &render.Helm{ReleaseName: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := find(objs, "ConfigMap", "r-packed")
+	if cm == nil {
+		t.Fatalf("objects: %s", ids(objs))
+	}
+	if p, _, _ := unstructured.NestedString(cm.Object, "data", "PORT"); p != "6380" {
+		t.Errorf("PORT = %q", p)
 	}
 }
