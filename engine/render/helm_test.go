@@ -6,9 +6,6 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
-	"io/fs"
-	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,30 +14,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kdrift.dev/kdrift/engine/render"
+	"kdrift.dev/kdrift/internal/gittest"
 )
 
 // chartFiles reads the chart under testdata/charts/NAME into repository
 // files under prefix.
 func chartFiles(t testing.TB, name, prefix string) map[string]string {
-	t.Helper()
-	files := map[string]string{}
-	root := filepath.Join("testdata", "charts", name)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		files[path.Join(prefix, filepath.ToSlash(rel))] = string(data)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
+	return gittest.Files(t, filepath.Join("testdata", "charts", name), prefix)
 }
 
 func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
