@@ -2,6 +2,7 @@ package apply_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,6 +36,34 @@ func TestOrder(t *testing.T) {
 	}
 	if apply.PhaseOf(got[1]) != apply.PhaseFoundation || apply.PhaseOf(got[2]) != apply.PhaseRest {
 		t.Fatal("PhaseOf")
+	}
+}
+
+// TestOrderSyncWaves: waves first (lowest first, 0 when absent or not a
+// number), then kinds as without waves, then the given order.
+func TestOrderSyncWaves(t *testing.T) {
+	mk := func(kind, name, wave string) *unstructured.Unstructured {
+		o := obj(t, `{"apiVersion":"v1","kind":"`+kind+`","metadata":{"name":"`+name+`"}}`)
+		if wave != "" {
+			o.SetAnnotations(map[string]string{apply.SyncWaveAnnotation: wave})
+		}
+		return o
+	}
+	in := []*unstructured.Unstructured{
+		mk("ConfigMap", "late", "10"),
+		mk("ConfigMap", "zero", ""),
+		mk("Namespace", "ns-late", "10"),
+		mk("ConfigMap", "bad-wave", "soon"),
+		mk("ConfigMap", "first", "-2"),
+		mk("Namespace", "ns", ""),
+	}
+	var got []string
+	for _, o := range apply.Order(in) {
+		got = append(got, o.GetName())
+	}
+	want := "first ns zero bad-wave ns-late late"
+	if g := strings.Join(got, " "); g != want {
+		t.Fatalf("order %s, want %s", g, want)
 	}
 }
 

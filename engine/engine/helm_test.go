@@ -2,9 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"io/fs"
-	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,25 +17,7 @@ import (
 // chartFiles reads the render package's test chart NAME into repository
 // files under prefix.
 func chartFiles(t *testing.T, name, prefix string) map[string]string {
-	t.Helper()
-	files := map[string]string{}
-	root := filepath.Join("..", "render", "testdata", "charts", name)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		files[path.Join(prefix, filepath.ToSlash(rel))] = string(data)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
+	return gittest.Files(t, filepath.Join("..", "render", "testdata", "charts", name), prefix)
 }
 
 // TestHelmChartSyncs: an App whose path is a chart (templates, helpers,

@@ -129,3 +129,39 @@ func FuzzCheckYAML(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRenderChart renders a chart whose template and values are fuzzed,
+// with small budgets: whatever the input, the render returns within its
+// time budget (plus slack), and a failure is a render error.
+func FuzzRenderChart(f *testing.F) {
+	for _, seed := range []struct{ tpl, values string }{
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Release.Name }}}\ndata: {a: {{ .Values.a | quote }}}\n", "a: b\n"},
+		{`{{ range 100000000 }}x{{ end }}`, ""},
+		{`{{ define "a" }}{{ include "a" . }}{{ end }}{{ include "a" . }}`, ""},
+		{`{{ range $i, $v := .Values.l }}{{- if $v }}{{ $i }}{{ end }}{{ end }}`, "l: [1, 2, 3]\n"},
+		{`{{ repeat 100000000 "x" }}{{ tpl .Values.t . }}`, "t: '{{ until 100000000 }}'\n"},
+		{`{{- range .Values.l -}}
+  {{- end }}{{ block "b" . }}{{ range until 3 }}{{ . }}{{ end }}{{ end }}`, "l: [a]\n"},
+	} {
+		f.Add(seed.tpl, seed.values)
+	}
+	f.Fuzz(func(t *testing.T, tpl, values string) {
+		tree := memTree{fstest.MapFS{
+			"c/Chart.yaml":       {Data: []byte("apiVersion: v2\nname: c\nversion: 0.1.0\n")},
+			"c/values.yaml":      {Data: []byte(values)},
+			"c/templates/t.yaml": {Data: []byte(tpl)},
+			"c/templates/_h.tpl": {Data: []byte(`{{ define "h" }}{{ range . }}{{ . }}{{ end }}{{ end }}`)},
+		}}
+		r := render.NewRenderer()
+		r.Options = render.Options{MaxRenderBytes: 1 << 20, Timeout: 2 * time.Second}
+		start := time.Now()
+		_, err := r.RenderApp(t.Context(), tree, "c", nil)
+		if d := time.Since(start); d > 5*time.Second {
+			t.Fatalf("the render returned after %s", d)
+		}
+		var re *render.Error
+		if err != nil && !errors.As(err, &re) {
+			t.Fatalf("error %T is not a *render.Error: %v", err, err)
+		}
+	})
+}

@@ -156,7 +156,12 @@ func renderChart(ctx context.Context, fsys *treeFS, dir string, h *Helm) (objs [
 	if err != nil {
 		return nil, &ChartError{Chart: dir, Problem: err.Error(), Fix: "fix the values"}
 	}
-	eng := engine.Engine{CustomTemplateFuncs: boundedFuncs(ctx, fsys)}
+	instrument(c)
+	funcs := boundedFuncs(ctx, fsys)
+	for name, fn := range tickFuncs(ctx, fsys) {
+		funcs[name] = fn
+	}
+	eng := engine.Engine{CustomTemplateFuncs: funcs}
 	files, err := eng.RenderWithContext(ctx, c, top)
 	if le := fsys.limit(); le != nil {
 		return nil, le

@@ -74,7 +74,8 @@ type LimitError struct {
 	// the limit; empty for the render as a whole.
 	File string
 	// Limit names the budget: "file size", "rendered size", "read size",
-	// "alias expansion", "recursive alias", "nesting depth" or "time".
+	// "alias expansion", "recursive alias", "nesting depth", "time", or for
+	// Helm templates "template loop" and "template depth".
 	Limit string
 	// Detail says by how much.
 	Detail string

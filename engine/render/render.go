@@ -1,13 +1,15 @@
 // Package render turns an App's folder at one Git revision into Kubernetes
-// objects: kustomize (krusty) for folders with a kustomization, plain YAML
-// otherwise. It reads from a Tree (a commit snapshot), never from a working
-// tree or the local disk, and caches results by the Git tree hashes of
-// every folder a build read.
+// objects: kustomize (krusty) for folders with a kustomization, the Helm
+// v4 library for chart folders (and a kustomization's helmCharts), plain
+// YAML otherwise. It reads from a Tree (a commit snapshot), never from a
+// working tree or the local disk, and caches results by the Git tree
+// hashes of every folder a build read.
 //
 // It must never run a program, open a connection or read outside the
-// tree: remote bases, remote files, exec and KRM function plugins and Helm
-// charts are refused before kustomize sees the kustomization, and every
-// render stays within the budgets of Options.
+// tree: remote bases, remote files, exec and KRM function plugins and
+// charts from chart repositories are refused before kustomize or Helm
+// sees them, charts render offline with no cluster, and every render
+// stays within the budgets of Options.
 package render
 
 import (
