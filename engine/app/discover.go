@@ -378,10 +378,6 @@ func (d *discovery) name(res *LoadResult) {
 			count[in.Name]++
 		}
 	}
-	kdriftNames := map[string]bool{}
-	for n := range count {
-		kdriftNames[n] = true
-	}
 	qualified := map[string][]string{}
 	for _, f := range d.found {
 		count[f.name]++
