@@ -122,6 +122,12 @@ type discovery struct {
 	renders int
 	// limit is the budget the walk ran into, if any.
 	limit string
+	// templates are Helm charts' templates folders: not YAML until
+	// rendered, so only looked at for markers.
+	templates []string
+	// markers says some file mentions Argo CD or Flux; without one, no
+	// render can yield a declaration and none is rendered.
+	markers bool
 }
 
 // pendingKustomization is a Flux Kustomization read before every
@@ -133,9 +139,9 @@ type pendingKustomization struct {
 	generatedBy, from string
 }
 
-// walk reads every YAML file of the tree, outside .git, .kdrift and Helm
-// charts' templates (which are not YAML until rendered), within the
-// budgets, and collects the declarations in them.
+// walk reads every YAML file of the tree outside .git and .kdrift, within
+// the budgets, and collects the declarations in them; Helm charts'
+// templates (not YAML until rendered) are only looked at for markers.
 func (d *discovery) walk() {
 	err := fs.WalkDir(d.fsys, ".", func(name string, e fs.DirEntry, err error) error {
 		if err != nil {
@@ -148,7 +154,7 @@ func (d *discovery) walk() {
 			}
 			if base == "templates" {
 				if _, err := fs.Stat(d.fsys, path.Join(path.Dir(name), "Chart.yaml")); err == nil {
-					return fs.SkipDir
+					d.templates = append(d.templates, name+"/")
 				}
 			}
 			return nil
@@ -174,8 +180,14 @@ func (d *discovery) walk() {
 			return fs.SkipAll
 		}
 		data, err := fs.ReadFile(d.fsys, name)
-		if err != nil {
+		if err != nil || !mayDeclare(data) {
 			return nil
+		}
+		d.markers = true
+		for _, t := range d.templates {
+			if strings.HasPrefix(name, t) {
+				return nil
+			}
 		}
 		d.scanFile(name, data)
 		return nil
@@ -190,9 +202,6 @@ func (d *discovery) walk() {
 // guard or does not parse is skipped: it is some app's content, and that
 // app's render reports it.
 func (d *discovery) scanFile(file string, data []byte) {
-	if !mayDeclare(data) {
-		return
-	}
 	if err := render.CheckYAML(file, data, render.DefaultOptions()); err != nil {
 		return
 	}
@@ -247,7 +256,7 @@ func (d *discovery) resolvePending() {
 // the tree, following chains up to MaxDiscoverDepth.
 func (d *discovery) renderChildren(queue []parent) {
 	tree, ok := d.fsys.(render.Tree)
-	if d.opts.Renderer == nil || !ok {
+	if d.opts.Renderer == nil || !ok || !d.markers {
 		return
 	}
 	seen := map[string]bool{}
@@ -368,10 +377,6 @@ func (d *discovery) name(res *LoadResult) {
 		if in.Name != "" {
 			count[in.Name]++
 		}
-	}
-	kdriftNames := map[string]bool{}
-	for n := range count {
-		kdriftNames[n] = true
 	}
 	qualified := map[string][]string{}
 	for _, f := range d.found {

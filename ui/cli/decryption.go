@@ -52,7 +52,10 @@ func (d *decryptionFlags) loadDecryptionKeys(ctx context.Context, e *engine.Engi
 		refs, err := e.FluxDecryptionSecrets(ctx)
 		switch {
 		case err != nil:
-			return err
+			// Git is not readable yet: the engine says so per app; the
+			// controller runs on without Flux's keys.
+			warn(fmt.Errorf("Flux decryption Secrets not read: %w", err))
+			return nil
 		case len(refs) == 0:
 			return nil
 		case len(refs) > 1:
