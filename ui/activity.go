@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
 )
 
 // activityKeep is how many entries the activity log keeps.
@@ -97,4 +96,3 @@ func activityHeight(c *common, h int) int {
 	}
 	return min(len(c.activity), 3, max(h-8, 0))
 }
-
