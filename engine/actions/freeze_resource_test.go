@@ -59,6 +59,17 @@ func TestFreezeResourceFieldsRoundTrip(t *testing.T) {
 	if _, err := r.FreezeResource(ctx, ResourceFreezeRequest{App: "render-prod", Resources: []app.ResourceRef{web}, Fields: []string{"/spec/template/spec/containers/0/image"}, Reason: "INC-1235 pinned image"}); err != nil {
 		t.Fatal(err)
 	}
+	if apps, errs := app.Parse(".kdrift/apps.yaml", []byte(readFile(t, dir, ".kdrift/apps.yaml"))); len(errs) > 0 {
+		t.Fatal(errs)
+	} else {
+		for _, a := range apps {
+			if a.Metadata.Name == "render-prod" {
+				if errs := validateFreezes(a, dir); len(errs) > 0 {
+					t.Fatalf("two field freezes of one object are invalid: %v", errs)
+				}
+			}
+		}
+	}
 	// Lifting a field that is not frozen commits nothing.
 	head := gitRun(t, remote, "rev-parse", "main")
 	_, err = r.UnfreezeResource(ctx, ResourceUnfreezeRequest{App: "render-prod", Resource: web, Fields: []string{"/spec/paused"}, Reason: "x"})
