@@ -45,6 +45,7 @@ const (
 	ActUnfreeze
 	ActRevert
 	ActIgnore
+	ActActivity
 	// actionCount is one past the last action; tests iterate up to it.
 	actionCount
 )
@@ -132,6 +133,7 @@ var table = []Row{
 		Views: []View{ViewDiff, ViewOwners}, ViewHelp: map[View]string{ViewOwners: "next flagged"}},
 	{Action: ActPrevChange, Name: "prevChange", Keys: []string{"N"}, Help: "previous drifted field", Group: GroupView,
 		Views: []View{ViewDiff, ViewOwners}, ViewHelp: map[View]string{ViewOwners: "prev flagged"}},
+	{Action: ActActivity, Name: "activity", Keys: []string{"a"}, Help: "show/hide activity log", Group: GroupView, Views: []View{ViewApps}},
 	{Action: ActHideNoise, Name: "hideNoise", Keys: []string{"x"}, Help: "show/hide defaults", Group: GroupView, Views: []View{ViewDiff}},
 
 	{Action: ActFilter, Name: "filter", Keys: []string{"/"}, Help: "filter (!x inverts)", Group: GroupGeneral, Views: []View{ViewApps}},

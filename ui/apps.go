@@ -251,6 +251,12 @@ func (v *appsView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
 		return handled(nil)
 	}
 	switch a {
+	case keymap.ActActivity:
+		v.c.hideActivity = !v.c.hideActivity
+		if v.c.hideActivity {
+			return outcome{handled: true, status: "activity log hidden (a shows it)"}
+		}
+		return outcome{handled: true, status: "activity log shown"}
 	case keymap.ActFilter:
 		v.editing = true
 		v.input.SetValue(v.filter)
@@ -402,7 +408,11 @@ func (v *appsView) render(w, h int) string {
 	s := v.c.styles
 	var b strings.Builder
 	detail := 2
-	v.height = max(h-1-detail, 1)
+	logH := activityHeight(v.c, h)
+	if logH > 0 {
+		logH++ // its rule
+	}
+	v.height = max(h-1-detail-logH, 1)
 	cols := v.columns(w)
 	arrow := func(col int, name string) string {
 		if v.sortBy == col {
@@ -481,6 +491,14 @@ func (v *appsView) render(w, h int) string {
 	}
 	for i := end - v.top; i < v.height; i++ {
 		b.WriteByte('\n')
+	}
+	if logH > 0 {
+		b.WriteString(s.Header.Render(cut("ACTIVITY (a hides)", w)))
+		b.WriteByte('\n')
+		for _, l := range activityLines(v.c, logH-1, w) {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
 	}
 	b.WriteString(v.detailLine(w))
 	b.WriteByte('\n')

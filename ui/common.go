@@ -34,6 +34,11 @@ type common struct {
 	// every change so views can tell when their caches are stale.
 	apps    map[string]status.AppStatus
 	version int
+	// activity is the engine's latest events worth a line (heals,
+	// prunes, fights, freezes, errors), newest last; hideActivity hides
+	// the apps view's log of them.
+	activity     []activityEntry
+	hideActivity bool
 }
 
 func (c *common) app(name string) (status.AppStatus, bool) {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strings"
 	"testing"
 
 	"kdrift.dev/kdrift/engine/app"
@@ -94,5 +95,48 @@ func TestFreezeExpiringShown(t *testing.T) {
 		Changes: []string{"Deployment/prod/render /spec/replicas: 12 → 6"}}})
 	if got := h.m.Status(); got != "❄ the freeze of Deployment/prod/render /spec/replicas in render-prod ends at 16:10 (in 10m); resuming puts back Deployment/prod/render /spec/replicas: 12 → 6 (to keep it, freeze it again with a new end)" {
 		t.Fatalf("status = %q", got)
+	}
+}
+
+// TestActivityLog: heals, fights and freezes land in the apps view's
+// activity log with their times and apps, newest last; `a` hides and
+// shows it, and it never takes the keys of the table.
+func TestActivityLog(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.send(HealedMsg{Event: status.Healed{Base: status.Base{App: "web-staging", Time: *at(15, 58)}, Ref: deployRef, Fields: []string{"/spec/replicas"}}})
+	h.send(FightMsg{Event: status.Fight{Base: status.Base{App: "api-prod", Time: *at(15, 59)}, Ref: svcRef, Field: "/metadata/annotations/lb", Manager: "cloud-controller", Rewrites: 3}})
+	h.wantScreen("ACTIVITY (a hides)", "15:58:00 web-staging  healed Deployment/prod/render /spec/replicas", "15:59:00 api-prod  fight: cloud-controller rewrote /metadata/annotations/lb on Service/prod/render 3×")
+	h.keys("j", "f").typeText("INC-5").keys("enter")
+	h.wantScreen("16:00:00 freeze render-prod (committed f00dfee")
+	h.keys("a")
+	if s := h.screen(); strings.Contains(s, "ACTIVITY") {
+		t.Fatalf("a did not hide the log:\n%s", s)
+	}
+	h.keys("a", "j")
+	h.wantScreen("ACTIVITY (a hides)")
+	if v := h.m.top().(*appsView); v.cursor != 2 {
+		t.Fatalf("the cursor moved to %d: the log must not take the table's keys", v.cursor)
+	}
+}
+
+// TestActivityLogAt80x24: at the smallest supported size the log takes
+// at most four rows and every app of the table stays in sight.
+func TestActivityLogAt80x24(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.send(windowSize(80, 24))
+	for i := range 5 {
+		h.send(PrunedMsg{Event: status.Pruned{Base: status.Base{App: "api-prod", Time: *at(15, 50+i)}, Ref: cmRef}})
+	}
+	s := h.screen()
+	if n := strings.Count(s, "api-prod  pruned ConfigMap/prod/render-old"); n != 3 {
+		t.Fatalf("%d log lines, want the newest 3:\n%s", n, s)
+	}
+	for _, a := range []string{"api-prod", "render-prod", "batch-staging", "web-staging", "15:54:00"} {
+		if !strings.Contains(s, a) {
+			t.Fatalf("%q not in sight at 80×24:\n%s", a, s)
+		}
+	}
+	if lines := strings.Count(s, "\n") + 1; lines > 24 {
+		t.Fatalf("%d lines at 80×24:\n%s", lines, s)
 	}
 }

@@ -274,8 +274,12 @@ func (m *Model) reloadObject(app string, ref *status.ObjectRef) tea.Cmd {
 	return m.run(ov.load())
 }
 
-// onEvent applies an engine event to the store, banners and status line.
+// onEvent applies an engine event to the store, banners, activity log
+// and status line.
 func (m *Model) onEvent(msg tea.Msg) tea.Cmd {
+	if e, ok := activityOf(msg); ok {
+		m.c.record(e.at, e.app, e.text, e.bad)
+	}
 	switch e := msg.(type) {
 	case AppStatusChangedMsg:
 		m.c.apps[e.Event.Status.Name] = e.Event.Status
@@ -405,15 +409,18 @@ func (m *Model) onResult(msg tea.Msg) tea.Cmd {
 	case FreezeCommittedMsg:
 		m.done()
 		m.commitStatus("freeze "+strings.Join(r.Apps, ", "), r.Result, r.Err)
+		m.c.freezeActivity("freeze "+strings.Join(r.Apps, ", "), r.Result, r.Err)
 	case UnfreezeCommittedMsg:
 		m.done()
 		m.commitStatus("unfreeze "+strings.Join(r.Apps, ", "), r.Result, r.Err)
+		m.c.freezeActivity("unfreeze "+strings.Join(r.Apps, ", "), r.Result, r.Err)
 	case IgnoreCommittedMsg:
 		m.done()
 		m.commitStatus("ignore "+r.Path+" in "+r.App, r.Result, r.Err)
 	case ResourceFreezeCommittedMsg:
 		m.done()
 		m.commitStatus(r.What+" in "+r.App, r.Result, r.Err)
+		m.c.freezeActivity(r.What+" in "+r.App, r.Result, r.Err)
 	case RevertPreviewMsg:
 		m.done()
 		if r.Err != nil {

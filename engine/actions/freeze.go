@@ -214,21 +214,9 @@ func (r *Repo) Freeze(ctx context.Context, req FreezeRequest) (Result, error) {
 		return Result{}, err
 	}
 	now := r.opts.Now().UTC().Truncate(time.Second)
-	var until *time.Time
-	switch {
-	case req.For != 0 && req.Until != nil:
-		return Result{}, fmt.Errorf("pass --for or --until, not both")
-	case req.For < 0:
-		return Result{}, fmt.Errorf("--for %s: the duration must be positive", req.For)
-	case req.For > 0:
-		u := now.Add(req.For)
-		until = &u
-	case req.Until != nil:
-		if !req.Until.After(now) {
-			return Result{}, fmt.Errorf("--until %s is not in the future", req.Until.UTC().Format(time.RFC3339))
-		}
-		u := req.Until.UTC().Truncate(time.Second)
-		until = &u
+	until, err := endOf(now, req.For, req.Until)
+	if err != nil {
+		return Result{}, err
 	}
 	id, err := r.Identity()
 	if err != nil {

@@ -173,6 +173,22 @@ func (r *Repo) FreezeResource(ctx context.Context, req ResourceFreezeRequest) (R
 		}
 		p := &plan{apps: []string{a.Metadata.Name}}
 		if err := editApps(s, p, apps, func(src []byte, a app.App) ([]byte, error) {
+			// Ended freezes of the same objects go in the same commit:
+			// the App would otherwise hold one field frozen twice.
+			ended := false
+			for _, fr := range a.Spec.Freezes {
+				ended = ended || (!fr.ActiveAt(now) && containsRef(req.Resources, fr.Resource))
+			}
+			if ended {
+				var err error
+				src, err = rewriteResourceFreezes(src, a.Metadata.Name, a.Spec.Freezes, func(_ int, fr app.ResourceFreeze) (app.ResourceFreeze, bool, bool) {
+					keep := fr.ActiveAt(now) || !containsRef(req.Resources, fr.Resource)
+					return fr, keep, keep
+				})
+				if err != nil {
+					return nil, err
+				}
+			}
 			return appendResourceFreezes(src, a.Metadata.Name, add)
 		}); err != nil {
 			return nil, err
@@ -271,6 +287,15 @@ func (r *Repo) UnfreezeResource(ctx context.Context, req ResourceUnfreezeRequest
 		p.msg = message{Subject: subjectFor(ActionUnfreeze, p.apps, reason), Body: reason, Trailers: resourceTrailers(ActionUnfreeze, a.Metadata.Name, []app.ResourceRef{req.Resource}, req.Fields)}
 		return p, nil
 	})
+}
+
+func containsRef(refs []app.ResourceRef, r app.ResourceRef) bool {
+	for _, x := range refs {
+		if x == r {
+			return true
+		}
+	}
+	return false
 }
 
 // frozenList says what a resource's freezes hold, for an error.

@@ -59,6 +59,17 @@ func TestFreezeResourceFieldsRoundTrip(t *testing.T) {
 	if _, err := r.FreezeResource(ctx, ResourceFreezeRequest{App: "render-prod", Resources: []app.ResourceRef{web}, Fields: []string{"/spec/template/spec/containers/0/image"}, Reason: "INC-1235 pinned image"}); err != nil {
 		t.Fatal(err)
 	}
+	if apps, errs := app.Parse(".kdrift/apps.yaml", []byte(readFile(t, dir, ".kdrift/apps.yaml"))); len(errs) > 0 {
+		t.Fatal(errs)
+	} else {
+		for _, a := range apps {
+			if a.Metadata.Name == "render-prod" {
+				if errs := validateFreezes(a, dir); len(errs) > 0 {
+					t.Fatalf("two field freezes of one object are invalid: %v", errs)
+				}
+			}
+		}
+	}
 	// Lifting a field that is not frozen commits nothing.
 	head := gitRun(t, remote, "rev-parse", "main")
 	_, err = r.UnfreezeResource(ctx, ResourceUnfreezeRequest{App: "render-prod", Resource: web, Fields: []string{"/spec/paused"}, Reason: "x"})
@@ -136,4 +147,39 @@ func validateFreezes(a app.App, dir string) []error {
 		}
 	}
 	return out
+}
+
+// TestFreezeResourceReplacesAnEndedFreeze: freezing a field again after its
+// freeze ended drops the ended entry in the same commit, so the App never
+// holds one field frozen twice.
+func TestFreezeResourceReplacesAnEndedFreeze(t *testing.T) {
+	isolate(t)
+	remote := newRemote(t)
+	dir := cloneOf(t, remote)
+	clock := newClock()
+	r := openRepo(t, dir, clock)
+	ctx := context.Background()
+	web := app.ResourceRef{Group: "apps", Kind: "Deployment", Name: "render"}
+	req := ResourceFreezeRequest{App: "render-prod", Resources: []app.ResourceRef{web}, Fields: []string{"/spec/replicas"}, Reason: "INC-1 first", For: time.Hour}
+	if _, err := r.FreezeResource(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	clock.t = clock.t.Add(2 * time.Hour)
+	req.Reason = "INC-2 again"
+	if _, err := r.FreezeResource(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	text := readFile(t, dir, ".kdrift/apps.yaml")
+	if strings.Contains(text, "INC-1 first") || strings.Count(text, "/spec/replicas") != 1 {
+		t.Fatalf("the ended freeze stayed:\n%s", text)
+	}
+	apps, errs := app.Parse(".kdrift/apps.yaml", []byte(text))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	for _, a := range apps {
+		if errs := validateFreezes(a, dir); len(errs) > 0 {
+			t.Fatalf("invalid after freezing again: %v", errs)
+		}
+	}
 }

@@ -119,7 +119,7 @@ func (a App) FreezesOf(group, kind, namespace, name string, t time.Time) []Resou
 // audit fields, an end after the start, and no resource frozen twice.
 func validateFreezes(a App, mk func(field, problem, fix string) error) []error {
 	var errs []error
-	seen := map[ResourceRef]int{}
+	seen := map[ResourceRef][]int{}
 	for i, f := range a.Spec.Freezes {
 		field := fmt.Sprintf("spec.freezes[%d]", i)
 		r := f.Resource
@@ -129,11 +129,23 @@ func validateFreezes(a App, mk func(field, problem, fix string) error) []error {
 		if strings.TrimSpace(r.Name) == "" {
 			errs = append(errs, mk(field+".resource.name", "is missing", "name the frozen object"))
 		}
-		if j, ok := seen[r]; ok {
-			errs = append(errs, mk(field+".resource", fmt.Sprintf("%s is already frozen by spec.freezes[%d]", r, j), "keep one entry per resource; list every frozen field in its fields"))
-		} else {
-			seen[r] = i
+		// One resource may have several entries (fields frozen at
+		// different times, for different reasons), but never the same
+		// field twice nor a whole-resource freeze beside another.
+		for _, j := range seen[r] {
+			o := a.Spec.Freezes[j]
+			switch {
+			case o.Whole() || f.Whole():
+				errs = append(errs, mk(field+".resource", fmt.Sprintf("%s is already frozen by spec.freezes[%d], and one of the two freezes the whole resource", r, j), "keep one entry for a whole-resource freeze"))
+			default:
+				for _, p := range f.Fields {
+					if o.Covers(p) {
+						errs = append(errs, mk(field+".fields", fmt.Sprintf("%s is already frozen by spec.freezes[%d]", p, j), "freeze each field once"))
+					}
+				}
+			}
 		}
+		seen[r] = append(seen[r], i)
 		dup := map[string]bool{}
 		for j, p := range f.Fields {
 			pf := fmt.Sprintf("%s.fields[%d]", field, j)

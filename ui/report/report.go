@@ -303,7 +303,7 @@ func StatusJSON(w io.Writer, apps []status.AppStatus) error {
 // EventLine renders one engine event as one JSON line (no newline): the
 // event's own fields (see status/events.go) plus "type". Every line has
 // "time" (RFC 3339, nanoseconds), "type" (AppStatusChanged,
-// DriftDetected, Healed, Pruned, Fight, Override, Error) and "app" (empty for
+// DriftDetected, Healed, Pruned, Fight, Override, FreezeExpiring, Error) and "app" (empty for
 // engine-wide errors). Keys are sorted at every level, so lines are
 // stable.
 func EventLine(ev status.Event) ([]byte, error) {
