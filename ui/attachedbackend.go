@@ -43,6 +43,10 @@ func NewAttachedBackend(ctx context.Context, eng *engine.Engine, opts actions.Re
 	b := &AttachedBackend{EngineBackend: NewEngineBackend(eng, opts), watcher: w, events: make(chan status.Event, 4096), cancel: cancel, role: role, refresh: refresh}
 	// The engine publishes nothing here: only the watch's events count.
 	b.EngineBackend.Close()
+	b.pruneOf = func(app string) bool {
+		p, ok := w.App(app)
+		return ok && p.Prune
+	}
 	if !w.Run(ctx, b.changed) {
 		cancel()
 		return nil, fmt.Errorf("the leader's AppStatuses could not be listed: %w", context.Cause(ctx))
@@ -108,30 +112,12 @@ func (b *AttachedBackend) Owners(ctx context.Context, opts diff.OwnerMapOptions)
 	return b.eng.Owners(ctx, opts)
 }
 
-// prunes reports whether the app's syncPolicy deletes objects that left
-// Git, from the published status.
-func (b *AttachedBackend) prunes(appName string) bool {
-	p, ok := b.watcher.App(appName)
-	return ok && p.Prune
-}
-
-// PlanSync asks the apiserver (dry-run) what a sync would do.
-func (b *AttachedBackend) PlanSync(ctx context.Context, appName string) (SyncPlan, error) {
-	res, err := b.eng.Sync(ctx, appName, engine.SyncOptions{DryRun: true, AllowFrozen: true, Prune: b.prunes(appName)})
-	if err != nil {
-		return SyncPlan{}, err
-	}
-	plan := engine.PlanOf(res)
-	plan.App = appName
-	return plan, nil
-}
-
 // Sync applies Git to the app now, as the EngineBackend does (manager
 // kdrift, the upstream revision), and asks the leader to fetch, so that
 // it applies the same revision; the leader sees the result in its watch
 // and publishes it.
 func (b *AttachedBackend) Sync(ctx context.Context, appName string, req SyncRequest) error {
-	_, err := b.eng.Sync(ctx, appName, engine.SyncOptions{AllowFrozen: req.Freeze != nil, SeenFreeze: req.Freeze, ConfirmPrune: req.ConfirmPrune, Prune: b.prunes(appName)})
+	err := b.EngineBackend.Sync(ctx, appName, req)
 	b.Refresh()
 	return err
 }

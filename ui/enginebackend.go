@@ -31,6 +31,9 @@ type EngineBackend struct {
 	// role and nudge are set by SetLeader.
 	role  func() string
 	nudge func(actions.Result) string
+	// pruneOf, when set, says from elsewhere than the engine's statuses
+	// whether an app prunes (an attached UI's published statuses).
+	pruneOf func(app string) bool
 }
 
 // SetLeader tells the backend who heals (role: the top line's text, ""
@@ -95,6 +98,9 @@ func (b *EngineBackend) PlanSync(ctx context.Context, appName string) (SyncPlan,
 
 // prunes reports whether the app's syncPolicy deletes objects that left Git.
 func (b *EngineBackend) prunes(appName string) bool {
+	if b.pruneOf != nil {
+		return b.pruneOf(appName)
+	}
 	a, ok := b.eng.App(appName)
 	return ok && a.Prune
 }
