@@ -151,6 +151,9 @@ func (r *Repo) FreezeResource(ctx context.Context, req ResourceFreezeRequest) (R
 			return nil, err
 		}
 		a := apps[0]
+		if a.Origin != nil {
+			return nil, &OwnedFreezeError{App: a.Metadata.Name, Owner: a.Origin.Owner(), Where: a.Origin.Where()}
+		}
 		var add []app.ResourceFreeze
 		for _, res := range req.Resources {
 			for _, held := range a.Spec.Freezes {
@@ -309,4 +312,16 @@ func frozenList(frs []app.ResourceFreeze) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// OwnedFreezeError refuses a resource or field freeze of an app another
+// GitOps engine owns: its Application or Kustomization has no field that
+// holds one object or one field, only the whole app's self-heal.
+type OwnedFreezeError struct {
+	App, Owner, Where string
+}
+
+// Error names the app, its owner and what to do instead.
+func (e *OwnedFreezeError) Error() string {
+	return fmt.Sprintf("App %s: %s owns it (%s) and has no freeze of one resource or field; freeze the whole app instead (kdrift freeze %s --reason ...), which stops %s's self-heal", e.App, e.Owner, e.Where, e.App, e.Owner)
 }

@@ -2,6 +2,7 @@ package actions
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -202,4 +203,24 @@ func TestGeneratedApplicationIsRefusedNamingItsSource(t *testing.T) {
 // ruleFor is an ignore rule of one JSON pointer on a kind.
 func ruleFor(group, kind, ptr string) app.IgnoreRule {
 	return app.IgnoreRule{Group: group, Kind: kind, JSONPointers: []string{ptr}}
+}
+
+func TestResourceFreezeOfAnOwnedAppIsRefused(t *testing.T) {
+	isolate(t)
+	remote := newOwnedRemote(t)
+	dir := cloneOf(t, remote)
+	r := openRepo(t, dir, newClock())
+	head := gitRun(t, remote, "rev-parse", "main")
+	web := app.ResourceRef{Group: "apps", Kind: "Deployment", Name: "web"}
+	_, err := r.FreezeResource(context.Background(), ResourceFreezeRequest{App: "guestbook", Resources: []app.ResourceRef{web}, Fields: []string{"/spec/replicas"}, Reason: "INC-8 keep the scale"})
+	var owned *OwnedFreezeError
+	if !errors.As(err, &owned) || owned.App != "guestbook" {
+		t.Fatalf("field freeze of an Argo CD app: %v", err)
+	}
+	if !strings.Contains(err.Error(), "freeze the whole app") {
+		t.Fatalf("error does not say what to do: %v", err)
+	}
+	if now := gitRun(t, remote, "rev-parse", "main"); now != head {
+		t.Fatalf("a commit was made: %s -> %s", head, now)
+	}
 }

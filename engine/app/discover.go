@@ -33,7 +33,7 @@ const (
 // Renderer renders a folder of a repository tree and says which folders
 // the render read; *render.Renderer is one.
 type Renderer interface {
-	RenderContext(ctx context.Context, tree render.Tree, dir string) ([]*unstructured.Unstructured, error)
+	RenderApp(ctx context.Context, tree render.Tree, dir string, h *render.Helm) ([]*unstructured.Unstructured, error)
 	Inputs(dir string) []string
 }
 
@@ -74,11 +74,11 @@ func Discover(fsys fs.FS, opts DiscoverOptions) LoadResult {
 	// were read by the walk already.
 	queue := make([]parent, 0, len(res.Apps)+len(d.found))
 	for _, a := range res.Apps {
-		queue = append(queue, parent{name: a.Metadata.Name, path: a.Spec.Path})
+		queue = append(queue, parent{name: a.Metadata.Name, path: a.Spec.Path, helm: a.RenderHelm()})
 	}
 	for _, f := range d.found {
 		if f.app != nil {
-			queue = append(queue, parent{name: f.app.Metadata.Name, path: f.app.Spec.Path, depth: 1})
+			queue = append(queue, parent{name: f.app.Metadata.Name, path: f.app.Spec.Path, helm: f.app.RenderHelm(), depth: 1})
 		}
 	}
 	d.renderChildren(queue)
@@ -89,6 +89,7 @@ func Discover(fsys fs.FS, opts DiscoverOptions) LoadResult {
 // parent is an app whose render may generate declarations.
 type parent struct {
 	name, path string
+	helm       *render.Helm
 	depth      int
 }
 
@@ -271,7 +272,7 @@ func (d *discovery) renderChildren(queue []parent) {
 			d.limit = fmt.Sprintf("more than %d apps render further apps", MaxDiscoverRenders)
 			return
 		}
-		objs, err := d.opts.Renderer.RenderContext(d.opts.Context, tree, p.path)
+		objs, err := d.opts.Renderer.RenderApp(d.opts.Context, tree, p.path, p.helm)
 		if err != nil {
 			continue // the app's own status shows its render error
 		}
@@ -290,7 +291,7 @@ func (d *discovery) renderChildren(queue []parent) {
 		d.resolvePending()
 		for _, f := range d.found[before:] {
 			if f.app != nil {
-				queue = append(queue, parent{name: f.app.Metadata.Name, path: f.app.Spec.Path, depth: p.depth + 1})
+				queue = append(queue, parent{name: f.app.Metadata.Name, path: f.app.Spec.Path, helm: f.app.RenderHelm(), depth: p.depth + 1})
 			}
 		}
 	}

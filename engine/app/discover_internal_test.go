@@ -18,7 +18,7 @@ func (mapTree) TreeHash(dir string) (string, error) { return dir, nil }
 // countingRenderer counts renders and yields nothing.
 type countingRenderer struct{ n int }
 
-func (c *countingRenderer) RenderContext(context.Context, render.Tree, string) ([]*unstructured.Unstructured, error) {
+func (c *countingRenderer) RenderApp(context.Context, render.Tree, string, *render.Helm) ([]*unstructured.Unstructured, error) {
 	c.n++
 	return nil, nil
 }

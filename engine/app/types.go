@@ -5,6 +5,8 @@ package app
 import (
 	"fmt"
 	"time"
+
+	"kdrift.dev/kdrift/engine/render"
 )
 
 // APIVersion is the apiVersion every App document carries.
@@ -74,6 +76,23 @@ type Helm struct {
 	ValuesObject map[string]any `json:"valuesObject,omitempty"`
 	// Parameters are single values set by dotted key, as `--set` does.
 	Parameters []HelmParameter `json:"parameters,omitempty"`
+}
+
+// RenderHelm is how the App's chart renders, should Path hold one: the
+// release (the App's name unless spec.helm names one), the destination
+// namespace and spec.helm's values.
+func (a App) RenderHelm() *render.Helm {
+	h := &render.Helm{ReleaseName: a.Metadata.Name, Namespace: a.Spec.Destination.Namespace}
+	if s := a.Spec.Helm; s != nil {
+		if s.ReleaseName != "" {
+			h.ReleaseName = s.ReleaseName
+		}
+		h.ValueFiles, h.Values, h.ValuesObject = s.ValueFiles, s.Values, s.ValuesObject
+		for _, p := range s.Parameters {
+			h.Parameters = append(h.Parameters, render.HelmParameter{Name: p.Name, Value: p.Value, ForceString: p.ForceString})
+		}
+	}
+	return h
 }
 
 // HelmParameter is one `--set` (or `--set-string` when ForceString) value.

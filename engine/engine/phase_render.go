@@ -98,16 +98,4 @@ func (p *pass) defaultNamespace(ctx context.Context, o *unstructured.Unstructure
 
 // helmOf is how a chart at a's path renders: spec.helm, released under
 // spec.helm.releaseName or the App's name, into the destination namespace.
-func helmOf(a app.App) *render.Helm {
-	h := &render.Helm{ReleaseName: a.Metadata.Name, Namespace: a.Spec.Destination.Namespace}
-	if s := a.Spec.Helm; s != nil {
-		if s.ReleaseName != "" {
-			h.ReleaseName = s.ReleaseName
-		}
-		h.ValueFiles, h.Values, h.ValuesObject = s.ValueFiles, s.Values, s.ValuesObject
-		for _, p := range s.Parameters {
-			h.Parameters = append(h.Parameters, render.HelmParameter{Name: p.Name, Value: p.Value, ForceString: p.ForceString})
-		}
-	}
-	return h
-}
+func helmOf(a app.App) *render.Helm { return a.RenderHelm() }
