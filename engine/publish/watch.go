@@ -2,7 +2,6 @@ package publish
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
@@ -118,15 +117,11 @@ func (w *Watcher) Run(ctx context.Context, changed func(Change)) bool {
 // Decode reads an AppStatus's published status.
 func Decode(obj *unstructured.Unstructured) (Published, error) {
 	var p Published
-	raw, ok := obj.Object["status"]
+	raw, ok := obj.Object["status"].(map[string]any)
 	if !ok {
 		return p, fmt.Errorf("AppStatus %s/%s has no status", obj.GetNamespace(), obj.GetName())
 	}
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return p, err
-	}
-	if err := json.Unmarshal(b, &p); err != nil {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &p); err != nil {
 		return p, fmt.Errorf("AppStatus %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
 	}
 	return p, nil

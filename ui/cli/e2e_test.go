@@ -408,10 +408,18 @@ func fsckSettled(dir string) string {
 // appsTitle is the top line of the apps view.
 const appsTitle = "kdrift │ apps"
 
-// title is the screen's top line, where kdrift shows the views' path.
+// title is the screen's top line, where kdrift shows the views' path,
+// without the role the line ends with (who heals: "healing from this
+// terminal", "following …").
 func title(s string) string {
 	first, _, _ := strings.Cut(s, "\n")
-	return strings.TrimSpace(first)
+	first = strings.TrimSpace(first)
+	for _, role := range []string{" │ healing from this terminal", " │ not healing", " │ following ", " │ standby: "} {
+		if i := strings.Index(first, role); i >= 0 {
+			first = first[:i]
+		}
+	}
+	return first
 }
 
 // lineWith returns the first line of s containing sub, or "".
