@@ -140,6 +140,7 @@ func FuzzRenderChart(f *testing.F) {
 		{`{{ define "a" }}{{ include "a" . }}{{ end }}{{ include "a" . }}`, ""},
 		{`{{ range $i, $v := .Values.l }}{{- if $v }}{{ $i }}{{ end }}{{ end }}`, "l: [1, 2, 3]\n"},
 		{`{{ repeat 100000000 "x" }}{{ tpl .Values.t . }}`, "t: '{{ until 100000000 }}'\n"},
+		{`{{ tpl .Values.t . }}{{ $ | tpl (.Values.u) }}`, "t: '{{ tpl .Values.t . }}'\nu: '{{ tpl (printf \"%s\" .Values.u) $ }}'\n"},
 		{`{{- range .Values.l -}}
   {{- end }}{{ block "b" . }}{{ range until 3 }}{{ . }}{{ end }}{{ end }}`, "l: [a]\n"},
 	} {

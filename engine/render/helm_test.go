@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -168,6 +169,8 @@ func TestRenderHostileChart(t *testing.T) {
 		"range int":   `{{ range 1000000000000 }}xxxxxxxxxxxxxxxx{{ end }}`,
 		"mutual":      `{{ define "a" }}{{ include "b" . }}{{ end }}{{ define "b" }}{{ include "c" . }}{{ end }}{{ define "c" }}{{ include "d" . }}{{ end }}{{ define "d" }}{{ include "a" . }}{{ end }}{{ include "a" . }}`,
 		"tpl include": `{{ define "a" }}{{ tpl "{{ include \"a\" . }}" . }}{{ end }}{{ include "a" . }}`,
+		"tpl self":    `{{ tpl .Values.x . }}`,
+		"tpl piped":   `{{ . | tpl ( .Values.x ) }}`,
 		"aliases":     "a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\n",
 	}
 	files := map[string]string{}
@@ -176,6 +179,9 @@ func TestRenderHostileChart(t *testing.T) {
 		files[dir+"/Chart.yaml"] = chartYAML
 		files[dir+"/templates/evil.yaml"] = tpl
 	}
+	// A value that calls tpl on itself, in two spellings.
+	files["charts/tpl-self/values.yaml"] = "x: '{{ tpl .Values.x . }}'\n"
+	files["charts/tpl-piped/values.yaml"] = "x: '{{ $ | tpl (.Values.x) }}'\n"
 	files["charts/slow/Chart.yaml"] = chartYAML
 	files["charts/slow/templates/slow.yaml"] = `{{ range until 100000 }}{{ range until 100000 }}{{ $x := add 1 2 }}{{ end }}{{ end }}`
 	_, snap := repo(t, files)
@@ -197,6 +203,22 @@ func TestRenderHostileChart(t *testing.T) {
 			t.Errorf("%s: took %s", name, time.Since(start))
 		}
 		t.Logf("%s: %v", name, err)
+	}
+	// tpl recursion stops at the depth budget, not at the time limit, and
+	// leaves no render running.
+	for _, dir := range []string{"charts/tpl-self", "charts/tpl-piped"} {
+		before := runtime.NumGoroutine()
+		_, err := r.RenderApp(context.Background(), snap(), dir, nil)
+		var le *render.LimitError
+		if !errors.As(err, &le) || le.Limit != "template depth" {
+			t.Errorf("%s: %v, want the template depth budget", dir, err)
+		}
+		for wait := time.Now(); runtime.NumGoroutine() > before; time.Sleep(10 * time.Millisecond) {
+			if time.Since(wait) > 5*time.Second {
+				t.Errorf("%s: %d goroutines after the render, %d before", dir, runtime.NumGoroutine(), before)
+				break
+			}
+		}
 	}
 	r.Options.Timeout = 300 * time.Millisecond
 	start := time.Now()
