@@ -414,7 +414,7 @@ const appsTitle = "kdrift │ apps"
 func title(s string) string {
 	first, _, _ := strings.Cut(s, "\n")
 	first = strings.TrimSpace(first)
-	for _, role := range []string{" │ healing from this terminal", " │ not healing", " │ following ", " │ standby: "} {
+	for _, role := range []string{" │ healing", " │ not healing", " │ following", " │ standby"} {
 		if i := strings.Index(first, role); i >= 0 {
 			first = first[:i]
 		}
