@@ -28,6 +28,13 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// The local control plane's binary stays in the real cache: it is
+	// found through the cache folder, which XDG_CACHE_HOME moves.
+	if os.Getenv("KDRIFT_CACHE_DIR") == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			os.Setenv("KDRIFT_CACHE_DIR", filepath.Join(d, "kdrift"))
+		}
+	}
 	os.Setenv("XDG_CACHE_HOME", cache)
 	enginetest.Main(m, enginetest.Options{AfterTests: func() {
 		removeBinary()

@@ -52,9 +52,10 @@ after. --prune also deletes the objects kdrift applied earlier that Git no
 longer renders; --dry-run prints the plan and changes nothing. A frozen app
 is refused unless --force says so. Under a resource or field freeze
 (kdrift freeze APP --resource …) the sync applies everything else and
-lists what it left frozen; --force overwrites the frozen parts too. An app another GitOps engine owns (an
-Argo CD Application or a Flux Kustomization) is refused, naming the owner,
-unless --owned says so: kdrift never heals such an app on its own.`,
+lists what it left frozen; --force overwrites the frozen parts too. An app
+another GitOps engine owns (an Argo CD Application or a Flux Kustomization)
+is refused, naming the owner, unless --owned says so: kdrift never heals
+such an app on its own.`,
 		Example: `  # preview, then apply
   kdrift sync render-prod --dry-run
   kdrift sync render-prod
