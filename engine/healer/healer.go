@@ -51,7 +51,6 @@ type Healer struct {
 	pub     *publish.Publisher
 	watcher *publish.Watcher
 
-	mu   sync.Mutex
 	done chan struct{}
 }
 
