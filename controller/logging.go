@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -46,9 +47,57 @@ func validLevel(s string) bool {
 // RouteLibraryLogs sends what client-go (klog) and kustomize (the log
 // package) would print to l, so that the controller's stderr carries one
 // format only.
+// A library error about a request kdrift itself canceled (it is stopping,
+// or gave up on a slow call) is logged as information: nothing failed.
 func RouteLibraryLogs(l *slog.Logger) {
+	l = slog.New(canceledIsInfo{l.Handler()})
 	slog.SetDefault(l)
 	klog.SetSlogLogger(l)
+}
+
+// canceledIsInfo lowers to Info a warning or error whose error is a
+// canceled context, as client-go reports every request cut short when its
+// caller stops.
+type canceledIsInfo struct{ slog.Handler }
+
+func (h canceledIsInfo) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level > slog.LevelInfo && canceled(r) {
+		nr := slog.NewRecord(r.Time, slog.LevelInfo, r.Message, r.PC)
+		r.Attrs(func(a slog.Attr) bool { nr.AddAttrs(a); return true })
+		r = nr
+		if !h.Handler.Enabled(ctx, slog.LevelInfo) {
+			return nil
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h canceledIsInfo) Enabled(ctx context.Context, l slog.Level) bool {
+	// A lowered record must still reach Handle when only errors show, to
+	// be dropped there by the wrapped handler's own level.
+	return h.Handler.Enabled(ctx, l) || l > slog.LevelInfo
+}
+
+func (h canceledIsInfo) WithAttrs(as []slog.Attr) slog.Handler {
+	return canceledIsInfo{h.Handler.WithAttrs(as)}
+}
+
+func (h canceledIsInfo) WithGroup(name string) slog.Handler {
+	return canceledIsInfo{h.Handler.WithGroup(name)}
+}
+
+// canceled reports whether the record's error is a canceled context.
+func canceled(r slog.Record) bool {
+	found := false
+	r.Attrs(func(a slog.Attr) bool {
+		if err, ok := a.Value.Any().(error); ok && errors.Is(err, context.Canceled) {
+			found = true
+		} else if a.Key == "err" && strings.HasSuffix(a.Value.String(), context.Canceled.Error()) {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // redactingHandler redacts the message of every record; redactAttr does

@@ -2,8 +2,11 @@ package controller
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 )
@@ -52,5 +55,38 @@ func TestLogsRedactSecrets(t *testing.T) {
 		if _, err := NewLogger(&buf, bad[0], bad[1]); err == nil {
 			t.Errorf("NewLogger(%q, %q) accepted", bad[0], bad[1])
 		}
+	}
+}
+
+// TestCanceledRequestIsInformation: client-go reports a request cut short
+// by kdrift's own stop as an error; routed library logs carry it as
+// information (and drop it when only warnings show), while real errors
+// keep their level.
+func TestCanceledRequestIsInformation(t *testing.T) {
+	var buf bytes.Buffer
+	log, err := NewLogger(&buf, "info", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := canceledIsInfo{log.Handler()}
+	lib := slog.New(h)
+	lib.Error("Couldn't get current server API group list", "err", fmt.Errorf("Get %q: %w", "https://127.0.0.1/api", context.Canceled))
+	lib.Error("watch failed", "err", errors.New("connection refused"))
+	var levels []string
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var rec struct{ Level string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		levels = append(levels, rec.Level)
+	}
+	if strings.Join(levels, ",") != "INFO,ERROR" {
+		t.Fatalf("levels %v, want INFO,ERROR:\n%s", levels, buf.String())
+	}
+	buf.Reset()
+	warnOnly, _ := NewLogger(&buf, "warn", "json")
+	slog.New(canceledIsInfo{warnOnly.Handler()}).Error("cut short", "err", context.Canceled)
+	if buf.Len() != 0 {
+		t.Fatalf("a canceled request shows at level warn: %s", buf.String())
 	}
 }

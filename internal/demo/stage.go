@@ -24,6 +24,9 @@ const (
 	KubectlEdit = "kubectl-edit"
 	// HPA is the HorizontalPodAutoscaler controller's field manager.
 	HPA = "horizontal-pod-autoscaler"
+	// HandoverManager is the manager kdrift hands a field to when it stops
+	// applying it (apply.HandoverManager).
+	HandoverManager = "kdrift-handover"
 )
 
 // Staged replica counts and the hand-added key.
@@ -63,6 +66,27 @@ func StageProd(ctx context.Context, cs kubernetes.Interface) error {
 	_, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, hpa, metav1.CreateOptions{FieldManager: "kubectl-create"})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("HorizontalPodAutoscaler/%s/render-worker: create: %w", ns, err)
+	}
+	// kdrift handed the field over when prod began to ignore it (design
+	// fact 4): the live value, applied under kdrift's hand-over manager.
+	// Without an owner, the HPA's write through the scale subresource
+	// would record none either (fact 6) and the field would read as
+	// defaulted rather than the autoscaler's.
+	d, err := cs.AppsV1().Deployments(ns).Get(ctx, "render-worker", metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("Deployment/%s/render-worker: %w", ns, err)
+	}
+	replicas := int32(1)
+	if d.Spec.Replicas != nil {
+		replicas = *d.Spec.Replicas
+	}
+	handover, _ := json.Marshal(map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "render-worker", "namespace": ns},
+		"spec":     map[string]any{"replicas": replicas},
+	})
+	if _, err := cs.AppsV1().Deployments(ns).Patch(ctx, "render-worker", types.ApplyPatchType, handover, metav1.PatchOptions{FieldManager: HandoverManager, Force: ptr.To(true)}); err != nil {
+		return fmt.Errorf("Deployment/%s/render-worker: hand over replicas: %w", ns, err)
 	}
 	// The local control plane runs no metrics pipeline, so the HPA's write
 	// is made here, as the HPA controller makes it: through the scale
