@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -428,12 +429,18 @@ func BenchmarkDiffVsKubectl(b *testing.B) {
 	}
 }
 
+// overlayRounds numbers setupOverlay's namespaces.
+var overlayRounds atomic.Int64
+
 // setupOverlay makes a namespace and a repository with one kustomize
 // overlay of n objects (every fifth a Deployment, the rest ConfigMaps),
 // synced, with one Deployment scaled by hand; it returns the repository.
 func setupOverlay(b *testing.B, objects int) string {
 	ctx := context.Background()
-	ns := fmt.Sprintf("bench-diff-%d", objects)
+	// A namespace per round: the benchmark function runs more than once
+	// (b.N is calibrated), each round with a new repository, and kdrift
+	// never takes over objects another repository tracks.
+	ns := fmt.Sprintf("bench-diff-%d-%d", objects, overlayRounds.Add(1))
 	namespaceB(b, ns)
 	files := map[string]string{".kdrift/app.yaml": appYAML("overlay", "deploy/overlay", ns, false, false, "")}
 	var res []string
