@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/apply"
 	"kdrift.dev/kdrift/engine/render"
 	"kdrift.dev/kdrift/engine/status"
@@ -36,7 +35,7 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 		ready <- reached{cl, err}
 	}()
 	start := time.Now()
-	objs, err := p.e.renderer.RenderApp(ctx, p.snap, p.app.Spec.Path, helmOf(p.app))
+	objs, err := p.e.renderer.RenderApp(ctx, p.snap, p.app.Spec.Path, p.app.RenderHelm())
 	p.e.opts.Observer.Timed(PhaseRender, p.name, time.Since(start), err)
 	if err != nil {
 		return p.fail(status.SyncError, fmt.Errorf("render %s: %w", p.app.Spec.Path, err))
@@ -95,7 +94,3 @@ func (p *pass) defaultNamespace(ctx context.Context, o *unstructured.Unstructure
 		o.SetNamespace(ns)
 	}
 }
-
-// helmOf is how a chart at a's path renders: spec.helm, released under
-// spec.helm.releaseName or the App's name, into the destination namespace.
-func helmOf(a app.App) *render.Helm { return a.RenderHelm() }
