@@ -16,6 +16,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/redact"
 	"kdrift.dev/kdrift/engine/source"
+	"kdrift.dev/kdrift/internal/gitfs"
 )
 
 // RepoOptions says which repository and branch to act on, and as whom.
@@ -93,7 +94,7 @@ func Open(ctx context.Context, opts RepoOptions) (*Repo, error) {
 			}
 			r.location = p
 		}
-		r.git, err = git.PlainOpenWithOptions(p, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+		r.git, err = gitfs.PlainOpen(p, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
 		if errors.Is(err, git.ErrRepositoryNotExists) {
 			return nil, fmt.Errorf("repository %s: not a Git repository (or any parent up to /); pass --repo PATH or URL", p)
 		}
@@ -150,7 +151,7 @@ func openCache(ctx context.Context, opts RepoOptions) (*git.Repository, error) {
 	if err != nil {
 		return nil, err
 	}
-	if g, err := git.PlainOpen(dir); err == nil {
+	if g, err := gitfs.PlainOpen(dir, nil); err == nil {
 		return g, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
@@ -167,7 +168,7 @@ func openCache(ctx context.Context, opts RepoOptions) (*git.Repository, error) {
 	var g *git.Repository
 	err = source.WithTimeout(ctx, opts.GitTimeout, "clone", func(ctx context.Context) error {
 		var err error
-		g, err = git.PlainCloneContext(ctx, dir, true, co)
+		g, err = gitfs.PlainCloneBare(ctx, dir, co)
 		return err
 	})
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"kdrift.dev/kdrift/internal/gitfs"
 )
 
 // DirtyError says files the action must change hold uncommitted edits;
@@ -100,6 +102,10 @@ func (r *Repo) advance(old, new plumbing.Hash) error {
 	name := plumbing.NewBranchReferenceName(r.branch)
 	moveRef := func() error {
 		if err := r.git.Storer.CheckAndSetReference(plumbing.NewHashReference(name, new), plumbing.NewHashReference(name, old)); err != nil {
+			if le := (*gitfs.LockedError)(nil); errors.As(err, &le) {
+				// A git command is moving the branch right now.
+				return fmt.Errorf("branch %s: %w; retry (nothing was committed)", r.branch, err)
+			}
 			return fmt.Errorf("branch %s moved while kdrift was committing (%v); retry (nothing was committed)", r.branch, err)
 		}
 		return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"kdrift.dev/kdrift/engine/redact"
+	"kdrift.dev/kdrift/internal/gitfs"
 )
 
 // DefaultInterval is how often Watch fetches when given no interval.
@@ -128,7 +129,7 @@ func (r *Repo) Fetch(ctx context.Context) (err error) {
 	// Fetch through a handle of its own so that readers of the current one
 	// are not blocked by the network, then swap in a fresh read handle: a
 	// go-git handle indexes the pack files once and would miss new ones.
-	fresh, err := git.PlainOpenWithOptions(r.dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	fresh, err := gitfs.PlainOpen(r.dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
 	if err != nil {
 		return r.setFetchErr(fmt.Errorf("repository %s: cannot reopen %s: %w", r.shown(), r.dir, err))
 	}
@@ -146,14 +147,14 @@ func (r *Repo) Fetch(ctx context.Context) (err error) {
 		if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 			return r.setFetchErr(&RemoteError{Remote: r.location, Op: "fetch", Err: err})
 		}
-		if fresh, err = git.PlainOpen(r.dir); err != nil {
+		if fresh, err = gitfs.PlainOpen(r.dir, nil); err != nil {
 			return r.setFetchErr(fmt.Errorf("repository %s: cannot reopen %s: %w", r.shown(), r.dir, err))
 		}
 	} else if r.upstream != "" {
 		if err := r.fetchUpstream(ctx, fresh); err != nil {
 			return r.setFetchErr(err)
 		}
-		if fresh, err = git.PlainOpenWithOptions(r.dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true}); err != nil {
+		if fresh, err = gitfs.PlainOpen(r.dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true}); err != nil {
 			return r.setFetchErr(fmt.Errorf("repository %s: cannot reopen %s: %w", r.shown(), r.dir, err))
 		}
 	}

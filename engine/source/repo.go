@@ -24,6 +24,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/redact"
 	"kdrift.dev/kdrift/engine/render"
+	"kdrift.dev/kdrift/internal/gitfs"
 )
 
 // RemoteName is the name of the remote in a cache clone.
@@ -164,9 +165,9 @@ func (r *Repo) openLocal(opts Options) error {
 	}
 	// A bare repository is opened as is; a path inside a working copy finds
 	// the enclosing repository.
-	repo, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	repo, err := gitfs.PlainOpen(abs, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
 	if errors.Is(err, git.ErrRepositoryNotExists) {
-		repo, err = git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+		repo, err = gitfs.PlainOpen(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
 	}
 	if err != nil {
 		return fmt.Errorf("repository %s: cannot open: %w; pass --repo with a Git repository path or URL", r.shown(), err)
@@ -208,7 +209,7 @@ func (r *Repo) openRemote(ctx context.Context, opts Options) error {
 	cache := filepath.Dir(r.dir)
 
 	var fetchErr error
-	repo, err := git.PlainOpen(r.dir)
+	repo, err := gitfs.PlainOpen(r.dir, nil)
 	switch {
 	case errors.Is(err, git.ErrRepositoryNotExists):
 		if repo, err = r.clone(ctx, cache); err != nil {
@@ -251,7 +252,7 @@ func (r *Repo) clone(ctx context.Context, cache string) (*git.Repository, error)
 		return nil, fmt.Errorf("repository %s: cannot create cache folder: %w", r.shown(), err)
 	}
 	err = WithTimeout(ctx, r.timeout, "clone", func(ctx context.Context) error {
-		_, err := git.PlainCloneContext(ctx, tmp, true, &git.CloneOptions{
+		_, err := gitfs.PlainCloneBare(ctx, tmp, &git.CloneOptions{
 			URL:        r.location,
 			Auth:       r.auth,
 			RemoteName: RemoteName,
@@ -267,13 +268,13 @@ func (r *Repo) clone(ctx context.Context, cache string) (*git.Repository, error)
 		rmErr := os.RemoveAll(tmp)
 		// Another kdrift process may have cloned the same URL meanwhile:
 		// use its clone.
-		repo, openErr := git.PlainOpen(r.dir)
+		repo, openErr := gitfs.PlainOpen(r.dir, nil)
 		if openErr == nil {
 			return repo, rmErr
 		}
 		return nil, errors.Join(fmt.Errorf("repository %s: cannot move the clone into %s: %w", r.shown(), r.dir, err), rmErr)
 	}
-	repo, err := git.PlainOpen(r.dir)
+	repo, err := gitfs.PlainOpen(r.dir, nil)
 	if err != nil {
 		return nil, fmt.Errorf("repository %s: cannot open fresh clone %s: %w", r.shown(), r.dir, err)
 	}
