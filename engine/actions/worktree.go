@@ -144,6 +144,9 @@ func (r *Repo) advance(old, new plumbing.Hash) error {
 			return fmt.Errorf("%w; putting back %s failed too (kdrift retries on its next run; `git checkout -- <file>` does it now)", cause, strings.Join(failed, ", "))
 		}
 		_ = os.Remove(journal)
+		if strings.Contains(cause.Error(), "nothing was committed") {
+			return cause
+		}
 		return fmt.Errorf("%w (nothing was committed)", cause)
 	}
 	for _, p := range paths {

@@ -548,3 +548,26 @@ func TestOpenErrorsAreGoGits(t *testing.T) {
 		t.Fatalf("open of an empty folder: %v; want git.ErrRepositoryNotExists", err)
 	}
 }
+
+// TestListingRefsSkipsLockFiles: while git holds a ref's lock (empty until
+// it writes it), go-git still lists the refs, without the lock file.
+func TestListingRefsSkipsLockFiles(t *testing.T) {
+	repo := newRepo(t)
+	repo.Git("branch", "b1")
+	g := open(t, repo.Dir)
+	holdLock(t, filepath.Join(repo.Dir, ".git/refs/heads/b1"))
+	iter, err := g.References()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	if err := iter.ForEach(func(r *plumbing.Reference) error {
+		names = append(names, r.Name().String())
+		return nil
+	}); err != nil {
+		t.Fatalf("listing refs while refs/heads/b1.lock exists: %v", err)
+	}
+	if got := strings.Join(names, " "); got != "HEAD refs/heads/b1 refs/heads/main" {
+		t.Fatalf("refs: %s", got)
+	}
+}

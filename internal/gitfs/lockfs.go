@@ -187,6 +187,26 @@ func (fs *lockFS) Stat(name string) (os.FileInfo, error) {
 	return fi, err
 }
 
+// ReadDir of a folder under refs/ leaves out lock files, as git does:
+// go-git would read refs/heads/main.lock as a ref, and fail listing refs
+// on an empty one while git (or this package) writes it.
+func (fs *lockFS) ReadDir(name string) ([]os.FileInfo, error) {
+	infos, err := fs.Filesystem.ReadDir(name)
+	if err != nil {
+		return nil, err
+	}
+	if p := clean(name); p != "refs" && !strings.HasPrefix(p, "refs/") {
+		return infos, nil
+	}
+	kept := infos[:0]
+	for _, fi := range infos {
+		if fi.IsDir() || !strings.HasSuffix(fi.Name(), lockSuffix) {
+			kept = append(kept, fi)
+		}
+	}
+	return kept, nil
+}
+
 func (fs *lockFS) holds(name string) bool {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
