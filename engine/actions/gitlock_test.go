@@ -12,22 +12,8 @@ import (
 	"time"
 
 	"kdrift.dev/kdrift/internal/gitfs"
+	"kdrift.dev/kdrift/internal/gittest"
 )
-
-// holdGitLock creates path+".lock" exclusively, as git does while it
-// updates path.
-func holdGitLock(t *testing.T, path string) string {
-	t.Helper()
-	lock := path + ".lock"
-	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return lock
-}
 
 // TestFreezeWhileGitHoldsTheBranchLock: while git holds
 // refs/heads/main.lock, a freeze fails naming that lock and leaves the
@@ -41,7 +27,7 @@ func TestFreezeWhileGitHoldsTheBranchLock(t *testing.T) {
 	ctx := context.Background()
 	before := gitRun(t, dir, "rev-parse", "main")
 	original := readFile(t, dir, ".kdrift/apps.yaml")
-	lock := holdGitLock(t, filepath.Join(dir, ".git/refs/heads/main"))
+	lock := gittest.HoldLock(t, filepath.Join(dir, ".git/refs/heads/main"))
 	req := FreezeRequest{Selection: Selection{Apps: []string{"render-prod"}}, Reason: "INC-7 hold"}
 	_, err := r.Freeze(ctx, req)
 	var le *gitfs.LockedError

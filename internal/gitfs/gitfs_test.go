@@ -109,20 +109,6 @@ func fsck(t *testing.T, dir string) {
 	}
 }
 
-// holdLock creates path+".lock" as git does while it updates path.
-func holdLock(t *testing.T, path string) string {
-	t.Helper()
-	lock := path + ".lock"
-	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return lock
-}
-
 func TestIsProtected(t *testing.T) {
 	for p, want := range map[string]bool{
 		"HEAD": true, "ORIG_HEAD": true, "CHERRY_PICK_HEAD": true, "/HEAD": true,
@@ -286,7 +272,7 @@ func TestHeldRefLockFailsClearlyThenSucceeds(t *testing.T) {
 	repo := newRepo(t)
 	old := repo.Git("rev-parse", "main")
 	g := open(t, repo.Dir)
-	lock := holdLock(t, filepath.Join(repo.Dir, ".git/refs/heads/main"))
+	lock := gittest.HoldLock(t, filepath.Join(repo.Dir, ".git/refs/heads/main"))
 	start := time.Now()
 	_, err := commitOn(g, "main", "while locked")
 	var le *gitfs.LockedError
@@ -323,7 +309,7 @@ func TestHeldRefLockFailsClearlyThenSucceeds(t *testing.T) {
 func TestLockReleasedWhileWaiting(t *testing.T) {
 	repo := newRepo(t)
 	g := open(t, repo.Dir)
-	lock := holdLock(t, filepath.Join(repo.Dir, ".git/refs/heads/main"))
+	lock := gittest.HoldLock(t, filepath.Join(repo.Dir, ".git/refs/heads/main"))
 	go func() {
 		time.Sleep(150 * time.Millisecond)
 		_ = os.Remove(lock)
@@ -383,7 +369,7 @@ func TestPackedRefs(t *testing.T) {
 		t.Fatalf("refs:\n%s\nwant\n%s", got, want)
 	}
 	st := g.Storer.(*filesystem.Storage)
-	lock := holdLock(t, filepath.Join(repo.Dir, ".git/packed-refs"))
+	lock := gittest.HoldLock(t, filepath.Join(repo.Dir, ".git/packed-refs"))
 	var le *gitfs.LockedError
 	if err := st.PackRefs(); !errors.As(err, &le) || le.Lock != lock {
 		t.Fatalf("pack refs while packed-refs.lock is held: %v", err)
@@ -450,7 +436,7 @@ func TestIndexAndConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock := holdLock(t, filepath.Join(repo.Dir, ".git/index"))
+	lock := gittest.HoldLock(t, filepath.Join(repo.Dir, ".git/index"))
 	var le *gitfs.LockedError
 	if err := g.Storer.SetIndex(idx); !errors.As(err, &le) || le.Lock != lock {
 		t.Fatalf("index write while index.lock is held: %v", err)
@@ -486,7 +472,7 @@ func TestLinkedWorktree(t *testing.T) {
 	if err != nil || w.Filesystem.Root() != wt {
 		t.Fatalf("worktree %v %v; want %s", w, err, wt)
 	}
-	lock := holdLock(t, filepath.Join(repo.Dir, ".git/refs/heads/feature"))
+	lock := gittest.HoldLock(t, filepath.Join(repo.Dir, ".git/refs/heads/feature"))
 	var le *gitfs.LockedError
 	if _, err := commitOn(g, "feature", "locked"); !errors.As(err, &le) || le.Lock != lock {
 		t.Fatalf("commit while the common folder's feature.lock is held: %v", err)
@@ -555,7 +541,7 @@ func TestListingRefsSkipsLockFiles(t *testing.T) {
 	repo := newRepo(t)
 	repo.Git("branch", "b1")
 	g := open(t, repo.Dir)
-	holdLock(t, filepath.Join(repo.Dir, ".git/refs/heads/b1"))
+	gittest.HoldLock(t, filepath.Join(repo.Dir, ".git/refs/heads/b1"))
 	iter, err := g.References()
 	if err != nil {
 		t.Fatal(err)
