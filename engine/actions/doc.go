@@ -39,4 +39,10 @@
 // keeps the commit local (Result.PushError); Repo.Push or the next action
 // pushes it, re-applying kdrift's own unpushed commits on a newer upstream.
 // A person's own unpushed commits are never published by kdrift.
+//
+// Refs, the index and config are written through git's own lock files
+// (internal/gitfs), so a git command run beside kdrift never reads a
+// half-written file and neither side loses the other's update: a lock git
+// holds past a second fails the action with a *gitfs.LockedError, and nothing
+// is committed.
 package actions

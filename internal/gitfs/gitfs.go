@@ -14,8 +14,10 @@
 // while the lock is held.
 //
 // The package never forks go-git: it hands go-git's own storage a wrapped
-// billy.Filesystem (NewFilesystem). Objects need nothing: go-git writes a
-// loose object and a pack under a temporary name and renames it.
+// billy.Filesystem (NewFilesystem). Objects need little: go-git writes a
+// loose object and a pack under a temporary name and renames it; only a
+// pack's .idx, which it writes in place (a kill mid-write would leave a
+// truncated .idx that go-git then trusts), goes through a lock file too.
 package gitfs
 
 import (
