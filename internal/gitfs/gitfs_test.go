@@ -557,3 +557,50 @@ func TestListingRefsSkipsLockFiles(t *testing.T) {
 		t.Fatalf("refs: %s", got)
 	}
 }
+
+// TestLockedFileEdges: a missing file opened without O_CREATE is go-git's
+// not-exist error; a file opened and left unchanged stays as it was; an
+// appending write lands at the end; every path lets its lock go.
+func TestLockedFileEdges(t *testing.T) {
+	repo := newRepo(t)
+	gitDir := filepath.Join(repo.Dir, ".git")
+	fsys := gitfs.NewFilesystem(osfs.New(gitDir))
+	if _, err := fsys.OpenFile("refs/heads/nope", os.O_RDWR, 0); !os.IsNotExist(err) {
+		t.Fatalf("open of a missing ref without O_CREATE: %v; want a not-exist error", err)
+	}
+	cfgBefore, err := os.ReadFile(filepath.Join(gitDir, "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fsys.OpenFile("config", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := make([]byte, 6)
+	if n, err := f.ReadAt(head, 1); err != nil || string(head[:n]) != string(cfgBefore[1:7]) {
+		t.Fatalf("ReadAt: %q %v", head[:n], err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(gitDir, "config")); err != nil || string(got) != string(cfgBefore) {
+		t.Fatalf("config changed by an open without a write: %v\n%s", err, got)
+	}
+	f, err = fsys.OpenFile("config", os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("[kdrift]\n\tappended = yes\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := repo.Git("config", "--get", "kdrift.appended"); got != "yes" {
+		t.Fatalf("appended config value: %q", got)
+	}
+	if err := f.Close(); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("second Close: %v; want os.ErrClosed", err)
+	}
+	noLocks(t, repo.Dir)
+}

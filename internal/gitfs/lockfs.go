@@ -264,8 +264,13 @@ func (fs *lockFS) openLocked(name string, flag int, perm os.FileMode) (billy.Fil
 		return nil, err
 	}
 	lf := &lockedFile{fs: fs, name: name, lock: lock, append: flag&os.O_APPEND != 0}
+	// fail gives the lock up and returns err itself when that works: go-git
+	// tests it with os.IsNotExist, which sees through no wrapping.
 	fail := func(err error) (billy.File, error) {
-		return nil, errors.Join(err, fs.release(name, lock))
+		if rerr := fs.release(name, lock); rerr != nil {
+			return nil, errors.Join(err, rerr)
+		}
+		return nil, err
 	}
 	fi, err := fs.Filesystem.Stat(name)
 	switch {
@@ -277,10 +282,7 @@ func (fs *lockFS) openLocked(name string, flag int, perm os.FileMode) (billy.Fil
 		lf.existed = true
 	case errors.Is(err, os.ErrNotExist):
 		if flag&os.O_CREATE == 0 {
-			if rerr := fs.release(name, lock); rerr != nil {
-				return nil, errors.Join(err, rerr)
-			}
-			return nil, err // unwrapped: go-git tests it with os.IsNotExist
+			return fail(err)
 		}
 	default:
 		return fail(err)
