@@ -90,7 +90,13 @@ type ChartError struct {
 	Problem string
 	// Fix says what to do.
 	Fix string
+	// Err is the typed cause callers may branch on (a *SchemaRefError),
+	// or nil.
+	Err error
 }
+
+// Unwrap returns the typed cause, or nil.
+func (e *ChartError) Unwrap() error { return e.Err }
 
 // Error renders `chart CHART: PROBLEM; FIX`.
 func (e *ChartError) Error() string {
@@ -150,11 +156,15 @@ func renderChart(ctx context.Context, fsys *treeFS, dir string, h *Helm) (objs [
 	if release.Namespace == "" {
 		release.Namespace = "default"
 	}
-	// values.schema.json is not checked: Helm's checker follows $refs to
-	// URLs and local files, and a render fetches nothing.
+	// Helm's own schema check is skipped: it fetches a $ref to a URL and
+	// opens one to a file; validateSchemas checks the same values offline.
 	top, err := util.ToRenderValuesWithSchemaValidation(c, vals, release, capabilities(), true)
 	if err != nil {
 		return nil, &ChartError{Chart: dir, Problem: err.Error(), Fix: "fix the values"}
+	}
+	coalesced, _ := top["Values"].(common.Values)
+	if err := validateSchemas(ctx, dir, c, coalesced, fsys.opts); err != nil {
+		return nil, err
 	}
 	instrument(c)
 	funcs := boundedFuncs(ctx, fsys)
