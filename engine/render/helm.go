@@ -45,6 +45,14 @@ type Helm struct {
 	ValuesObject map[string]any `json:"valuesObject,omitempty"`
 	// Parameters are single values set by dotted key, as `--set` does.
 	Parameters []HelmParameter `json:"parameters,omitempty"`
+	// KubeVersion is .Capabilities.KubeVersion: the destination cluster's
+	// version ("v1.31.2"), as Argo CD passes it; empty (or not a version)
+	// means the Kubernetes version kdrift is built with.
+	KubeVersion string `json:"kubeVersion,omitempty"`
+	// APIVersions are added to .Capabilities.APIVersions, as `helm
+	// template --api-versions` adds them: the group/versions and
+	// group/version/kinds the destination serves.
+	APIVersions []string `json:"apiVersions,omitempty"`
 
 	// skipCRDs leaves the chart's crds/ out (kustomize's helmCharts
 	// without includeCRDs).
@@ -158,7 +166,7 @@ func renderChart(ctx context.Context, fsys *treeFS, dir string, h *Helm) (objs [
 	}
 	// Helm's own schema check is skipped: it fetches a $ref to a URL and
 	// opens one to a file; validateSchemas checks the same values offline.
-	top, err := util.ToRenderValuesWithSchemaValidation(c, vals, release, capabilities(), true)
+	top, err := util.ToRenderValuesWithSchemaValidation(c, vals, release, capabilities(h), true)
 	if err != nil {
 		return nil, &ChartError{Chart: dir, Problem: err.Error(), Fix: "fix the values"}
 	}
@@ -442,11 +450,20 @@ func ValuesFilePath(dir, vf string) (string, error) {
 }
 
 // capabilities is .Capabilities: Helm's defaults (every built-in API
-// version) with the Kubernetes version of the client-go kdrift is built
-// with, as `helm template` does; kdrift renders before it reaches a
-// cluster and asks it nothing.
-func capabilities() *common.Capabilities {
+// version) plus h's API versions, and h's Kubernetes version or else that
+// of the client-go kdrift is built with, as `helm template --kube-version
+// --api-versions` does. The cluster's values come in h: rendering asks no
+// cluster anything.
+func capabilities(h *Helm) *common.Capabilities {
 	caps := common.DefaultCapabilities.Copy()
+	// Copy shares the default list: concatenate, never append to it.
+	caps.APIVersions = slices.Concat(caps.APIVersions, h.APIVersions)
+	if h.KubeVersion != "" {
+		if kv, err := common.ParseKubeVersion(h.KubeVersion); err == nil {
+			caps.KubeVersion = *kv
+			return caps
+		}
+	}
 	if info, ok := debug.ReadBuildInfo(); ok {
 		for _, m := range info.Deps {
 			if m.Path != "k8s.io/client-go" {

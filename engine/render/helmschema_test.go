@@ -155,3 +155,46 @@ func TestRenderHostileSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderHelmCapabilities: .Capabilities is the destination's version
+// and API versions when the engine passes them, kdrift's own defaults
+// otherwise.
+func TestRenderHelmCapabilities(t *testing.T) {
+	_, snap := repo(t, chartFiles(t, "caps", "deploy/caps"))
+	r := render.NewRenderer()
+	for _, tc := range []struct {
+		name       string
+		h          *render.Helm
+		version    string
+		apiVersion string
+		monitor    bool
+	}{
+		{"defaults", &render.Helm{ReleaseName: "shop"}, "", "networking.k8s.io/v1", false},
+		{"old cluster", &render.Helm{ReleaseName: "shop", KubeVersion: "v1.18.20"}, "v1.18.20", "networking.k8s.io/v1beta1", false},
+		{"vendor version", &render.Helm{ReleaseName: "shop", KubeVersion: "v1.33.4-gke.1245000"}, "v1.33.4-gke.1245000", "networking.k8s.io/v1", false},
+		{"not a version", &render.Helm{ReleaseName: "shop", KubeVersion: "latest"}, "", "networking.k8s.io/v1", false},
+		{"with the CRD", &render.Helm{ReleaseName: "shop", KubeVersion: "v1.31.2", APIVersions: []string{"monitoring.coreos.com/v1", "monitoring.coreos.com/v1/ServiceMonitor"}}, "v1.31.2", "networking.k8s.io/v1", true},
+	} {
+		objs, err := r.RenderApp(context.Background(), snap(), "deploy/caps", tc.h)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		ing := find(objs, "Ingress", "shop")
+		if ing == nil {
+			t.Fatalf("%s: no Ingress in %s", tc.name, ids(objs))
+		}
+		if ing.GetAPIVersion() != tc.apiVersion {
+			t.Errorf("%s: Ingress is %s, want %s", tc.name, ing.GetAPIVersion(), tc.apiVersion)
+		}
+		got := ing.GetAnnotations()["kube-version"]
+		if tc.version != "" && got != tc.version {
+			t.Errorf("%s: .Capabilities.KubeVersion.Version = %q, want %q", tc.name, got, tc.version)
+		}
+		if tc.version == "" && !strings.HasPrefix(got, "v1.") {
+			t.Errorf("%s: default .Capabilities.KubeVersion.Version = %q", tc.name, got)
+		}
+		if m := find(objs, "ServiceMonitor", "shop") != nil; m != tc.monitor {
+			t.Errorf("%s: ServiceMonitor rendered = %v, want %v", tc.name, m, tc.monitor)
+		}
+	}
+}
