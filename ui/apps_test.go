@@ -186,7 +186,7 @@ func ownedFleet() *fakeBackend {
 		status.AppStatus{Name: "podinfo", File: "clusters/prod/podinfo.yaml", Path: "podinfo", Destination: app.Destination{Namespace: "podinfo"},
 			Sync: status.SyncOutOfSync, Health: status.HealthHealthy, SelfHeal: status.SelfHealFrozen, OutOfSyncSince: at(15, 0), Revision: "d4e5f6a7", ComparedAt: testNow,
 			Freeze: &app.Freeze{Reason: "INC-77", By: "Lao Li <lao.li@example.com>", At: *at(15, 0), Until: at(19, 0)},
-			Owner: "Flux Kustomization flux-system/podinfo", OwnerFile: "clusters/prod/podinfo.yaml", OwnerEngine: "Flux"},
+			Owner:  "Flux Kustomization flux-system/podinfo", OwnerFile: "clusters/prod/podinfo.yaml", OwnerEngine: "Flux"},
 	)
 	return be
 }
