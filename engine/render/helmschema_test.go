@@ -42,6 +42,7 @@ func TestRenderHelmSchema(t *testing.T) {
 			t.Errorf("%s: rendered", tc.name)
 			continue
 		}
+		t.Logf("%s: %v", tc.name, err)
 		var ce *render.ChartError
 		if !errors.As(err, &ce) {
 			t.Errorf("%s: %v is not a ChartError", tc.name, err)
