@@ -130,6 +130,17 @@ func validateChartSchema(ctx context.Context, dir string, c *chart.Chart, vals m
 // would take exponential time (nested anyOf over shared definitions)
 // stops with the render's time limit.
 func validateOne(ctx context.Context, data []byte, vals map[string]any, opts Options) (err error) {
+	defer func() {
+		// The library panics on some schemas (a number too large for it):
+		// the schema's error, as Helm reports it.
+		if p := recover(); p != nil {
+			if _, ok := p.(schemaStopped); ok {
+				err = context.Cause(ctx)
+				return
+			}
+			err = fmt.Errorf("%s: unable to validate schema: %v", schemaFile, p)
+		}
+	}()
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("%s: %w", schemaFile, err)
@@ -157,14 +168,6 @@ func validateOne(ctx context.Context, data []byte, vals map[string]any, opts Opt
 		}
 	}
 	instrumentSchema(sch, tick, map[*jsonschema.Schema]bool{})
-	defer func() {
-		if p := recover(); p != nil {
-			if _, ok := p.(schemaStopped); !ok {
-				panic(p)
-			}
-			err = context.Cause(ctx)
-		}
-	}()
 	return sch.Validate(vals)
 }
 

@@ -121,6 +121,7 @@ func TestRenderHostileSchema(t *testing.T) {
 		"deep":        deep,
 		"regex":       `{"properties": {"x": {"pattern": "((((a{1000}){1000}){1000}){1000})"}}}`,
 		"self":        `{"$ref": "#"}`,
+		"huge-number": `{"properties": {"x": {"multipleOf": 1e-999999999, "maximum": 1e999999999}}}`,
 	}
 	files := map[string]string{}
 	for name, schema := range cases {
@@ -130,7 +131,7 @@ func TestRenderHostileSchema(t *testing.T) {
 		files["charts/"+name+"/templates/cm.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
 	}
 	_, snap := repo(t, files)
-	for name, want := range map[string]string{"exponential": "time", "deep": "nesting depth", "regex": "", "self": ""} {
+	for name, want := range map[string]string{"exponential": "time", "deep": "nesting depth", "regex": "", "self": "", "huge-number": ""} {
 		r := render.NewRenderer()
 		r.Options.Timeout = time.Second
 		start := time.Now()
@@ -143,6 +144,10 @@ func TestRenderHostileSchema(t *testing.T) {
 		var le *render.LimitError
 		if want != "" && (!errors.As(err, &le) || le.Limit != want) {
 			t.Errorf("%s: %v, want the %s budget", name, err, want)
+		}
+		var ce *render.ChartError
+		if want == "" && !errors.As(err, &ce) {
+			t.Errorf("%s: %v, want the chart's error", name, err)
 		}
 		if d := time.Since(start); d > 10*time.Second {
 			t.Errorf("%s: returned after %s", name, d)
