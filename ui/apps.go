@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
@@ -114,35 +115,7 @@ func (v *appsView) recompute() {
 		if n := a.EncryptedObjects(); n > 0 {
 			r.drift += fmt.Sprintf(" ⊘%d", n) // Encrypted: drift unknown
 		}
-		switch {
-		case a.Freeze.ActiveAt(now):
-			r.frozen = true
-			// "❄ FROZEN 1h Lao Li →19:00": for how long, by whom, until when.
-			r.heal = "❄ FROZEN " + age(now.Sub(a.Freeze.At)) + " " + personName(a.Freeze.By)
-			if a.Freeze.Until != nil {
-				r.heal += " →" + a.Freeze.Until.In(v.c.loc).Format("15:04")
-				if endsSoon(a.Freeze.Until, now) {
-					r.heal += " ⏳" // ends within 15 minutes
-				}
-			}
-		case a.SelfHeal == status.SelfHealOn:
-			r.heal = "on"
-		default:
-			r.heal = "off"
-		}
-		if n := len(a.Freezes); n > 0 && !r.frozen {
-			// Resource or field freezes: the rest of the app heals.
-			r.heal += fmt.Sprintf(" ❄%d", n)
-			for _, f := range a.Freezes {
-				if endsSoon(f.Until, now) {
-					r.heal += " ⏳"
-					break
-				}
-			}
-		}
-		if a.Freeze != nil && !r.frozen && a.Freeze.Until != nil {
-			r.heal += " (freeze ended " + a.Freeze.Until.In(v.c.loc).Format("15:04") + ")"
-		}
+		r.heal, r.frozen = healCell(a, now, v.c)
 		r.rev = shortHash(a.Revision)
 		if a.RevisionAuthor != "" {
 			r.rev += " " + personName(a.RevisionAuthor)
@@ -196,6 +169,65 @@ func (v *appsView) recompute() {
 		}
 	}
 	v.cursor = clamp(v.cursor, len(rows))
+}
+
+// healCell is the SELF-HEAL cell of an app: on, off or "❄ FROZEN" with
+// for how long, by whom and until when, and its resource freezes. An app
+// another GitOps engine owns names it, as `kdrift status` does: "argocd:
+// on", "flux: suspended" (suspended in Git, not by kdrift's freeze), or
+// after a freeze "❄ FROZEN 1h Lao Li →19:00 · flux". frozen says the
+// whole app is frozen.
+func healCell(a status.AppStatus, now time.Time, c *common) (heal string, frozen bool) {
+	switch {
+	case a.Freeze.ActiveAt(now):
+		frozen = true
+		// "❄ FROZEN 1h Lao Li →19:00": for how long, by whom, until when.
+		heal = "❄ FROZEN " + age(now.Sub(a.Freeze.At)) + " " + personName(a.Freeze.By)
+		if a.Freeze.Until != nil {
+			heal += " →" + a.Freeze.Until.In(c.loc).Format("15:04")
+			if endsSoon(a.Freeze.Until, now) {
+				heal += " ⏳" // ends within 15 minutes
+			}
+		}
+	case a.SelfHeal == status.SelfHealOn:
+		heal = "on"
+	case a.OwnerPaused != "":
+		// "suspended in Git: REASON" → "suspended"; the app view has all.
+		heal = strings.TrimSuffix(strings.SplitN(a.OwnerPaused, ":", 2)[0], " in Git")
+	default:
+		heal = "off"
+	}
+	if n := len(a.Freezes); n > 0 && !frozen {
+		// Resource or field freezes: the rest of the app heals.
+		heal += fmt.Sprintf(" ❄%d", n)
+		for _, f := range a.Freezes {
+			if endsSoon(f.Until, now) {
+				heal += " ⏳"
+				break
+			}
+		}
+	}
+	if a.Freeze != nil && !frozen && a.Freeze.Until != nil {
+		heal += " (freeze ended " + a.Freeze.Until.In(c.loc).Format("15:04") + ")"
+	}
+	switch owner := ownerLabel(a.OwnerEngine); {
+	case owner == "":
+	case frozen:
+		// The freeze leads: a narrow column keeps "❄ FROZEN".
+		heal += " · " + owner
+	default:
+		heal = owner + ": " + heal
+	}
+	return heal, frozen
+}
+
+// ownerLabel is a GitOps engine as the apps view names it: "argocd",
+// "flux"; "" for none (a kdrift App).
+func ownerLabel(engine string) string {
+	if engine == "Argo CD" {
+		return "argocd"
+	}
+	return strings.ToLower(strings.ReplaceAll(engine, " ", ""))
 }
 
 func (v *appsView) selected() (appRow, bool) {
@@ -478,7 +510,7 @@ func (v *appsView) render(w, h int) string {
 		healSt := s.Muted
 		if r.frozen {
 			healSt = s.Info
-		} else if r.heal == "on" {
+		} else if strings.TrimPrefix(r.heal, ownerLabel(r.a.OwnerEngine)+": ") == "on" {
 			healSt = s.Good
 		}
 		cells[colDest] = s.Muted.Render(cells[colDest])
@@ -539,7 +571,15 @@ func (v *appsView) detailLine(w int) string {
 		}
 		return s.Info.Render(cut(t, w))
 	}
-	t := a.Name + " · path " + a.Path
+	t := a.Name
+	// Who heals an owned app comes first: it is why s asks twice.
+	switch {
+	case a.OwnerPaused != "":
+		t += " · " + a.Owner + " " + a.OwnerPaused
+	case a.Owner != "":
+		t += " · healed by " + a.Owner + ", never by kdrift"
+	}
+	t += " · path " + a.Path
 	if a.File != "" {
 		t += " · declared in " + a.File
 	}

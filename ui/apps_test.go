@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/status"
 )
 
 func appNames(m *Model) []string {
@@ -166,4 +169,81 @@ func TestAppsViewKeepsTheFreezeInSight(t *testing.T) {
 	}
 	h.send(windowSize(250, 24))
 	h.wantScreen("(current)/checkout-payments-eu-west ≠ OutOfSync")
+}
+
+// ownedFleet is a fleet with apps other GitOps engines own: an Argo CD
+// Application that self-heals, a Flux Kustomization suspended in Git with
+// a reason, and one kdrift froze through its Kustomization.
+func ownedFleet() *fakeBackend {
+	be := newFake()
+	be.apps = append(be.apps,
+		status.AppStatus{Name: "guestbook", File: "argocd/guestbook.yaml", Path: "guestbook", Destination: app.Destination{Namespace: "guestbook"},
+			Sync: status.SyncSynced, Health: status.HealthHealthy, SelfHeal: status.SelfHealOn, Revision: "d4e5f6a7", ComparedAt: testNow,
+			Owner: "Argo CD Application argocd/guestbook", OwnerFile: "argocd/guestbook.yaml", OwnerEngine: "Argo CD"},
+		status.AppStatus{Name: "infra", File: "clusters/prod/infra.yaml", Path: "infrastructure", Destination: app.Destination{Namespace: "infra"},
+			Sync: status.SyncOutOfSync, Health: status.HealthHealthy, SelfHeal: status.SelfHealOff, OutOfSyncSince: at(14, 0), Revision: "d4e5f6a7", ComparedAt: testNow,
+			Owner: "Flux Kustomization flux-system/infra", OwnerFile: "clusters/prod/infra.yaml", OwnerEngine: "Flux", OwnerPaused: "suspended in Git: CHG-981 storage migration"},
+		status.AppStatus{Name: "podinfo", File: "clusters/prod/podinfo.yaml", Path: "podinfo", Destination: app.Destination{Namespace: "podinfo"},
+			Sync: status.SyncOutOfSync, Health: status.HealthHealthy, SelfHeal: status.SelfHealFrozen, OutOfSyncSince: at(15, 0), Revision: "d4e5f6a7", ComparedAt: testNow,
+			Freeze: &app.Freeze{Reason: "INC-77", By: "Lao Li <lao.li@example.com>", At: *at(15, 0), Until: at(19, 0)},
+			Owner:  "Flux Kustomization flux-system/podinfo", OwnerFile: "clusters/prod/podinfo.yaml", OwnerEngine: "Flux"},
+	)
+	return be
+}
+
+// The SELF-HEAL column names the engine that heals an owned app, as
+// `kdrift status` does, and a Kustomization suspended in Git (not by
+// kdrift's freeze) shows as suspended, with its reason below; within the
+// 80-column priorities, a freeze still leads its cell.
+func TestAppsViewShowsTheOwner(t *testing.T) {
+	h := newHarness(t, ownedFleet(), testConfig())
+	h.send(windowSize(80, 24))
+	h.wantScreen("argocd: on", "flux: suspended", "❄ FROZEN 1h Lao Li →19:00")
+	for _, l := range strings.Split(h.screen(), "\n") {
+		if ansi.StringWidth(l) > 80 {
+			t.Errorf("a line is %d wide: %q", ansi.StringWidth(l), l)
+		}
+	}
+	// The kdrift apps keep their plain cells.
+	h.wantScreen("api-prod      ✓ Synced     ♥ Healthy  0      on ")
+	for _, name := range []string{"infra", "guestbook"} {
+		h.send(press("/"))
+		for _, r := range name {
+			h.send(press(string(r)))
+		}
+		h.send(press("enter"))
+		switch name {
+		case "infra":
+			h.wantScreen("infra · Flux Kustomization flux-system/infra suspended in Git: CHG-981")
+		case "guestbook":
+			h.wantScreen("guestbook · healed by Argo CD Application argocd/guestbook, never by kdr")
+		}
+		h.send(press("esc"))
+	}
+	// The filter finds apps by owner.
+	h.send(press("/"))
+	for _, r := range "flux" {
+		h.send(press(string(r)))
+	}
+	h.send(press("enter"))
+	h.wantScreen("(2 of 7 apps")
+}
+
+// The app view says who heals an owned app and why it does not when its
+// own declaration suspends it.
+func TestAppViewShowsTheOwner(t *testing.T) {
+	h := newHarness(t, ownedFleet(), testConfig())
+	h.send(press("/"))
+	for _, r := range "infra" {
+		h.send(press(string(r)))
+	}
+	h.send(press("enter"), press("enter"))
+	h.wantScreen("self-heal flux: suspended (suspended in Git: CHG-981 storage migration)")
+	h.send(press("esc"), press("esc"))
+	h.send(press("/"))
+	for _, r := range "guestbook" {
+		h.send(press(string(r)))
+	}
+	h.send(press("enter"), press("enter"))
+	h.wantScreen("self-heal argocd: on")
 }

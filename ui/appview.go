@@ -187,6 +187,15 @@ func (v *appView) render(w, h int) string {
 		return s.Bad.Render(v.name + " is gone: it is no longer declared in Git (esc goes back)")
 	}
 	head := fmt.Sprintf("%s  %s  %s  %s/%s  %s", a.Name, syncText(a.Sync), healthText(a.Health), orDefault(a.Destination.Context, "(current)"), a.Destination.Namespace, a.Path)
+	if a.OwnerEngine != "" {
+		// Who heals it, as the apps view's SELF-HEAL says, and why not
+		// when its own declaration suspends it.
+		heal, _ := healCell(a, v.c.now(), v.c)
+		head += "  self-heal " + heal
+		if a.OwnerPaused != "" {
+			head += " (" + a.OwnerPaused + ")"
+		}
+	}
 	b.WriteString(s.Title.Render(cut(head, w)))
 	b.WriteByte('\n')
 	v.height = max(h-3, 1)

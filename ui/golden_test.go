@@ -74,6 +74,14 @@ func TestGoldenAppsViewAt80(t *testing.T) {
 	finish(t, tm)
 }
 
+// Apps another GitOps engine owns name it in SELF-HEAL within the same
+// 80-column priorities.
+func TestGoldenAppsViewOwnersAt80(t *testing.T) {
+	tm := startProgramAt(t, ownedFleet(), 80, 24)
+	waitText(t, tm, "guestbook")
+	finish(t, tm)
+}
+
 func TestGoldenDiffView(t *testing.T) {
 	tm := startProgram(t, newFake())
 	waitText(t, tm, "web-staging")

@@ -75,6 +75,27 @@ func (o *Origin) Owner() string {
 	return fmt.Sprintf("%s %s %s/%s", o.Engine, o.Kind, o.Namespace, o.Name)
 }
 
+// Paused says why the owner does not heal on its own by its declaration
+// alone: "suspended in Git" for a suspended Flux Kustomization (with the
+// reason `flux suspend --reason` wrote), "skip-reconcile in Git" for an
+// Argo CD Application so annotated; "" when it heals, or is merely not
+// set to self-heal. A kdrift freeze also suspends: the caller tells the
+// two apart by the freeze annotations.
+func (o *Origin) Paused() string {
+	switch {
+	case o == nil:
+		return ""
+	case o.Engine == EngineFlux && !o.Heals:
+		if o.SuspendReason != "" {
+			return "suspended in Git: " + o.SuspendReason
+		}
+		return "suspended in Git"
+	case o.SkipReconcile:
+		return "skip-reconcile in Git"
+	}
+	return ""
+}
+
 // Where says where the declaration is: its file and document, or the App
 // whose render generates it.
 func (o *Origin) Where() string {

@@ -116,3 +116,40 @@ func TestSyncWavesAndHooks(t *testing.T) {
 		t.Errorf("not Synced:\n%s", describe(a))
 	}
 }
+
+// TestHelmCapabilitiesFromCluster: a chart renders with the destination
+// cluster's version and the API versions it serves, as Argo CD renders it:
+// the chart's ServiceMonitor is there because its CRD is served, and its
+// Ingress names the apiserver's version.
+func TestHelmCapabilitiesFromCluster(t *testing.T) {
+	ctx := context.Background()
+	enginetest.InstallCRDs(t, "servicemonitors.monitoring.coreos.com.yaml")
+	ns := namespace(t, "helm-caps")
+	repo := gittest.Init(t)
+	files := chartFiles(t, "caps", "deploy/caps")
+	files[".kdrift/app.yaml"] = appYAML("shop", "deploy/caps", ns, true, false, "")
+	repo.Commit("chart", files)
+	e := newEngine(t, repo, nil)
+	res, err := e.Sync(ctx, "shop", engine.SyncOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Err != "" {
+		t.Fatal(res.Err)
+	}
+	a := appStatus(t, e, "shop")
+	if _, ok := resource(a, "ServiceMonitor", "shop"); !ok {
+		t.Errorf("the chart's ServiceMonitor was not rendered though its CRD is served:\n%s", describe(a))
+	}
+	v, err := enginetest.Clientset(t).Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ing, err := enginetest.Clientset(t).NetworkingV1().Ingresses(ns).Get(ctx, "shop", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ing.Annotations["kube-version"]; got != v.GitVersion {
+		t.Errorf(".Capabilities.KubeVersion.Version = %q, want the apiserver's %q", got, v.GitVersion)
+	}
+}

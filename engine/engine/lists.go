@@ -146,7 +146,10 @@ func (c *cluster) check(ctx context.Context) error {
 	if c.checkedAt.IsZero() {
 		// Its failure is the version check's to report; a kind looked up
 		// later asks again.
-		go func() { _ = c.cs.Discover(ctx) }()
+		go func() {
+			_ = c.cs.Discover(ctx)
+			c.discoveredOnce.Do(func() { close(c.discovered) })
+		}()
 	}
 	if err := c.cs.Check(ctx); err != nil {
 		return err

@@ -196,7 +196,7 @@ func (p *pass) renderedByOthers(ctx context.Context) (map[string]string, error) 
 			// have: its objects are not in this cluster.
 			continue
 		}
-		objs, err := p.e.renderer.RenderApp(ctx, p.snap, a.Spec.Path, a.RenderHelm())
+		objs, err := p.e.renderer.RenderApp(ctx, p.snap, a.Spec.Path, cl.withCapabilities(a.RenderHelm()))
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("App %s does not render (%v)", a.Metadata.Name, err))
 			continue

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"path"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -34,15 +35,31 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 		}
 		ready <- reached{cl, err}
 	}()
+	h := p.app.RenderHelm()
+	var r reached
+	waited := false
+	if render.IsChart(p.snap, path.Clean(p.app.Spec.Path)) {
+		// A chart renders for its destination, as Argo CD renders it:
+		// .Capabilities is the cluster's version and API versions, so it
+		// waits for the version check and discovery (which the compare
+		// needs next anyway). An unreachable cluster leaves the defaults.
+		r, waited = <-ready, true
+		if r.err == nil {
+			r.cl.awaitDiscovery(ctx)
+			h = r.cl.withCapabilities(h)
+		}
+	}
 	start := time.Now()
-	objs, err := p.e.renderer.RenderApp(ctx, p.snap, p.app.Spec.Path, p.app.RenderHelm())
+	objs, err := p.e.renderer.RenderApp(ctx, p.snap, p.app.Spec.Path, h)
 	p.e.opts.Observer.Timed(PhaseRender, p.name, time.Since(start), err)
 	if err != nil {
 		return p.fail(status.SyncError, fmt.Errorf("render %s: %w", p.app.Spec.Path, err))
 	}
 	// kdrift runs no hooks: they are not desired state.
 	objs, _ = render.WithoutHooks(objs)
-	r := <-ready
+	if !waited {
+		r = <-ready
+	}
 	if r.cl == nil {
 		return p.fail(status.SyncUnknown, r.err)
 	}

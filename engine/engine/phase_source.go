@@ -162,6 +162,13 @@ func (p *pass) phaseSource() bool {
 	p.status.Prune = a.Spec.SyncPolicy.Prune
 	p.status.Freeze = a.Spec.Freeze
 	p.status.Owner, p.status.OwnerFile = a.Origin.Owner(), a.Origin.Where()
+	if a.Origin != nil {
+		p.status.OwnerEngine = string(a.Origin.Engine)
+		if !a.Spec.Freeze.ActiveAt(p.now) {
+			// Suspended by its own declaration, not by kdrift's freeze.
+			p.status.OwnerPaused = a.Origin.Paused()
+		}
+	}
 	for _, f := range a.Spec.Freezes {
 		if f.ActiveAt(p.now) {
 			p.status.Freezes = append(p.status.Freezes, f)

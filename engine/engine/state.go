@@ -87,6 +87,10 @@ type cluster struct {
 
 	checkMu   sync.Mutex
 	checkedAt time.Time
+	// discovered is closed when the first discovery ends, whether it
+	// answered or not.
+	discovered     chan struct{}
+	discoveredOnce sync.Once
 
 	// tracked is, by app, the kinds of tracked objects found live by one
 	// scan of every kind (nil until a scan succeeds): what a prune must
@@ -125,7 +129,7 @@ func (e *Engine) clusterFor(contextName string) (*cluster, error) {
 	}
 	aopts := e.opts.Apply
 	aopts.Origin = e.renderer.Origin
-	c := &cluster{name: cs.Context, cs: cs, applier: apply.New(cs.Dynamic, newMapper(cs), aopts)}
+	c := &cluster{name: cs.Context, cs: cs, applier: apply.New(cs.Dynamic, newMapper(cs), aopts), discovered: make(chan struct{})}
 	if e.watchCtx != nil {
 		c.watcher = cs.NewWatcher(e.watchCtx, e.changes)
 	}

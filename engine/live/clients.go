@@ -6,6 +6,7 @@ package live
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -17,6 +18,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -132,6 +134,13 @@ type ClientSet struct {
 	// deferred mapper's own lookup allocates, and a pass asks once per
 	// object several times over.
 	mappings map[schema.GroupVersionKind]*meta.RESTMapping
+
+	capsMu sync.Mutex // guards kubeVersion and apiVersions
+	// kubeVersion is the apiserver's gitVersion from the last version
+	// check; apiVersions what discovery served when last loaded (see
+	// Capabilities).
+	kubeVersion string
+	apiVersions []string
 }
 
 func newClientSet(kubeconfig, contextName string, opts Options) (*ClientSet, error) {
@@ -218,6 +227,14 @@ func (s *ClientSet) Check(ctx context.Context) error {
 	res := s.discoveryREST().Get().AbsPath("/version").Do(ctx)
 	if err := res.Error(); err != nil {
 		return s.clusterError("version check", err)
+	}
+	// The answer is the version Helm charts render with (Capabilities);
+	// an answer that does not parse leaves kdrift's default.
+	var info version.Info
+	if raw, err := res.Raw(); err == nil && json.Unmarshal(raw, &info) == nil && info.GitVersion != "" {
+		s.capsMu.Lock()
+		s.kubeVersion = info.GitVersion
+		s.capsMu.Unlock()
 	}
 	return nil
 }

@@ -54,6 +54,7 @@ func (s *ClientSet) Mapping(ctx context.Context, gvk schema.GroupVersionKind) (*
 		return nil, s.clusterError("discovery", err)
 	}
 	s.remember(gvk, m)
+	s.noteAPIVersions()
 	return m, nil
 }
 
@@ -67,13 +68,20 @@ func (s *ClientSet) Rediscover(ctx context.Context, gvk schema.GroupVersionKind)
 	s.lastReset = time.Now()
 	s.mappings = nil
 	s.mapMu.Unlock()
-	return s.Mapping(ctx, gvk)
+	m, err := s.Mapping(ctx, gvk)
+	if err == nil {
+		s.noteAPIVersions()
+	}
+	return m, err
 }
 
 // Discover loads the mapper's discovery (from the disk cache when there is
 // one) so the first Mapping does not wait for it.
 func (s *ClientSet) Discover(ctx context.Context) error {
 	_, err := s.Mapping(ctx, schema.GroupVersionKind{Version: "v1", Kind: "Namespace"})
+	if err == nil {
+		s.noteAPIVersions()
+	}
 	return err
 }
 

@@ -1,7 +1,10 @@
 package render_test
 
 import (
+	"context"
 	"fmt"
+	"path"
+	"strings"
 	"testing"
 
 	"kdrift.dev/kdrift/engine/render"
@@ -100,5 +103,29 @@ func BenchmarkRenderCached50Apps(b *testing.B) {
 	}
 	if st := r.Stats(); st.Builds != 50 {
 		b.Fatalf("stats = %+v, want 50 builds", st)
+	}
+}
+
+// BenchmarkRenderHelmSchema is a cold render of a chart with a schema (and
+// a dependency with one), and of the same chart with both schemas
+// removed: the difference is what checking values costs.
+func BenchmarkRenderHelmSchema(b *testing.B) {
+	files := chartFiles(b, "schema", "deploy/schema")
+	for k, v := range chartFiles(b, "schema", "deploy/noschema") {
+		if !strings.HasSuffix(k, "values.schema.json") {
+			files[k] = v
+		}
+	}
+	_, snap := repo(b, files)
+	s := snap()
+	for _, dir := range []string{"deploy/schema", "deploy/noschema"} {
+		b.Run(path.Base(dir), func(b *testing.B) {
+			for b.Loop() {
+				objs, err := render.NewRenderer().RenderApp(context.Background(), s, dir, nil)
+				if err != nil || len(objs) != 2 {
+					b.Fatalf("rendered %d objects, %v", len(objs), err)
+				}
+			}
+		})
 	}
 }

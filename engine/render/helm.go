@@ -45,6 +45,14 @@ type Helm struct {
 	ValuesObject map[string]any `json:"valuesObject,omitempty"`
 	// Parameters are single values set by dotted key, as `--set` does.
 	Parameters []HelmParameter `json:"parameters,omitempty"`
+	// KubeVersion is .Capabilities.KubeVersion: the destination cluster's
+	// version ("v1.31.2"), as Argo CD passes it; empty (or not a version)
+	// means the Kubernetes version kdrift is built with.
+	KubeVersion string `json:"kubeVersion,omitempty"`
+	// APIVersions are added to .Capabilities.APIVersions, as `helm
+	// template --api-versions` adds them: the group/versions and
+	// group/version/kinds the destination serves.
+	APIVersions []string `json:"apiVersions,omitempty"`
 
 	// skipCRDs leaves the chart's crds/ out (kustomize's helmCharts
 	// without includeCRDs).
@@ -90,7 +98,13 @@ type ChartError struct {
 	Problem string
 	// Fix says what to do.
 	Fix string
+	// Err is the typed cause callers may branch on (a *SchemaRefError),
+	// or nil.
+	Err error
 }
+
+// Unwrap returns the typed cause, or nil.
+func (e *ChartError) Unwrap() error { return e.Err }
 
 // Error renders `chart CHART: PROBLEM; FIX`.
 func (e *ChartError) Error() string {
@@ -150,11 +164,15 @@ func renderChart(ctx context.Context, fsys *treeFS, dir string, h *Helm) (objs [
 	if release.Namespace == "" {
 		release.Namespace = "default"
 	}
-	// values.schema.json is not checked: Helm's checker follows $refs to
-	// URLs and local files, and a render fetches nothing.
-	top, err := util.ToRenderValuesWithSchemaValidation(c, vals, release, capabilities(), true)
+	// Helm's own schema check is skipped: it fetches a $ref to a URL and
+	// opens one to a file; validateSchemas checks the same values offline.
+	top, err := util.ToRenderValuesWithSchemaValidation(c, vals, release, capabilities(h), true)
 	if err != nil {
 		return nil, &ChartError{Chart: dir, Problem: err.Error(), Fix: "fix the values"}
+	}
+	coalesced, _ := top["Values"].(common.Values)
+	if err := validateSchemas(ctx, dir, c, coalesced, fsys.opts); err != nil {
+		return nil, err
 	}
 	instrument(c)
 	funcs := boundedFuncs(ctx, fsys)
@@ -432,11 +450,20 @@ func ValuesFilePath(dir, vf string) (string, error) {
 }
 
 // capabilities is .Capabilities: Helm's defaults (every built-in API
-// version) with the Kubernetes version of the client-go kdrift is built
-// with, as `helm template` does; kdrift renders before it reaches a
-// cluster and asks it nothing.
-func capabilities() *common.Capabilities {
+// version) plus h's API versions, and h's Kubernetes version or else that
+// of the client-go kdrift is built with, as `helm template --kube-version
+// --api-versions` does. The cluster's values come in h: rendering asks no
+// cluster anything.
+func capabilities(h *Helm) *common.Capabilities {
 	caps := common.DefaultCapabilities.Copy()
+	// Copy shares the default list: concatenate, never append to it.
+	caps.APIVersions = slices.Concat(caps.APIVersions, h.APIVersions)
+	if h.KubeVersion != "" {
+		if kv, err := common.ParseKubeVersion(h.KubeVersion); err == nil {
+			caps.KubeVersion = *kv
+			return caps
+		}
+	}
 	if info, ok := debug.ReadBuildInfo(); ok {
 		for _, m := range info.Deps {
 			if m.Path != "k8s.io/client-go" {

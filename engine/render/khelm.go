@@ -57,7 +57,7 @@ func (g *kguard) inflateHelmCharts(file string, k map[string]any) error {
 		if !IsChart(g.fsys.tree, chartDir) {
 			return &RefusedError{File: file, Field: field, Entry: c.Name, Problem: fmt.Sprintf("%s has no %s at this revision, and kdrift fetches nothing", chartDir, ChartFile), Fix: fixHelmRepo}
 		}
-		h := &Helm{ReleaseName: c.ReleaseName, Namespace: c.Namespace, skipCRDs: !c.IncludeCRDs}
+		h := &Helm{ReleaseName: c.ReleaseName, Namespace: c.Namespace, KubeVersion: c.KubeVersion, APIVersions: c.ApiVersions, skipCRDs: !c.IncludeCRDs}
 		if h.ReleaseName == "" {
 			// helm would generate a random name: a new drift each render.
 			h.ReleaseName = c.Name

@@ -243,6 +243,14 @@ type AppStatus struct {
 	// OwnerFile is where the owner's declaration is: its file, or the
 	// app whose render generates it.
 	OwnerFile string `json:"ownerFile,omitempty"`
+	// OwnerEngine is the owner's GitOps engine ("Argo CD", "Flux");
+	// empty for a kdrift App.
+	OwnerEngine string `json:"ownerEngine,omitempty"`
+	// OwnerPaused says why the owner does not heal although kdrift did not
+	// freeze the app: "suspended in Git" (Flux spec.suspend without
+	// kdrift's freeze annotations, with the reason `flux suspend
+	// --reason` wrote), "skip-reconcile in Git" (Argo CD); empty otherwise.
+	OwnerPaused string `json:"ownerPaused,omitempty"`
 }
 
 // DriftedObjects counts the resources that are not Synced or Ignored

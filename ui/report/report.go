@@ -149,6 +149,9 @@ func Status(w io.Writer, apps []status.AppStatus, now time.Time) error {
 	fmt.Fprintln(tw, "APP\tSYNC\tHEALTH\tSELF-HEAL\tDRIFTED\tOUT OF SYNC\tREVISION\tERROR")
 	for _, a := range apps {
 		heal := string(a.SelfHeal)
+		if a.SelfHeal == status.SelfHealOff && a.OwnerPaused != "" {
+			heal = a.OwnerPaused // "suspended in Git: REASON"
+		}
 		if a.SelfHeal == status.SelfHealFrozen && a.Freeze != nil {
 			heal += fmt.Sprintf(" by %s %s ago", a.Freeze.By, now.Sub(a.Freeze.At).Round(time.Second))
 			if a.Freeze.Until != nil {
@@ -245,6 +248,10 @@ type AppSummary struct {
 	Owner string `json:"owner,omitempty"`
 	// OwnerFile is the owner's file, or the app whose render generates it.
 	OwnerFile string `json:"ownerFile,omitempty"`
+	// OwnerPaused says why the owner does not heal although kdrift did
+	// not freeze it: "suspended in Git" (with Flux's reason),
+	// "skip-reconcile in Git".
+	OwnerPaused string `json:"ownerPaused,omitempty"`
 	// DriftedObjects counts resources neither Synced nor Ignored.
 	DriftedObjects int `json:"driftedObjects"`
 	// EncryptedObjects counts resources rendered from SOPS files no
@@ -274,7 +281,7 @@ func Summarize(apps []status.AppStatus) StatusDoc {
 	for _, a := range apps {
 		s := AppSummary{Name: a.Name, File: a.File, Path: a.Path, Context: a.Destination.Context, Namespace: a.Destination.Namespace,
 			Sync: a.Sync, Health: a.Health, SelfHeal: a.SelfHeal, Prune: a.Prune, Freezes: a.Freezes, OutOfSyncSince: a.OutOfSyncSince,
-			Revision: a.Revision, RevisionRef: a.RevisionRef, NoUpstream: a.NoUpstream, LocalFreeze: a.LocalFreeze, Owner: a.Owner, OwnerFile: a.OwnerFile, DriftedObjects: a.DriftedObjects(), EncryptedObjects: a.EncryptedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
+			Revision: a.Revision, RevisionRef: a.RevisionRef, NoUpstream: a.NoUpstream, LocalFreeze: a.LocalFreeze, Owner: a.Owner, OwnerFile: a.OwnerFile, OwnerPaused: a.OwnerPaused, DriftedObjects: a.DriftedObjects(), EncryptedObjects: a.EncryptedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
 		if a.Freeze != nil {
 			s.Freeze = a.Freeze
 		}

@@ -79,3 +79,23 @@ func TestDiffAndStatus(t *testing.T) {
 		t.Fatalf("StatusJSON = %s", b.String())
 	}
 }
+
+// TestStatusNamesTheOwner: an owned app's self-heal names its owner, and a
+// Kustomization suspended in Git (not by kdrift) says so, with its reason.
+func TestStatusNamesTheOwner(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
+	apps := []status.AppStatus{
+		{Name: "guestbook", Sync: status.SyncSynced, Health: status.HealthHealthy, SelfHeal: status.SelfHealOn, Owner: "Argo CD Application argocd/guestbook", OwnerEngine: "Argo CD"},
+		{Name: "infra", Sync: status.SyncOutOfSync, Health: status.HealthHealthy, SelfHeal: status.SelfHealOff, Owner: "Flux Kustomization flux-system/infra", OwnerEngine: "Flux", OwnerPaused: "suspended in Git: CHG-981"},
+	}
+	var b bytes.Buffer
+	if err := Status(&b, apps, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"on (Argo CD Application argocd/guestbook)", "suspended in Git: CHG-981 (Flux Kustomization flux-system/infra)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, b.String())
+		}
+	}
+}
