@@ -52,10 +52,6 @@ type argoApplication struct {
 // the rest change the output in ways kdrift does not follow.
 var argoHelmFields = map[string]bool{"releaseName": true, "valueFiles": true, "values": true, "valuesObject": true, "parameters": true, "version": true, "passCredentials": true, "ignoreMissingValueFiles": false}
 
-// argoKustomizeFields are the source.kustomize fields that change nothing
-// kdrift renders.
-var argoKustomizeFields = map[string]bool{"version": true}
-
 // argoDirectoryFields are the source.directory fields kdrift maps.
 var argoDirectoryFields = map[string]bool{"recurse": true}
 
@@ -119,9 +115,11 @@ func argoApp(fsys fs.FS, body *yaml3.Node, file string, doc, line int, generated
 		out.Spec.Helm = &helm
 	}
 	if k, ok := s.Source["kustomize"].(map[string]any); ok {
-		if field := unknownKey(k, argoKustomizeFields); field != "" {
-			return bad("spec.source.kustomize."+field, "Argo CD's kustomize overrides are not applied by kdrift (it builds the kustomization as written)", "move "+field+" into the kustomization.yaml of "+out.Spec.Path)
+		ov, p := argoOverlay(k, fsys, out.Spec.Path)
+		if p != nil {
+			return bad(p.field, p.problem, p.fix)
 		}
+		out.Spec.Overlay = ov
 	}
 	if dir, ok := s.Source["directory"].(map[string]any); ok {
 		if _, jsonnet := dir["jsonnet"]; jsonnet {

@@ -144,6 +144,8 @@ func TestDiscoverUnsupportedAreErrors(t *testing.T) {
 		"apps/jsonnet.yaml": argo("jsonnet", "  source:\n    repoURL: git@github.com:example/gitops.git\n    path: guestbook\n    directory:\n      jsonnet: {}\n"),
 		"apps/plugin.yaml":  argo("plugin", "  source:\n    repoURL: https://github.com/example/gitops\n    path: guestbook\n    plugin: {name: cmp}\n"),
 		"apps/prefix.yaml":  argo("prefix", "  source:\n    repoURL: https://github.com/example/gitops\n    path: guestbook\n    kustomize:\n      namePrefix: prod-\n"),
+		"apps/kubever.yaml": argo("kubever", "  source:\n    repoURL: https://github.com/example/gitops\n    path: guestbook\n    kustomize:\n      kubeVersion: \"1.30\"\n"),
+		"apps/argoenv.yaml": argo("argoenv", "  source:\n    repoURL: https://github.com/example/gitops\n    path: guestbook\n    kustomize:\n      images: [\"web=registry/web:${ARGOCD_APP_REVISION}\"]\n"),
 		"apps/chart.yaml":   argo("chart", "  source:\n    repoURL: https://github.com/example/gitops\n    chart: nginx\n    targetRevision: 1.0.0\n"),
 	})
 	want := map[string]string{
@@ -151,7 +153,9 @@ func TestDiscoverUnsupportedAreErrors(t *testing.T) {
 		"other":   "spec.source.repoURL: names another repository",
 		"jsonnet": "spec.source.directory.jsonnet: jsonnet is not supported",
 		"plugin":  "spec.source.plugin: config management plugins run programs",
-		"prefix":  "spec.source.kustomize.namePrefix: Argo CD's kustomize overrides are not applied",
+		"prefix":  "spec.source.kustomize: guestbook has no kustomization.yaml; Argo CD applies these overrides with `kustomize edit`",
+		"kubever": "spec.source.kustomize.kubeVersion: is not followed by kdrift",
+		"argoenv": "spec.source.kustomize.images[0]: \"web=registry/web:${ARGOCD_APP_REVISION}\" uses Argo CD's build environment",
 		"chart":   `spec.source.chart: chart "nginx" comes from a Helm repository`,
 	}
 	if len(res.Apps) != 0 {

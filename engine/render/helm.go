@@ -45,6 +45,10 @@ type Helm struct {
 	ValuesObject map[string]any `json:"valuesObject,omitempty"`
 	// Parameters are single values set by dotted key, as `--set` does.
 	Parameters []HelmParameter `json:"parameters,omitempty"`
+	// Overlay is another GitOps engine's edits of a kustomization or plain
+	// folder (see Overlay); it does not apply to a chart folder. It rides
+	// here so that every caller rendering an App passes it.
+	Overlay *Overlay `json:"overlay,omitempty"`
 
 	// skipCRDs leaves the chart's crds/ out (kustomize's helmCharts
 	// without includeCRDs).
