@@ -1,0 +1,77 @@
+package render
+
+import (
+	"strings"
+	"testing"
+
+	yaml3 "gopkg.in/yaml.v3"
+	"sigs.k8s.io/kustomize/api/types"
+)
+
+// TestOverlayEdit checks the kustomization an overlay writes, field by
+// field, for both engines' semantics.
+func TestOverlayEdit(t *testing.T) {
+	const in = `resources: [a.yaml]
+NamePrefix: old-
+images:
+- {name: nginx, newTag: "1.0"}
+- {name: redis, digest: "sha256:aa"}
+replicas:
+- {name: web, count: 1}
+components: [../c]
+patches:
+- path: p.yaml
+`
+	edit := func(o *Overlay) string {
+		t.Helper()
+		var k map[string]any
+		if err := yaml3.Unmarshal([]byte(in), &k); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.edit(k, DefaultOptions()); err != nil {
+			t.Fatal(err)
+		}
+		out, err := yaml3.Marshal(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	argo := edit(&Overlay{Style: ArgoCD, NamePrefix: "new-", Namespace: "ns",
+		Images:     []types.Image{{Name: "nginx", NewName: "mirror/nginx"}, {Name: "redis", NewTag: "7"}, {Name: "busybox", NewTag: "1"}},
+		Replicas:   []types.Replica{{Name: "web", Count: 4}, {Name: "db", Count: 2}},
+		Components: []string{"../c", "../d"},
+		Patches:    []types.Patch{{Patch: "{kind: X}"}},
+	})
+	want := `components:
+    - ../c
+    - ../d
+images:
+    - name: nginx
+      newName: mirror/nginx
+      newTag: "1.0"
+    - name: redis
+      newTag: "7"
+    - name: busybox
+      newTag: "1"
+namePrefix: new-
+namespace: ns
+patches:
+    - path: p.yaml
+    - patch: '{kind: X}'
+replicas:
+    - count: 4
+      name: web
+    - count: 2
+      name: db
+resources:
+    - a.yaml
+`
+	if argo != want {
+		t.Errorf("Argo CD edit:\n%s\nwant:\n%s", argo, want)
+	}
+	flux := edit(&Overlay{Style: Flux, Images: []types.Image{{Name: "nginx", NewName: "mirror/nginx"}}})
+	if !strings.Contains(flux, "- name: nginx\n      newName: mirror/nginx\n    - digest") {
+		t.Errorf("Flux replaces the image entry whole:\n%s", flux)
+	}
+}
