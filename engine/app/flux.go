@@ -45,10 +45,11 @@ type fluxSpec struct {
 		Substitute     map[string]string `json:"substitute"`
 		SubstituteFrom []any             `json:"substituteFrom"`
 	} `json:"postBuild"`
-	Components     []string `json:"components"`
-	NamePrefix     string   `json:"namePrefix"`
-	NameSuffix     string   `json:"nameSuffix"`
-	CommonMetadata *struct {
+	Components              []string `json:"components"`
+	IgnoreMissingComponents bool     `json:"ignoreMissingComponents"`
+	NamePrefix              string   `json:"namePrefix"`
+	NameSuffix              string   `json:"nameSuffix"`
+	CommonMetadata          *struct {
 		Labels      map[string]string `json:"labels"`
 		Annotations map[string]string `json:"annotations"`
 	} `json:"commonMetadata"`
@@ -116,10 +117,6 @@ func fluxApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository,
 	if sameRepo == nil || !sameRepo(repo.url) {
 		return bad("spec.sourceRef", fmt.Sprintf("GitRepository %s/%s (%s) names another repository, which kdrift does not read", refNS, s.SourceRef.Name, repo.file), "open kdrift on that repository")
 	}
-	ov, pr := fluxOverlay(s)
-	if pr != nil {
-		return bad(pr.field, pr.problem, pr.fix)
-	}
 	if len(s.KubeConfig) > 0 {
 		return bad("spec.kubeConfig", "names a cluster through a kubeconfig Secret; kdrift reaches clusters through kubeconfig contexts", "declare the app in "+Dir+"/ with spec.destination.context")
 	}
@@ -134,6 +131,10 @@ func fluxApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository,
 		return bad("spec.path", err.problem, err.fix)
 	}
 	out.Spec.Destination.Namespace = s.TargetNamespace
+	ov, pr := fluxOverlay(s, fsys, out.Spec.Path)
+	if pr != nil {
+		return bad(pr.field, pr.problem, pr.fix)
+	}
 	out.Spec.Overlay = ov
 	out.Spec.SyncPolicy.SelfHeal = !s.Suspend
 	out.Spec.SyncPolicy.Prune = s.Prune

@@ -128,8 +128,17 @@ func argoOverlay(k map[string]any, fsys fs.FS, dir string) (*render.Overlay, *pr
 // fluxOverlay maps a Flux Kustomization's spec fields that change what
 // is built into the overlay Flux's generator and post-build apply; nil
 // when it has none.
-func fluxOverlay(s fluxSpec) (*render.Overlay, *problem) {
-	o := &render.Overlay{Style: render.Flux, NamePrefix: s.NamePrefix, NameSuffix: s.NameSuffix, Components: s.Components}
+func fluxOverlay(s fluxSpec, fsys fs.FS, dir string) (*render.Overlay, *problem) {
+	o := &render.Overlay{Style: render.Flux, NamePrefix: s.NamePrefix, NameSuffix: s.NameSuffix}
+	for i, c := range s.Components {
+		if path.IsAbs(c) || strings.Contains(c, "://") {
+			return nil, &problem{fmt.Sprintf("spec.components[%d]", i), fmt.Sprintf("%q is not a local relative path (Flux refuses it too)", c), "name the component's folder relative to spec.path"}
+		}
+		if _, err := fs.Stat(fsys, path.Join(dir, c)); err != nil && s.IgnoreMissingComponents {
+			continue
+		}
+		o.Components = append(o.Components, c)
+	}
 	for i, p := range s.Patches {
 		if p.Patch == "" {
 			return nil, &problem{fmt.Sprintf("spec.patches[%d].patch", i), "is missing", "give the patch inline (Flux takes no patch files here)"}

@@ -63,6 +63,8 @@ spec:
   path: ./plain
   targetNamespace: plain
   namePrefix: f-
+  components: [../web/components/debug, ./missing]
+  ignoreMissingComponents: true
   images:
     - {name: nginx, newTag: "1.29"}
   patches:
@@ -155,7 +157,8 @@ func TestDiscoverArgoKustomizeOverrides(t *testing.T) {
 }
 
 // TestDiscoverFluxOverlay: Flux generates a kustomization for plain/
-// (both files), sets namespace plain and prefix f-, replaces the nginx
+// (both files), adds the debug component (the missing one is skipped:
+// ignoreMissingComponents), sets namespace plain and prefix f-, replaces the nginx
 // tag, patches the ConfigMap its label selector matches, substitutes
 // ${cluster} and defaults ${zone}, then labels every object owner=flux.
 func TestDiscoverFluxOverlay(t *testing.T) {
@@ -164,7 +167,7 @@ func TestDiscoverFluxOverlay(t *testing.T) {
 	if a.Spec.Overlay == nil || a.Spec.Overlay.Style != render.Flux {
 		t.Fatalf("overlay = %+v", a.Spec.Overlay)
 	}
-	if got := ids(objs); got != "ConfigMap/plain/f-cfg Deployment/plain/f-web" {
+	if got := ids(objs); got != "ConfigMap/plain/f-cfg ConfigMap/plain/f-debug Deployment/plain/f-web" {
 		t.Fatalf("objects = %s", got)
 	}
 	data, _, _ := unstructured.NestedStringMap(byKind(objs, "ConfigMap").Object, "data")

@@ -191,7 +191,12 @@ func generateKustomization(fsys *treeFS, dir string) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"apiVersion": types.KustomizationVersion, "kind": types.KustomizationKind, "resources": resources}, nil
+	k := map[string]any{"apiVersion": types.KustomizationVersion, "kind": types.KustomizationKind, "resources": resources}
+	if len(resources) == 0 {
+		// As Flux does: kustomize refuses an empty kustomization.
+		k["namespace"] = "_placeholder"
+	}
+	return k, nil
 }
 
 // edit applies o to the decoded kustomization k.
@@ -288,7 +293,9 @@ func (o *Overlay) edit(k map[string]any, opts Options) error {
 	if len(o.Components) > 0 {
 		comps := listOf(k, "components")
 		for _, c := range o.Components {
-			if !slices.Contains(comps, any(c)) {
+			// kustomize edit add component skips one already listed;
+			// Flux appends.
+			if o.Style == Flux || !slices.Contains(comps, any(c)) {
 				comps = append(comps, c)
 			}
 		}
