@@ -183,6 +183,7 @@ func TestRenderOverlayHostile(t *testing.T) {
 		"apps/web/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: \"" + strings.Repeat("${a}", 20_000) + "\"}\n",
 		"apps/nest/cm.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nest}\ndata: {a: \"" + strings.Repeat("${a:=", 200) + "x" + strings.Repeat("}", 200) + "\"}\n",
 		"apps/secret.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\n",
+		"apps/trim/cm.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: trim}\ndata: {a: \"${a%%*x}\"}\n",
 	}
 	_, snap := repo(t, files)
 	s := snap()
@@ -215,6 +216,10 @@ func TestRenderOverlayHostile(t *testing.T) {
 	err = run("apps/nest", &render.Overlay{Style: render.Flux, Substitute: map[string]string{"a": "y"}})
 	if !errors.As(err, &le) || le.Limit != "substitution nesting" {
 		t.Errorf("nested substitution: %v", err)
+	}
+	err = run("apps/trim", &render.Overlay{Style: render.Flux, Substitute: map[string]string{"a": strings.Repeat("y", 100_000)}})
+	if !errors.As(err, &le) || le.Limit != "substitution work" {
+		t.Errorf("quadratic trim: %v", err)
 	}
 	err = run("apps/nest", &render.Overlay{Style: render.Flux, Substitute: map[string]string{"a-b": "y"}})
 	if err == nil || !strings.Contains(err.Error(), "not a valid variable name") {

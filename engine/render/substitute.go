@@ -114,8 +114,12 @@ func substitute(obj *unstructured.Unstructured, vars map[string]string, budget i
 	if err != nil {
 		return nil, fmt.Errorf("variable substitution failed: %w", err)
 	}
-	if n := bound(tree.Root, vars); n > budget {
-		return nil, limitf("", "rendered size", "variable substitution could expand the object to %d bytes, more than the %d left of the render's budget", n, budget)
+	c := bound(tree.Root, vars)
+	if c.size > budget {
+		return nil, limitf("", "rendered size", "variable substitution could expand the object to %d bytes, more than the %d left of the render's budget", c.size, budget)
+	}
+	if c.work > MaxSubstituteWork {
+		return nil, limitf("", "substitution work", "its ${var#pattern} and ${var%%pattern} forms could compare %d bytes, more than %d", c.work, MaxSubstituteWork)
 	}
 	out, err := envsubst.Eval(text, func(name string) (string, bool) { return vars[name], true })
 	if err != nil {
@@ -149,29 +153,43 @@ func nesting(s string) int {
 	return deepest
 }
 
-// bound is an upper bound of the size of what node expands to with vars.
-func bound(node parse.Node, vars map[string]string) int64 {
+// MaxSubstituteWork bounds the pattern matching Flux's trim forms
+// (${var#pattern}, ${var%%pattern}, ...) may do in one object, counted as
+// bytes compared: each tries the pattern on every prefix or suffix of the
+// value, a cost that grows with the square of its length.
+const MaxSubstituteWork = 100_000_000
+
+// cost bounds what expanding a tree does: the size of its output and the
+// bytes its pattern matching compares.
+type cost struct{ size, work int64 }
+
+// bound is an upper bound of what node costs to expand with vars.
+func bound(node parse.Node, vars map[string]string) cost {
 	switch n := node.(type) {
 	case *parse.TextNode:
-		return int64(len(n.Value))
+		return cost{size: int64(len(n.Value))}
 	case *parse.ListNode:
-		var sum int64
+		var sum cost
 		for _, c := range n.Nodes {
-			sum += bound(c, vars)
+			b := bound(c, vars)
+			sum.size += b.size
+			sum.work += b.work
 		}
 		return sum
 	case *parse.FuncNode:
 		v := int64(len(vars[n.Param]))
 		args := make([]int64, len(n.Args))
-		var sum int64
+		var sum, work int64
 		for i, a := range n.Args {
-			args[i] = bound(a, vars)
-			sum += args[i]
+			b := bound(a, vars)
+			args[i] = b.size
+			sum += b.size
+			work += b.work
 		}
 		switch n.Name {
 		case "/", "/#", "/%":
 			// one replacement
-			return v + sum
+			return cost{v + sum, work + v*(sum+1)}
 		case "//":
 			// every match replaced, an empty pattern matching between
 			// each byte
@@ -179,13 +197,15 @@ func bound(node parse.Node, vars map[string]string) int64 {
 			if len(args) > 1 {
 				repl = args[1]
 			}
-			return v + (v+1)*repl
-		case "#":
+			return cost{v + (v+1)*repl, work + v*(sum+1)}
+		case "#", "##", "%", "%%":
 			if len(args) == 0 {
-				return 20 // a length
+				return cost{20, work} // a length
 			}
+			// the pattern tried on every prefix or suffix
+			return cost{v, work + v*v*(sum+1)}
 		}
-		return max(v, sum) + 20
+		return cost{max(v, sum) + 20, work}
 	}
-	return 0
+	return cost{}
 }
