@@ -71,8 +71,16 @@ func TestDiscoverDestinationServer(t *testing.T) {
 	}
 }
 
-// discoverWith is discoverFromGit with source options.
+// discoverWith discovers the apps of a repository holding files, opened
+// with opts.
 func discoverWith(t *testing.T, files map[string]string, opts source.Options) app.LoadResult {
+	t.Helper()
+	return snapshotOf(t, files, opts).Apps()
+}
+
+// snapshotOf commits files to a new repository whose origin is
+// github.com/example/gitops and opens its snapshot with opts.
+func snapshotOf(t *testing.T, files map[string]string, opts source.Options) *source.Snapshot {
 	t.Helper()
 	repo := gittest.Init(t)
 	repo.Git("remote", "add", "origin", "https://github.com/example/gitops.git")
@@ -86,5 +94,5 @@ func discoverWith(t *testing.T, files map[string]string, opts source.Options) ap
 	if err != nil {
 		t.Fatal(err)
 	}
-	return snap.Apps()
+	return snap
 }

@@ -1,13 +1,11 @@
 package app_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/source"
-	"kdrift.dev/kdrift/internal/gittest"
 )
 
 // ArgoApplication is a literal Application with comments, as a team keeps
@@ -73,18 +71,7 @@ spec:
 
 func discoverFromGit(t *testing.T, files map[string]string) app.LoadResult {
 	t.Helper()
-	repo := gittest.Init(t)
-	repo.Git("remote", "add", "origin", "https://github.com/example/gitops.git")
-	hash := repo.Commit("apps", files)
-	r, err := source.Open(context.Background(), source.Options{Location: repo.Dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := r.Snapshot(hash)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return snap.Apps()
+	return discoverWith(t, files, source.Options{})
 }
 
 const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"

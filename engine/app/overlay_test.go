@@ -10,7 +10,6 @@ import (
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/render"
 	"kdrift.dev/kdrift/engine/source"
-	"kdrift.dev/kdrift/internal/gittest"
 )
 
 // ArgoKustomizeApplication is an Application with kustomize overrides over
@@ -96,17 +95,7 @@ var overlayRepo = map[string]string{
 // engine does (through App.RenderHelm).
 func discoverAndRender(t *testing.T, files map[string]string, name string) (app.App, []*unstructured.Unstructured) {
 	t.Helper()
-	repo := gittest.Init(t)
-	repo.Git("remote", "add", "origin", "https://github.com/example/gitops.git")
-	hash := repo.Commit("apps", files)
-	r, err := source.Open(context.Background(), source.Options{Location: repo.Dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := r.Snapshot(hash)
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := snapshotOf(t, files, source.Options{})
 	a, ok := snap.Apps().Find(name)
 	if !ok {
 		t.Fatalf("%s not discovered: %+v", name, snap.Apps().Invalid)

@@ -70,24 +70,10 @@ func (o *Overlay) postBuild(objs []*unstructured.Unstructured, opts Options) ([]
 	}
 	for _, obj := range objs {
 		if len(o.MetadataLabels) > 0 {
-			l := obj.GetLabels()
-			if l == nil {
-				l = map[string]string{}
-			}
-			for k, v := range o.MetadataLabels {
-				l[k] = v
-			}
-			obj.SetLabels(l)
+			obj.SetLabels(merged(obj.GetLabels(), o.MetadataLabels))
 		}
 		if len(o.MetadataAnnotations) > 0 {
-			a := obj.GetAnnotations()
-			if a == nil {
-				a = map[string]string{}
-			}
-			for k, v := range o.MetadataAnnotations {
-				a[k] = v
-			}
-			obj.SetAnnotations(a)
+			obj.SetAnnotations(merged(obj.GetAnnotations(), o.MetadataAnnotations))
 		}
 	}
 	return objs, nil
@@ -208,4 +194,15 @@ func bound(node parse.Node, vars map[string]string) cost {
 		return cost{max(v, sum) + 20, work}
 	}
 	return cost{}
+}
+
+// merged is m with over's entries set over it (m may be nil).
+func merged(m, over map[string]string) map[string]string {
+	if m == nil {
+		m = make(map[string]string, len(over))
+	}
+	for k, v := range over {
+		m[k] = v
+	}
+	return m
 }
