@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	yaml3 "gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/types"
 )
 
@@ -74,4 +75,25 @@ resources:
 	if !strings.Contains(flux, "- name: nginx\n      newName: mirror/nginx\n    - digest") {
 		t.Errorf("Flux replaces the image entry whole:\n%s", flux)
 	}
+}
+
+// FuzzSubstitute: whatever an object's text and a variable hold,
+// substitution returns an object or an error, never panics, and never
+// produces more than its budget.
+func FuzzSubstitute(f *testing.F) {
+	for _, s := range []string{"${a}", "${a:=${b:-x}}", "${a//x/yy}", "${a%%*x}", "$${a}", "${", "${a:0:-1}", "${#a}"} {
+		f.Add(s, "xyx")
+	}
+	f.Fuzz(func(t *testing.T, text, value string) {
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}, "data": map[string]any{"k": text}}}
+		const budget = 1 << 20
+		out, err := substitute(obj, map[string]string{"a": value, "b": value}, budget)
+		if err != nil {
+			return
+		}
+		js, err := out.MarshalJSON()
+		if err == nil && len(js) > budget {
+			t.Fatalf("%d bytes past the budget", len(js))
+		}
+	})
 }
