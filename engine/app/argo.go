@@ -52,16 +52,12 @@ type argoApplication struct {
 // the rest change the output in ways kdrift does not follow.
 var argoHelmFields = map[string]bool{"releaseName": true, "valueFiles": true, "values": true, "valuesObject": true, "parameters": true, "version": true, "passCredentials": true, "ignoreMissingValueFiles": false}
 
-// argoKustomizeFields are the source.kustomize fields that change nothing
-// kdrift renders.
-var argoKustomizeFields = map[string]bool{"version": true}
-
 // argoDirectoryFields are the source.directory fields kdrift maps.
 var argoDirectoryFields = map[string]bool{"recurse": true}
 
 // argoApp maps one Application document into an App, or says what kdrift
 // cannot follow in it.
-func argoApp(fsys fs.FS, body *yaml3.Node, file string, doc, line int, generatedBy, from string, sameRepo func(string) bool) found {
+func argoApp(fsys fs.FS, body *yaml3.Node, file string, doc, line int, generatedBy, from string, opts DiscoverOptions) found {
 	ns, name := metaOf(body, ArgoNamespace)
 	f := found{kind: "Application", ns: ns, name: name}
 	origin := &Origin{Engine: EngineArgoCD, Kind: "Application", Namespace: ns, Name: name, File: file, Doc: doc, GeneratedBy: generatedBy, GeneratedFrom: from}
@@ -89,7 +85,7 @@ func argoApp(fsys fs.FS, body *yaml3.Node, file string, doc, line int, generated
 		return bad("spec.source", "is missing", "give spec.source with repoURL and path")
 	}
 	repoURL, _ := s.Source["repoURL"].(string)
-	if sameRepo == nil || !sameRepo(repoURL) {
+	if opts.SameRepo == nil || !opts.SameRepo(repoURL) {
 		return bad("spec.source.repoURL", "names another repository, which kdrift does not read (it renders this repository only)", "open kdrift on that repository")
 	}
 	if c, _ := s.Source["chart"].(string); c != "" {
@@ -119,9 +115,11 @@ func argoApp(fsys fs.FS, body *yaml3.Node, file string, doc, line int, generated
 		out.Spec.Helm = &helm
 	}
 	if k, ok := s.Source["kustomize"].(map[string]any); ok {
-		if field := unknownKey(k, argoKustomizeFields); field != "" {
-			return bad("spec.source.kustomize."+field, "Argo CD's kustomize overrides are not applied by kdrift (it builds the kustomization as written)", "move "+field+" into the kustomization.yaml of "+out.Spec.Path)
+		ov, p := argoOverlay(k, fsys, out.Spec.Path)
+		if p != nil {
+			return bad(p.field, p.problem, p.fix)
 		}
+		out.Spec.Overlay = ov
 	}
 	if dir, ok := s.Source["directory"].(map[string]any); ok {
 		if _, jsonnet := dir["jsonnet"]; jsonnet {
@@ -138,10 +136,14 @@ func argoApp(fsys fs.FS, body *yaml3.Node, file string, doc, line int, generated
 	}
 	switch d := s.Destination; {
 	case d.Name == "in-cluster" || (d.Name == "" && strings.TrimRight(d.Server, "/") == InClusterServer) || (d.Name == "" && d.Server == ""):
-	case d.Name != "":
+	case d.Server == "" || strings.TrimRight(d.Server, "/") == InClusterServer:
 		out.Spec.Destination.Context = d.Name
 	default:
-		return bad("spec.destination.server", fmt.Sprintf("server %q is not the in-cluster one; kdrift reaches clusters through kubeconfig contexts", d.Server), "set spec.destination.name to the kubeconfig context name of that cluster")
+		ctx, p := contextOf(d.Server, d.Name, opts.Clusters, opts.ClustersErr)
+		if p != nil {
+			return bad(p.field, p.problem, p.fix)
+		}
+		out.Spec.Destination.Context = ctx
 	}
 	out.Spec.Destination.Namespace = s.Destination.Namespace
 	if sp := s.SyncPolicy; sp != nil && sp.Automated != nil && (sp.Automated.Enabled == nil || *sp.Automated.Enabled) {

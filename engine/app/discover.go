@@ -49,6 +49,13 @@ type DiscoverOptions struct {
 	Renderer Renderer
 	// Context bounds the renders; nil means context.Background.
 	Context context.Context
+	// Clusters are the kubeconfig's contexts with their cluster's server
+	// URL, by context name: an Application's destination.server maps to
+	// the context whose server it is. Nil maps none.
+	Clusters map[string]string
+	// ClustersErr is why Clusters is empty when the kubeconfig could not
+	// be read; an app that names a server says it.
+	ClustersErr error
 }
 
 // Discover is Load plus the Argo CD Applications and Flux Kustomizations of
@@ -234,7 +241,7 @@ func (d *discovery) declaration(body *yaml3.Node, file string, doc, line int, ge
 	apiVersion, kind := scalar(lookup(body, "apiVersion")), scalar(lookup(body, "kind"))
 	switch {
 	case apiVersion == ArgoAPIVersion && kind == "Application":
-		d.found = append(d.found, argoApp(d.fsys, body, file, doc, line, generatedBy, from, d.opts.SameRepo))
+		d.found = append(d.found, argoApp(d.fsys, body, file, doc, line, generatedBy, from, d.opts))
 	case strings.HasPrefix(apiVersion, "source.toolkit.fluxcd.io/") && kind == "GitRepository":
 		ns, name := metaOf(body, "")
 		d.repos[ns+"/"+name] = gitRepository{url: scalar(lookupPath(body, "spec.url")), file: file}

@@ -1,13 +1,11 @@
 package app_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/source"
-	"kdrift.dev/kdrift/internal/gittest"
 )
 
 // ArgoApplication is a literal Application with comments, as a team keeps
@@ -73,18 +71,7 @@ spec:
 
 func discoverFromGit(t *testing.T, files map[string]string) app.LoadResult {
 	t.Helper()
-	repo := gittest.Init(t)
-	repo.Git("remote", "add", "origin", "https://github.com/example/gitops.git")
-	hash := repo.Commit("apps", files)
-	r, err := source.Open(context.Background(), source.Options{Location: repo.Dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := r.Snapshot(hash)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return snap.Apps()
+	return discoverWith(t, files, source.Options{})
 }
 
 const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
@@ -144,6 +131,8 @@ func TestDiscoverUnsupportedAreErrors(t *testing.T) {
 		"apps/jsonnet.yaml": argo("jsonnet", "  source:\n    repoURL: git@github.com:example/gitops.git\n    path: guestbook\n    directory:\n      jsonnet: {}\n"),
 		"apps/plugin.yaml":  argo("plugin", "  source:\n    repoURL: https://github.com/example/gitops\n    path: guestbook\n    plugin: {name: cmp}\n"),
 		"apps/prefix.yaml":  argo("prefix", "  source:\n    repoURL: https://github.com/example/gitops\n    path: guestbook\n    kustomize:\n      namePrefix: prod-\n"),
+		"apps/kubever.yaml": argo("kubever", "  source:\n    repoURL: https://github.com/example/gitops\n    path: guestbook\n    kustomize:\n      kubeVersion: \"1.30\"\n"),
+		"apps/argoenv.yaml": argo("argoenv", "  source:\n    repoURL: https://github.com/example/gitops\n    path: guestbook\n    kustomize:\n      images: [\"web=registry/web:${ARGOCD_APP_REVISION}\"]\n"),
 		"apps/chart.yaml":   argo("chart", "  source:\n    repoURL: https://github.com/example/gitops\n    chart: nginx\n    targetRevision: 1.0.0\n"),
 	})
 	want := map[string]string{
@@ -151,7 +140,9 @@ func TestDiscoverUnsupportedAreErrors(t *testing.T) {
 		"other":   "spec.source.repoURL: names another repository",
 		"jsonnet": "spec.source.directory.jsonnet: jsonnet is not supported",
 		"plugin":  "spec.source.plugin: config management plugins run programs",
-		"prefix":  "spec.source.kustomize.namePrefix: Argo CD's kustomize overrides are not applied",
+		"prefix":  "spec.source.kustomize: guestbook has no kustomization.yaml; Argo CD applies these overrides with `kustomize edit`",
+		"kubever": "spec.source.kustomize.kubeVersion: is not followed by kdrift",
+		"argoenv": "spec.source.kustomize.images[0]: \"web=registry/web:${ARGOCD_APP_REVISION}\" uses Argo CD's build environment",
 		"chart":   `spec.source.chart: chart "nginx" comes from a Helm repository`,
 	}
 	if len(res.Apps) != 0 {

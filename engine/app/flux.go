@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"sigs.k8s.io/kustomize/api/types"
 )
 
 // fluxKustomization is the part of a Flux Kustomization kdrift reads.
@@ -13,29 +15,50 @@ type fluxKustomization struct {
 	Metadata struct {
 		Annotations map[string]string `json:"annotations"`
 	} `json:"metadata"`
-	Spec struct {
-		SourceRef struct {
-			Kind      string `json:"kind"`
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"sourceRef"`
-		Path            string         `json:"path"`
-		TargetNamespace string         `json:"targetNamespace"`
-		Prune           bool           `json:"prune"`
-		Suspend         bool           `json:"suspend"`
-		Patches         []any          `json:"patches"`
-		Images          []any          `json:"images"`
-		Ignore          any            `json:"ignore"`
-		KubeConfig      map[string]any `json:"kubeConfig"`
-		PostBuild       map[string]any `json:"postBuild"`
-		Components      []any          `json:"components"`
-		Decryption      *struct {
-			Provider  string `json:"provider"`
-			SecretRef *struct {
-				Name string `json:"name"`
-			} `json:"secretRef"`
-		} `json:"decryption"`
-	} `json:"spec"`
+	Spec fluxSpec `json:"spec"`
+}
+
+// fluxSpec is the part of a Kustomization's spec kdrift reads.
+type fluxSpec struct {
+	SourceRef struct {
+		Kind      string `json:"kind"`
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"sourceRef"`
+	Path            string `json:"path"`
+	TargetNamespace string `json:"targetNamespace"`
+	Prune           bool   `json:"prune"`
+	Suspend         bool   `json:"suspend"`
+	Patches         []struct {
+		Patch  string          `json:"patch"`
+		Target *types.Selector `json:"target"`
+	} `json:"patches"`
+	Images []struct {
+		Name    string `json:"name"`
+		NewName string `json:"newName"`
+		NewTag  string `json:"newTag"`
+		Digest  string `json:"digest"`
+	} `json:"images"`
+	Ignore     any            `json:"ignore"`
+	KubeConfig map[string]any `json:"kubeConfig"`
+	PostBuild  *struct {
+		Substitute     map[string]string `json:"substitute"`
+		SubstituteFrom []any             `json:"substituteFrom"`
+	} `json:"postBuild"`
+	Components              []string `json:"components"`
+	IgnoreMissingComponents bool     `json:"ignoreMissingComponents"`
+	NamePrefix              string   `json:"namePrefix"`
+	NameSuffix              string   `json:"nameSuffix"`
+	CommonMetadata          *struct {
+		Labels      map[string]string `json:"labels"`
+		Annotations map[string]string `json:"annotations"`
+	} `json:"commonMetadata"`
+	Decryption *struct {
+		Provider  string `json:"provider"`
+		SecretRef *struct {
+			Name string `json:"name"`
+		} `json:"secretRef"`
+	} `json:"decryption"`
 }
 
 // fluxIgnoreRule is one rule of Kustomization.spec.ignore in its
@@ -94,14 +117,6 @@ func fluxApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository,
 	if sameRepo == nil || !sameRepo(repo.url) {
 		return bad("spec.sourceRef", fmt.Sprintf("GitRepository %s/%s (%s) names another repository, which kdrift does not read", refNS, s.SourceRef.Name, repo.file), "open kdrift on that repository")
 	}
-	for _, o := range []struct {
-		field string
-		set   bool
-	}{{"spec.patches", len(s.Patches) > 0}, {"spec.images", len(s.Images) > 0}, {"spec.components", len(s.Components) > 0}, {"spec.postBuild", len(s.PostBuild) > 0}} {
-		if o.set {
-			return bad(o.field, "is applied by Flux on top of the kustomization, which kdrift does not do", "move it into the kustomization.yaml of "+s.Path+", or declare the app in "+Dir+"/")
-		}
-	}
 	if len(s.KubeConfig) > 0 {
 		return bad("spec.kubeConfig", "names a cluster through a kubeconfig Secret; kdrift reaches clusters through kubeconfig contexts", "declare the app in "+Dir+"/ with spec.destination.context")
 	}
@@ -116,6 +131,11 @@ func fluxApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository,
 		return bad("spec.path", err.problem, err.fix)
 	}
 	out.Spec.Destination.Namespace = s.TargetNamespace
+	ov, pr := fluxOverlay(s, fsys, out.Spec.Path)
+	if pr != nil {
+		return bad(pr.field, pr.problem, pr.fix)
+	}
+	out.Spec.Overlay = ov
 	out.Spec.SyncPolicy.SelfHeal = !s.Suspend
 	out.Spec.SyncPolicy.Prune = s.Prune
 	origin.Heals = !s.Suspend

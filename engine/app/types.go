@@ -52,6 +52,11 @@ type Spec struct {
 	// Helm sets how a chart at Path (a folder holding Chart.yaml) is
 	// rendered; nil renders it with the chart's own values.
 	Helm *Helm `json:"helm,omitempty"`
+	// Overlay is what the declaring GitOps engine applies over Path
+	// beyond its kustomization (Argo CD's source.kustomize, a Flux
+	// Kustomization's patches, images, postBuild...); set only for a
+	// discovered declaration, never read from an App file.
+	Overlay *render.Overlay `json:"-"`
 	// Freeze is written only by `kdrift freeze` and removed by `unfreeze`.
 	Freeze *Freeze `json:"freeze,omitempty"`
 	// Freezes hold single resources, or some fields of them, while the
@@ -80,7 +85,8 @@ type Helm struct {
 
 // RenderHelm is how the App's chart renders, should Path hold one: the
 // release (the App's name unless spec.helm names one), the destination
-// namespace and spec.helm's values.
+// namespace and spec.helm's values; and, whatever Path holds, the
+// overlay its declaring engine applies (Spec.Overlay).
 func (a App) RenderHelm() *render.Helm {
 	h := &render.Helm{ReleaseName: a.Metadata.Name, Namespace: a.Spec.Destination.Namespace}
 	if s := a.Spec.Helm; s != nil {
@@ -92,6 +98,7 @@ func (a App) RenderHelm() *render.Helm {
 			h.Parameters = append(h.Parameters, render.HelmParameter{Name: p.Name, Value: p.Value, ForceString: p.ForceString})
 		}
 	}
+	h.Overlay = a.Spec.Overlay
 	return h
 }
 

@@ -195,9 +195,12 @@ type Engine struct {
 // remote's failure in app statuses.
 func New(opts Options) (*Engine, error) {
 	opts.defaults()
+	// An unreadable kubeconfig maps no destination.server: the apps that
+	// name one say why.
+	clusters, clustersErr := live.ContextServers(opts.Kubeconfig)
 	repo, err := source.Open(context.Background(), source.Options{Location: opts.Repo, Branch: opts.Branch, CacheDir: opts.CacheDir, Timeout: opts.GitTimeout, OnFetch: func(took time.Duration, err error) {
 		opts.Observer.Timed(PhaseFetch, "", took, err)
-	}})
+	}, Clusters: clusters, ClustersErr: clustersErr})
 	var remote *source.RemoteError
 	if err != nil && !(errors.As(err, &remote) && repo != nil) {
 		return nil, err

@@ -53,6 +53,10 @@ type Helm struct {
 	// template --api-versions` adds them: the group/versions and
 	// group/version/kinds the destination serves.
 	APIVersions []string `json:"apiVersions,omitempty"`
+	// Overlay is another GitOps engine's edits of a kustomization or plain
+	// folder (see Overlay); it does not apply to a chart folder. It rides
+	// here so that every caller rendering an App passes it.
+	Overlay *Overlay `json:"overlay,omitempty"`
 
 	// skipCRDs leaves the chart's crds/ out (kustomize's helmCharts
 	// without includeCRDs).

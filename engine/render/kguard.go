@@ -67,7 +67,7 @@ func (g *kguard) folder(dir string, plugins bool) error {
 		return nil
 	}
 	g.seen[dir] = true
-	kname, err := kustomizationFile(g.fsys.tree, dir)
+	kname, err := g.fsys.kustomizationFile(dir)
 	if err != nil || kname == "" {
 		return nil // kustomize says what is missing
 	}

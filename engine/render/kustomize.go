@@ -15,11 +15,21 @@ import (
 
 // kustomize builds dir with krusty over a read-recording view of tree,
 // after the guard walked its kustomization graph. Builds are serialized
-// and a panic inside kustomize becomes an error.
-func (r *Renderer) kustomize(ctx context.Context, tree Tree, dir string, opts Options) (e *cacheEntry) {
+// and a panic inside kustomize becomes an error. A non-nil ov edits the
+// kustomization in memory first (generating one for a Flux folder that
+// has none) and post-processes the objects.
+func (r *Renderer) kustomize(ctx context.Context, tree Tree, dir string, opts Options, ov *Overlay) (e *cacheEntry) {
 	secrets := &redact.Secrets{}
 	fsys := newTreeFS(ctx, tree, opts, secrets)
 	fsys.sops = r.newSOPSReader()
+	if err := applyOverlay(fsys, dir, ov); err != nil {
+		e = r.entry(fsys)
+		if le := fsys.limit(); le != nil {
+			err = le
+		}
+		e.err = &Error{Path: dir, Err: err}
+		return e
+	}
 	if err := checkKustomizations(fsys, dir, secrets); err != nil {
 		e = r.entry(fsys)
 		e.err = &Error{Path: dir, Err: err}
@@ -69,6 +79,14 @@ func (r *Renderer) kustomize(ctx context.Context, tree Tree, dir string, opts Op
 			return e
 		}
 		e.objs = append(e.objs, obj)
+	}
+	if ov != nil {
+		objs, err := ov.postBuild(e.objs, opts)
+		if err != nil {
+			e.objs, e.err = nil, &Error{Path: dir, Err: scrubbed(fsys.sops.scrub(err), secrets)}
+			return e
+		}
+		e.objs = objs
 	}
 	return e
 }

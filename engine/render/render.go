@@ -284,10 +284,14 @@ func (r *Renderer) build(ctx context.Context, tree Tree, dir string, opts Option
 	if err != nil {
 		return &cacheEntry{err: &Error{Path: dir, Err: err}}
 	}
-	if kfile == "" && IsChart(tree, dir) {
+	var ov *Overlay
+	if h != nil {
+		ov = h.Overlay
+	}
+	if kfile == "" && IsChart(tree, dir) && ov == nil {
 		return r.helm(ctx, tree, dir, opts, h)
 	}
-	if kfile == "" {
+	if kfile == "" && ov == nil {
 		hash, err := tree.TreeHash(dir)
 		if err != nil {
 			return &cacheEntry{err: &Error{Path: dir, Err: fmt.Errorf("folder does not exist in this revision: %w", err)}}
@@ -308,7 +312,7 @@ func (r *Renderer) build(ctx context.Context, tree Tree, dir string, opts Option
 		}
 		return e
 	}
-	return r.kustomize(ctx, tree, dir, opts)
+	return r.kustomize(ctx, tree, dir, opts, ov)
 }
 
 // kustomizationFile returns the name of dir's kustomization file, or "".

@@ -159,7 +159,7 @@ func (r *Repo) Fetch(ctx context.Context) (err error) {
 		}
 	}
 	r.mu.Lock()
-	r.h = &handle{repo: fresh}
+	r.h = r.newHandle(fresh)
 	r.lastErr = nil
 	r.failSince = time.Time{}
 	r.mu.Unlock()

@@ -51,6 +51,12 @@ type Options struct {
 	// OnFetch, when set, is told how long each Fetch took and how it
 	// ended (nil on success): the controller's metrics.
 	OnFetch func(took time.Duration, err error)
+	// Clusters are the kubeconfig's contexts with their cluster's server
+	// URL, by context name, so that an Argo CD Application's
+	// destination.server maps to a context (app.DiscoverOptions.Clusters).
+	Clusters map[string]string
+	// ClustersErr is why Clusters could not be read, if so.
+	ClustersErr error
 }
 
 // Repo is an opened repository. Its methods are safe for concurrent use.
@@ -69,6 +75,9 @@ type Repo struct {
 	upRemote string
 	upURL    string
 	onFetch  func(time.Duration, error)
+
+	clusters    map[string]string // see Options.Clusters
+	clustersErr error
 
 	mu      sync.Mutex
 	h       *handle // the read handle; replaced after every fetch
@@ -97,6 +106,14 @@ type handle struct {
 
 	discOnce sync.Once
 	disc     *render.Renderer // see discoverRenderer
+
+	clusters    map[string]string // see Options.Clusters
+	clustersErr error
+}
+
+// newHandle is a read handle of repo that discovers with r's clusters.
+func (r *Repo) newHandle(repo *git.Repository) *handle {
+	return &handle{repo: repo, clusters: r.clusters, clustersErr: r.clustersErr}
 }
 
 // Open opens the repository named by opts.Location. A remote repository is
@@ -115,7 +132,7 @@ func Open(ctx context.Context, opts Options) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Repo{location: loc, timeout: timeout, refresh: make(chan struct{}), onFetch: opts.OnFetch}
+	r := &Repo{location: loc, timeout: timeout, refresh: make(chan struct{}), onFetch: opts.OnFetch, clusters: opts.Clusters, clustersErr: opts.ClustersErr}
 	if !isRemote(loc) {
 		if err := r.openLocal(opts); err != nil {
 			return nil, err
@@ -176,7 +193,7 @@ func (r *Repo) openLocal(opts Options) error {
 	if wt, err := repo.Worktree(); err == nil { // a bare repository has none: keep abs
 		r.dir = wt.Filesystem.Root()
 	}
-	r.h = &handle{repo: repo}
+	r.h = r.newHandle(repo)
 	r.branch = opts.Branch
 	if r.branch == "" {
 		head, err := repo.Reference(plumbing.HEAD, false)
@@ -215,11 +232,11 @@ func (r *Repo) openRemote(ctx context.Context, opts Options) error {
 		if repo, err = r.clone(ctx, cache); err != nil {
 			return err
 		}
-		r.h = &handle{repo: repo}
+		r.h = r.newHandle(repo)
 	case err != nil:
 		return fmt.Errorf("repository %s: cache %s is damaged: %w; delete that folder and retry", r.shown(), r.dir, err)
 	default:
-		r.h = &handle{repo: repo}
+		r.h = r.newHandle(repo)
 		fetchErr = r.Fetch(ctx)
 	}
 	r.branch = opts.Branch
