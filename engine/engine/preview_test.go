@@ -1,0 +1,144 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"kdrift.dev/kdrift/engine/actions"
+	"kdrift.dev/kdrift/engine/engine"
+	"kdrift.dev/kdrift/internal/gittest"
+)
+
+// overlayFiles is an nginx base and a prod overlay that sets its image
+// tag with kustomize's images: field, plus what extra adds to the
+// overlay's resources.
+func overlayFiles(ns, tag, extra, secret string) map[string]string {
+	return map[string]string{
+		".kdrift/apps.yaml": appYAML("web", "deploy/overlays/prod", ns, true, true, ""),
+		"deploy/base/kustomization.yaml": "resources:\n- dep.yaml\n",
+		"deploy/base/dep.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.0
+`,
+		"deploy/overlays/prod/kustomization.yaml": "resources:\n- ../../base\n- secret.yaml\n" + extra + "images:\n- name: nginx\n  newTag: \"" + tag + "\"\n",
+		"deploy/overlays/prod/secret.yaml":        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  password: " + secret + "\n",
+		"deploy/overlays/prod/extra.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\ndata:\n  k: v\n",
+	}
+}
+
+// TestPreviewTreeOfRevert: a commit moved an overlay's images: tag from
+// 1.27 to 1.28, added a ConfigMap and changed a Secret, and was synced.
+// The preview of its revert names the Deployment and the image field with
+// its live and reverted values, says the ConfigMap would be pruned (the
+// App prunes), shows the Secret's field masked, and lists nothing of an
+// app the revert does not touch.
+func TestPreviewTreeOfRevert(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "revert-preview")
+	repo := gittest.Init(t)
+	files := overlayFiles(ns, "1.27", "", "old-password")
+	files[".kdrift/other.yaml"] = appYAML("other", "deploy/other", ns, false, false, "")
+	files["deploy/other/cm.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\ndata:\n  k: v\n"
+	repo.Commit("web at 1.27", files)
+	bad := repo.Commit("web at 1.28", overlayFiles(ns, "1.28", "- extra.yaml\n", "new-password"))
+	e := newEngine(t, repo, nil)
+	for _, a := range []string{"web", "other"} {
+		if _, err := e.Sync(ctx, a, engine.SyncOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := actions.Open(ctx, actions.RepoOptions{Repo: repo.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := r.RevertPreview(ctx, actions.RevertRequest{Commit: bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.PreviewTree(ctx, rd.Head, rd.Tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump, _ := json.MarshalIndent(p, "", "  ")
+	if len(p.Apps) != 1 || p.Apps[0].App != "web" || !p.Apps[0].Prune {
+		t.Fatalf("apps: want web alone:\n%s", dump)
+	}
+	byName := map[string]engine.ObjectPreview{}
+	for _, o := range p.Apps[0].Objects {
+		byName[o.Ref.Kind+"/"+o.Ref.Name] = o
+	}
+	dep, ok := byName["Deployment/web"]
+	if !ok || dep.Change != engine.PreviewUpdate || dep.Ref.Namespace != ns || len(dep.Fields) != 1 {
+		t.Fatalf("Deployment: want one field updated:\n%s", dump)
+	}
+	if f := dep.Fields[0]; f.Path != "/spec/template/spec/containers/0/image" || f.Live != "nginx:1.28" || f.Desired != "nginx:1.27" {
+		t.Fatalf("image field: %+v", f)
+	}
+	if cm := byName["ConfigMap/extra"]; cm.Change != engine.PreviewPrune {
+		t.Fatalf("ConfigMap: want prune:\n%s", dump)
+	}
+	sec := byName["Secret/creds"]
+	if sec.Change != engine.PreviewUpdate || len(sec.Fields) == 0 || !sec.Fields[0].Masked {
+		t.Fatalf("Secret: want a masked update:\n%s", dump)
+	}
+	if strings.Contains(string(dump), "password\"") && (strings.Contains(string(dump), "old-password") || strings.Contains(string(dump), "new-password")) {
+		t.Fatalf("a Secret value shows:\n%s", dump)
+	}
+	t.Logf("%s", dump)
+	if len(byName) != 3 {
+		t.Fatalf("want exactly the Deployment, the ConfigMap and the Secret:\n%s", dump)
+	}
+	// Nothing was written: the cluster still runs 1.28, the branch did
+	// not move.
+	if head := repo.Git("rev-parse", "HEAD"); head != bad {
+		t.Fatalf("HEAD moved to %s", head)
+	}
+	st := appStatus(t, e, "web")
+	if st.Revision != bad {
+		t.Fatalf("the engine's status moved: %+v", st.Revision)
+	}
+}
+
+// TestPreviewTreeRenderFails: a revert that leaves an overlay that no
+// longer renders says so for the app instead of failing the preview.
+func TestPreviewTreeRenderFails(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "revert-preview-broken")
+	repo := gittest.Init(t)
+	files := overlayFiles(ns, "1.27", "- missing.yaml\n", "pw")
+	repo.Commit("broken", files)
+	fix := repo.Commit("fix", overlayFiles(ns, "1.27", "", "pw"))
+	e := newEngine(t, repo, nil)
+	if _, err := e.Sync(ctx, "web", engine.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := actions.Open(ctx, actions.RepoOptions{Repo: repo.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := r.RevertPreview(ctx, actions.RevertRequest{Commit: fix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.PreviewTree(ctx, rd.Head, rd.Tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Apps) != 1 || !strings.Contains(p.Apps[0].RenderError, "missing.yaml") {
+		t.Fatalf("want web's render error naming missing.yaml: %+v", p.Apps)
+	}
+}
