@@ -16,7 +16,7 @@ import (
 // overlay's resources.
 func overlayFiles(ns, tag, extra, secret string) map[string]string {
 	return map[string]string{
-		".kdrift/apps.yaml": appYAML("web", "deploy/overlays/prod", ns, true, true, ""),
+		".kdrift/apps.yaml":              appYAML("web", "deploy/overlays/prod", ns, true, true, ""),
 		"deploy/base/kustomization.yaml": "resources:\n- dep.yaml\n",
 		"deploy/base/dep.yaml": `apiVersion: apps/v1
 kind: Deployment
