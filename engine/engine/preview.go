@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -165,10 +166,12 @@ func (e *Engine) previewApp(ctx context.Context, name string, bs, as *source.Sna
 	if !pa.phaseRender(ctx) {
 		if pa.status.Sync == status.SyncError {
 			ap.RenderError = pa.scrubbed(pa.status.Error)
-		} else {
-			ap.ClusterError = pa.status.Error
+			return ap, true
 		}
-		return ap, true
+		// No cluster to compare with: an app whose render the tree does
+		// not change is not worth a line.
+		ap.ClusterError = pa.status.Error
+		return ap, !inBefore || e.rendersDiffer(ctx, bs, aBefore, as, aAfter)
 	}
 	// What the current head renders; an App new in the tree, or one that
 	// does not render now, changes every object it renders.
@@ -302,4 +305,25 @@ func wholeFrozen(fz []app.ResourceFreeze) bool {
 		}
 	}
 	return false
+}
+
+// rendersDiffer reports whether app a renders differently from snapshot
+// bs (as App b) and from as (as App a), comparing the rendered objects
+// alone (no cluster); a failed render counts as different.
+func (e *Engine) rendersDiffer(ctx context.Context, bs *source.Snapshot, b app.App, as *source.Snapshot, a app.App) bool {
+	key := func(snap *source.Snapshot, x app.App) (string, bool) {
+		objs, err := e.renderer.RenderApp(ctx, snap, x.Spec.Path, x.RenderHelm())
+		if err != nil {
+			return "", false
+		}
+		hashes := make([]string, 0, len(objs))
+		for _, o := range objs {
+			hashes = append(hashes, desiredHash(o, []any{x.Spec.Destination, x.Spec.IgnoreDifferences}))
+		}
+		sort.Strings(hashes)
+		return strings.Join(hashes, ","), true
+	}
+	kb, okB := key(bs, b)
+	ka, okA := key(as, a)
+	return !okB || !okA || kb != ka
 }

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -140,5 +141,34 @@ func TestPreviewTreeRenderFails(t *testing.T) {
 	}
 	if len(p.Apps) != 1 || !strings.Contains(p.Apps[0].RenderError, "missing.yaml") {
 		t.Fatalf("want web's render error naming missing.yaml: %+v", p.Apps)
+	}
+}
+
+// TestPreviewTreeNoCluster: without a cluster, the preview names the app
+// whose render the revert changes, with why it was not compared, and no
+// other app.
+func TestPreviewTreeNoCluster(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.Init(t)
+	files := overlayFiles("nowhere", "1.27", "", "pw")
+	files[".kdrift/other.yaml"] = appYAML("other", "deploy/other", "nowhere", false, false, "")
+	files["deploy/other/cm.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\ndata:\n  k: v\n"
+	repo.Commit("web at 1.27", files)
+	bad := repo.Commit("web at 1.28", overlayFiles("nowhere", "1.28", "", "pw"))
+	e := newEngine(t, repo, func(o *engine.Options) { o.Kubeconfig = filepath.Join(t.TempDir(), "missing") })
+	r, err := actions.Open(ctx, actions.RepoOptions{Repo: repo.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := r.RevertPreview(ctx, actions.RevertRequest{Commit: bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.PreviewTree(ctx, rd.Head, rd.Tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Apps) != 1 || p.Apps[0].App != "web" || p.Apps[0].ClusterError == "" {
+		t.Fatalf("want web alone, with why the cluster was not compared: %+v", p.Apps)
 	}
 }

@@ -59,6 +59,11 @@ func writeClusterPreview(b *strings.Builder, c engine.TreePreview) {
 		fmt.Fprintf(b, "Cluster: not compared: %s\n", c.Unavailable)
 		return
 	}
+	if why := sameClusterError(c.Apps); why != "" {
+		// One cluster that cannot be reached: said once.
+		fmt.Fprintf(b, "Cluster: not compared: %s\n", firstLine(why))
+		return
+	}
 	if len(c.Apps) == 0 {
 		b.WriteString("Cluster: nothing changes (no object any App renders is different after the revert)\n")
 		return
@@ -163,4 +168,17 @@ func previewValue(v any) string {
 		s = string(r[:59]) + "…"
 	}
 	return s
+}
+
+// sameClusterError is the cluster error every app has, when they all have
+// the same one; "" otherwise.
+func sameClusterError(apps []engine.AppPreview) string {
+	why := ""
+	for i, a := range apps {
+		if a.ClusterError == "" || (i > 0 && a.ClusterError != why) {
+			return ""
+		}
+		why = a.ClusterError
+	}
+	return why
 }
