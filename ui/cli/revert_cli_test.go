@@ -20,9 +20,9 @@ import (
 // kustomize's images: field.
 func imagesOverlay(ns, tag string) map[string]string {
 	return map[string]string{
-		".kdrift/app.yaml":               fmt.Sprintf("apiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata:\n  name: web\nspec:\n  path: deploy/overlays/prod\n  destination:\n    namespace: %s\n  syncPolicy:\n    selfHeal: false\n", ns),
-		"deploy/base/kustomization.yaml": "resources:\n- dep.yaml\n",
-		"deploy/base/dep.yaml":           "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: nginx\n        image: nginx:1.0\n",
+		".kdrift/app.yaml":                        fmt.Sprintf("apiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata:\n  name: web\nspec:\n  path: deploy/overlays/prod\n  destination:\n    namespace: %s\n  syncPolicy:\n    selfHeal: false\n", ns),
+		"deploy/base/kustomization.yaml":          "resources:\n- dep.yaml\n",
+		"deploy/base/dep.yaml":                    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: nginx\n        image: nginx:1.0\n",
 		"deploy/overlays/prod/kustomization.yaml": "resources:\n- ../../base\nimages:\n- name: nginx\n  newTag: \"" + tag + "\"\n",
 	}
 }
