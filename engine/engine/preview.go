@@ -79,6 +79,9 @@ type AppPreview struct {
 	// Prune and SelfHeal are the App's policy in the tree.
 	Prune    bool `json:"prune"`
 	SelfHeal bool `json:"selfHeal"`
+	// Frozen is the App's freeze active in the tree: self-heal applies
+	// nothing until it is lifted (a sync still can).
+	Frozen *app.Freeze `json:"frozen,omitempty"`
 	// Objects are the objects whose render changes, by reference.
 	Objects []ObjectPreview `json:"objects"`
 	// NotCompared counts the changed objects past PreviewLimit.
@@ -162,6 +165,9 @@ func (e *Engine) previewApp(ctx context.Context, name string, bs, as *source.Sna
 		return ap, true
 	}
 	ap.Prune, ap.SelfHeal = aAfter.Spec.SyncPolicy.Prune, aAfter.Spec.SyncPolicy.SelfHeal
+	if f := aAfter.Spec.Freeze; f.ActiveAt(e.opts.Now()) {
+		ap.Frozen = f
+	}
 	pa := e.previewPass(name, as, aAfter)
 	if !pa.phaseRender(ctx) {
 		if pa.status.Sync == status.SyncError {

@@ -82,7 +82,10 @@ func writeClusterPreview(b *strings.Builder, c engine.TreePreview) {
 			continue
 		}
 		heal := "self-heal off: a sync applies it"
-		if a.SelfHeal {
+		switch {
+		case a.Frozen != nil:
+			heal = fmt.Sprintf("frozen by %s: %s: self-heal waits for the unfreeze, a sync applies it", a.Frozen.By, firstLine(a.Frozen.Reason))
+		case a.SelfHeal:
 			heal = "self-heal on: applied once pushed"
 		}
 		prune := "prune off"

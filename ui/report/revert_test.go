@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"kdrift.dev/kdrift/engine/actions"
+	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/status"
 )
@@ -40,6 +41,7 @@ func TestRevertPreviewText(t *testing.T) {
 			{App: "many", Prune: true, Objects: many, NotCompared: 7},
 			{App: "broken", RenderError: "render deploy/broken: missing.yaml: no such file"},
 			{App: "gone", Removed: true},
+			{App: "held", SelfHeal: true, Frozen: &app.Freeze{By: "Lao Li <lao.li@example.com>", Reason: "INC-1 hold\nmore"}},
 		}},
 	}
 	var b strings.Builder
@@ -58,6 +60,7 @@ func TestRevertPreviewText(t *testing.T) {
 		"    … and 7 more objects not compared (a preview compares at most 200)\n",
 		"  app broken: does not render after the revert: the app would be in Error: render deploy/broken: missing.yaml: no such file\n",
 		"  app gone: no longer declared after the revert",
+		"  app held (frozen by Lao Li <lao.li@example.com>: INC-1 hold: self-heal waits for the unfreeze, a sync applies it; prune off)\n    nothing changes live\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("preview lacks %q:\n%s", want, out)
