@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -115,6 +116,8 @@ func (e *Engine) PreviewTree(ctx context.Context, before, after string) (TreePre
 		return TreePreview{}, err
 	}
 	ba, aa := bs.Apps(), as.Apps()
+	// The cluster as it is now, not as an earlier command listed it.
+	e.freshReads()
 	names := map[string]bool{}
 	for _, a := range append(append([]app.App(nil), ba.Apps...), aa.Apps...) {
 		names[a.Metadata.Name] = true
@@ -177,7 +180,7 @@ func (e *Engine) previewApp(ctx context.Context, name string, bs, as *source.Sna
 		// No cluster to compare with: an app whose render the tree does
 		// not change is not worth a line.
 		ap.ClusterError = pa.status.Error
-		return ap, !inBefore || e.rendersDiffer(ctx, bs, aBefore, as, aAfter)
+		return ap, !inBefore || policyChanged(aBefore, aAfter) || e.rendersDiffer(ctx, bs, aBefore, as, aAfter)
 	}
 	// What the current head renders; an App new in the tree, or one that
 	// does not render now, changes every object it renders.
@@ -190,7 +193,12 @@ func (e *Engine) previewApp(ctx context.Context, name string, bs, as *source.Sna
 			}
 		}
 	}
+	// A changed policy (a freeze lifted, self-heal or ignore rules
+	// changed) changes what the heal does to every object: each is
+	// compared, and listed when it would change live.
+	policy := inBefore && policyChanged(aBefore, aAfter)
 	var changed []*unstructured.Unstructured
+	rendered := map[string]bool{} // objects whose render changes
 	now := map[string]bool{}
 	var refs []status.ObjectRef
 	for _, d := range pa.desired {
@@ -198,8 +206,12 @@ func (e *Engine) previewApp(ctx context.Context, name string, bs, as *source.Sna
 		now[refKey(ref)] = true
 		refs = append(refs, ref)
 		if b, ok := was[refKey(ref)]; ok && desiredHash(b, aBefore.Spec.IgnoreDifferences) == desiredHash(d, aAfter.Spec.IgnoreDifferences) {
+			if policy {
+				changed = append(changed, d)
+			}
 			continue
 		}
+		rendered[refKey(ref)] = true
 		changed = append(changed, d)
 	}
 	var gone []*unstructured.Unstructured
@@ -211,6 +223,7 @@ func (e *Engine) previewApp(ctx context.Context, name string, bs, as *source.Sna
 	if len(changed) == 0 && len(gone) == 0 && inBefore {
 		return ap, false
 	}
+
 	// Each object is a dry-run (or a read) of its own: in parallel, as a
 	// pass compares, and no more than the budget.
 	take := func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
@@ -253,13 +266,15 @@ func (e *Engine) previewApp(ctx context.Context, name string, bs, as *source.Sna
 	}
 	_ = g.Wait() // each object reports its own failure
 	for _, r := range results {
-		if r != nil {
+		if r != nil && (r.Change != PreviewSame || rendered[refKey(r.Ref)]) {
 			r.Message = pa.scrubbed(r.Message)
 			ap.Objects = append(ap.Objects, *r)
 		}
 	}
 	sort.Slice(ap.Objects, func(i, j int) bool { return ap.Objects[i].Ref.String() < ap.Objects[j].Ref.String() })
-	return ap, true
+	// Only a policy change, and nothing it changes live: no line.
+	quiet := len(rendered) == 0 && len(gone) == 0 && len(ap.Objects) == 0 && ap.NotCompared == 0
+	return ap, !quiet
 }
 
 // previewPass is a pass over app a at snapshot snap with a state of its
@@ -332,4 +347,10 @@ func (e *Engine) rendersDiffer(ctx context.Context, bs *source.Snapshot, b app.A
 	kb, okB := key(bs, b)
 	ka, okA := key(as, a)
 	return !okB || !okA || kb != ka
+}
+
+// policyChanged reports whether the App's spec other than its path
+// differs: freezes, self-heal, prune, ignore rules.
+func policyChanged(b, a app.App) bool {
+	return !reflect.DeepEqual(b.Spec, a.Spec)
 }

@@ -3,12 +3,17 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"kdrift.dev/kdrift/engine/actions"
 	"kdrift.dev/kdrift/engine/engine"
+	"kdrift.dev/kdrift/internal/enginetest"
 	"kdrift.dev/kdrift/internal/gittest"
 )
 
@@ -170,5 +175,50 @@ func TestPreviewTreeNoCluster(t *testing.T) {
 	}
 	if len(p.Apps) != 1 || p.Apps[0].App != "web" || p.Apps[0].ClusterError == "" {
 		t.Fatalf("want web alone, with why the cluster was not compared: %+v", p.Apps)
+	}
+}
+
+// TestPreviewTreeOfFreezeRevert: reverting the commit that froze an app
+// renders nothing new, yet lifts the freeze: the preview shows the
+// hand-scaled replicas self-heal would then put back.
+func TestPreviewTreeOfFreezeRevert(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "revert-preview-freeze")
+	repo := gittest.Init(t)
+	repo.Commit("app", map[string]string{
+		".kdrift/apps.yaml":      appYAML("render", "deploy/render", ns, true, false, ""),
+		"deploy/render/dep.yaml": deploymentYAML("render", 6),
+	})
+	e := newEngine(t, repo, nil)
+	if _, err := e.Sync(ctx, "render", engine.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	freeze := repo.Commit("freeze", map[string]string{".kdrift/apps.yaml": appYAML("render", "deploy/render", ns, true, false, "  freeze:\n    reason: INC-1234 render workers 6->12\n    by: Lao Li <lao.li@example.com>\n    at: \"2026-01-01T00:00:00Z\"\n")})
+	s := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "render", Namespace: ns}, Spec: autoscalingv1.ScaleSpec{Replicas: 12}}
+	if _, err := enginetest.Clientset(t).AppsV1().Deployments(ns).UpdateScale(ctx, "render", s, metav1.UpdateOptions{FieldManager: "kubectl"}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := actions.Open(ctx, actions.RepoOptions{Repo: repo.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := r.RevertPreview(ctx, actions.RevertRequest{Commit: freeze})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.PreviewTree(ctx, rd.Head, rd.Tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump, _ := json.MarshalIndent(p, "", "  ")
+	if len(p.Apps) != 1 || p.Apps[0].Frozen != nil || len(p.Apps[0].Objects) != 1 {
+		t.Fatalf("want render, unfrozen, with one object:\n%s", dump)
+	}
+	o := p.Apps[0].Objects[0]
+	if o.Ref.Kind != "Deployment" || o.Change != engine.PreviewUpdate || len(o.Fields) != 1 || o.Fields[0].Path != "/spec/replicas" {
+		t.Fatalf("want /spec/replicas put back:\n%s", dump)
+	}
+	if live, git := fmt.Sprint(o.Fields[0].Live), fmt.Sprint(o.Fields[0].Desired); live != "12" || git != "6" {
+		t.Fatalf("replicas %s → %s, want 12 → 6", live, git)
 	}
 }

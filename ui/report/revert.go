@@ -84,7 +84,7 @@ func writeClusterPreview(b *strings.Builder, c engine.TreePreview) {
 		heal := "self-heal off: a sync applies it"
 		switch {
 		case a.Frozen != nil:
-			heal = fmt.Sprintf("frozen by %s: %s: self-heal waits for the unfreeze, a sync applies it", a.Frozen.By, firstLine(a.Frozen.Reason))
+			heal = "frozen: self-heal waits for the unfreeze, a sync applies it"
 		case a.SelfHeal:
 			heal = "self-heal on: applied once pushed"
 		}
@@ -97,6 +97,9 @@ func writeClusterPreview(b *strings.Builder, c engine.TreePreview) {
 			added = ", declared by the revert"
 		}
 		fmt.Fprintf(b, "  app %s (%s; %s%s)\n", a.App, heal, prune, added)
+		if a.Frozen != nil {
+			fmt.Fprintf(b, "    frozen by %s: %s\n", a.Frozen.By, firstLine(a.Frozen.Reason))
+		}
 		for i, o := range a.Objects {
 			if i == PreviewObjects {
 				fmt.Fprintf(b, "    … and %d more objects (-o json lists them)\n", len(a.Objects)-i)

@@ -60,7 +60,7 @@ func TestRevertPreviewText(t *testing.T) {
 		"    … and 7 more objects not compared (a preview compares at most 200)\n",
 		"  app broken: does not render after the revert: the app would be in Error: render deploy/broken: missing.yaml: no such file\n",
 		"  app gone: no longer declared after the revert",
-		"  app held (frozen by Lao Li <lao.li@example.com>: INC-1 hold: self-heal waits for the unfreeze, a sync applies it; prune off)\n    nothing changes live\n",
+		"  app held (frozen: self-heal waits for the unfreeze, a sync applies it; prune off)\n    frozen by Lao Li <lao.li@example.com>: INC-1 hold\n    nothing changes live\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("preview lacks %q:\n%s", want, out)
