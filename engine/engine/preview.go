@@ -9,7 +9,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/apply"
@@ -281,14 +280,7 @@ func (e *Engine) previewApp(ctx context.Context, name string, bs, as *source.Sna
 // own: its comparisons neither use nor fill the app's cache, and it
 // publishes nothing.
 func (e *Engine) previewPass(name string, snap *source.Snapshot, a app.App) *pass {
-	st := &appState{
-		cache:   map[string]cacheEntry{},
-		kinds:   map[schema.GroupVersionKind]bool{},
-		desired: map[string]*unstructured.Unstructured{},
-		results: map[string]status.ResourceStatus{},
-		refs:    map[string]bool{},
-	}
-	return &pass{e: e, st: st, name: name, now: e.opts.Now(), opts: passOptions{dryRun: true}, snap: snap, app: a,
+	return &pass{e: e, st: newAppState(name), name: name, now: e.opts.Now(), opts: passOptions{dryRun: true}, snap: snap, app: a,
 		status: status.AppStatus{Name: name, Sync: status.SyncUnknown, Health: status.HealthUnknown, SelfHeal: status.SelfHealOff, Resources: []status.ResourceStatus{}},
 		live:   map[string]*unstructured.Unstructured{},
 	}

@@ -46,6 +46,26 @@ spec:
 	}
 }
 
+// previewRevert is what reverting commit would change in the cluster:
+// the revert's stored tree (engine/actions) against the branch head.
+func previewRevert(t *testing.T, e *engine.Engine, repo *gittest.Repo, commit string) engine.TreePreview {
+	t.Helper()
+	ctx := context.Background()
+	r, err := actions.Open(ctx, actions.RepoOptions{Repo: repo.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := r.RevertPreview(ctx, actions.RevertRequest{Commit: commit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.PreviewTree(ctx, rd.Head, rd.Tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // TestPreviewTreeOfRevert: a commit moved an overlay's images: tag from
 // 1.27 to 1.28, added a ConfigMap and changed a Secret, and was synced.
 // The preview of its revert names the Deployment and the image field with
@@ -67,18 +87,7 @@ func TestPreviewTreeOfRevert(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := actions.Open(ctx, actions.RepoOptions{Repo: repo.Dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := r.RevertPreview(ctx, actions.RevertRequest{Commit: bad})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := e.PreviewTree(ctx, rd.Head, rd.Tree)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := previewRevert(t, e, repo, bad)
 	dump, _ := json.MarshalIndent(p, "", "  ")
 	if len(p.Apps) != 1 || p.Apps[0].App != "web" || !p.Apps[0].Prune {
 		t.Fatalf("apps: want web alone:\n%s", dump)
@@ -132,18 +141,7 @@ func TestPreviewTreeRenderFails(t *testing.T) {
 	if _, err := e.Sync(ctx, "web", engine.SyncOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := actions.Open(ctx, actions.RepoOptions{Repo: repo.Dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := r.RevertPreview(ctx, actions.RevertRequest{Commit: fix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := e.PreviewTree(ctx, rd.Head, rd.Tree)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := previewRevert(t, e, repo, fix)
 	if len(p.Apps) != 1 || !strings.Contains(p.Apps[0].RenderError, "missing.yaml") {
 		t.Fatalf("want web's render error naming missing.yaml: %+v", p.Apps)
 	}
@@ -153,7 +151,6 @@ func TestPreviewTreeRenderFails(t *testing.T) {
 // whose render the revert changes, with why it was not compared, and no
 // other app.
 func TestPreviewTreeNoCluster(t *testing.T) {
-	ctx := context.Background()
 	repo := gittest.Init(t)
 	files := overlayFiles("nowhere", "1.27", "", "pw")
 	files[".kdrift/other.yaml"] = appYAML("other", "deploy/other", "nowhere", false, false, "")
@@ -161,18 +158,7 @@ func TestPreviewTreeNoCluster(t *testing.T) {
 	repo.Commit("web at 1.27", files)
 	bad := repo.Commit("web at 1.28", overlayFiles("nowhere", "1.28", "", "pw"))
 	e := newEngine(t, repo, func(o *engine.Options) { o.Kubeconfig = filepath.Join(t.TempDir(), "missing") })
-	r, err := actions.Open(ctx, actions.RepoOptions{Repo: repo.Dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := r.RevertPreview(ctx, actions.RevertRequest{Commit: bad})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := e.PreviewTree(ctx, rd.Head, rd.Tree)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := previewRevert(t, e, repo, bad)
 	if len(p.Apps) != 1 || p.Apps[0].App != "web" || p.Apps[0].ClusterError == "" {
 		t.Fatalf("want web alone, with why the cluster was not compared: %+v", p.Apps)
 	}
@@ -198,18 +184,7 @@ func TestPreviewTreeOfFreezeRevert(t *testing.T) {
 	if _, err := enginetest.Clientset(t).AppsV1().Deployments(ns).UpdateScale(ctx, "render", s, metav1.UpdateOptions{FieldManager: "kubectl"}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := actions.Open(ctx, actions.RepoOptions{Repo: repo.Dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := r.RevertPreview(ctx, actions.RevertRequest{Commit: freeze})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := e.PreviewTree(ctx, rd.Head, rd.Tree)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := previewRevert(t, e, repo, freeze)
 	dump, _ := json.MarshalIndent(p, "", "  ")
 	if len(p.Apps) != 1 || p.Apps[0].Frozen != nil || len(p.Apps[0].Objects) != 1 {
 		t.Fatalf("want render, unfrozen, with one object:\n%s", dump)

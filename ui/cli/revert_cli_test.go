@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,18 +43,8 @@ func TestRevertPreviewShowsClusterCLI(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	gitIn := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=Test", "-c", "user.email=test@example.com"}, args...)...)
-		cmd.Dir = repo
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	gitIn("commit", "-qam", "web: nginx 1.28")
-	bad := gitIn("rev-parse", "HEAD")
+	git(t, repo, "commit", "-qam", "web: nginx 1.28")
+	bad := git(t, repo, "rev-parse", "HEAD")
 	g := []string{"--repo", repo, "--kubeconfig", enginetest.Kubeconfig()}
 	if code, out, errOut := kdrift(t, ctx, append([]string{"sync", "web"}, g...)...); code != exitOK {
 		t.Fatalf("sync: code %d\n%s\n%s", code, out, errOut)
@@ -110,10 +99,10 @@ func TestRevertPreviewShowsClusterCLI(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "+  newTag: \"1.27\"\n") || !strings.Contains(out, "\n\nCluster: not compared: kubeconfig ") || !strings.Contains(out, "missing") {
 		t.Fatalf("preview without a cluster: code %d\n%s\n%s", code, out, errOut)
 	}
-	if head := gitIn("rev-parse", "HEAD"); head != bad {
+	if head := git(t, repo, "rev-parse", "HEAD"); head != bad {
 		t.Fatalf("the preview moved HEAD to %s", head)
 	}
-	if st := gitIn("status", "--porcelain"); st != "" {
+	if st := git(t, repo, "status", "--porcelain"); st != "" {
 		t.Fatalf("the preview changed the working tree: %q", st)
 	}
 }
