@@ -178,7 +178,7 @@ func (e *Engine) previewApp(ctx context.Context, name string, bs, as *source.Sna
 		}
 		// No cluster to compare with: an app whose render the tree does
 		// not change is not worth a line.
-		ap.ClusterError = pa.status.Error
+		ap.ClusterError = pa.scrubbed(pa.status.Error)
 		return ap, !inBefore || policyChanged(aBefore, aAfter) || e.rendersDiffer(ctx, bs, aBefore, as, aAfter)
 	}
 	// What the current head renders; an App new in the tree, or one that
