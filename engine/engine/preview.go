@@ -219,6 +219,7 @@ func (e *Engine) previewApp(ctx context.Context, name string, bs, as *source.Sna
 			gone = append(gone, d)
 		}
 	}
+	sort.Slice(gone, func(i, j int) bool { return refKey(live.RefOf(gone[i])) < refKey(live.RefOf(gone[j])) })
 	if len(changed) == 0 && len(gone) == 0 && inBefore {
 		return ap, false
 	}
@@ -248,7 +249,11 @@ func (e *Engine) previewApp(ctx context.Context, name string, bs, as *source.Sna
 	for i, d := range gone {
 		g.Go(func() error {
 			ref := live.RefOf(d)
-			lv, err := pa.cl.peek(ctx, ref)
+			err := pa.cl.watch(ctx, d.GroupVersionKind(), d.GetNamespace())
+			var lv *unstructured.Unstructured
+			if err == nil {
+				lv, err = pa.cl.peek(ctx, ref)
+			}
 			switch {
 			case err != nil && !isNoMatch(err):
 				results[len(changed)+i] = &ObjectPreview{Ref: ref, Change: PreviewError, Message: "live state could not be read: " + err.Error()}
