@@ -52,7 +52,8 @@ type Backend interface {
 	// its render reads or its App file, newest first.
 	History(ctx context.Context, app string) ([]status.Commit, error)
 	// RevertPreview describes what reverting the commit would change (a
-	// diff or a summary, plain text, one change per line).
+	// diff or a summary, plain text, one change per line) and, under it,
+	// what the cluster would change.
 	RevertPreview(ctx context.Context, hash string) (string, error)
 	// Revert commits the undoing of the commit, on top of the branch.
 	Revert(ctx context.Context, hash, reason string) (CommitResult, error)

@@ -207,18 +207,25 @@ func (b *EngineBackend) History(ctx context.Context, appName string) ([]status.C
 	return actions.History(ctx, r, appName, historyLimit, b.eng.Inputs(appName)...)
 }
 
-// RevertPreview is the diff the revert would commit, file by file.
+// RevertPreview is the diff the revert would commit, file by file, and
+// under it what the cluster would change (engine.PreviewTree: renders and
+// dry-runs, nothing written); when the cluster cannot be compared, a line
+// says why.
 func (b *EngineBackend) RevertPreview(ctx context.Context, hash string) (string, error) {
 	r, err := b.actionsRepo(ctx)
 	if err != nil {
 		return "", err
 	}
-	diffs, err := r.RevertPreview(ctx, actions.RevertRequest{Commit: hash})
+	rd, err := r.RevertPreview(ctx, actions.RevertRequest{Commit: hash})
 	if err != nil {
 		return "", err
 	}
+	p := report.RevertPreview{Files: rd.Files}
+	if p.Cluster, err = b.eng.PreviewTree(ctx, rd.Head, rd.Tree); err != nil {
+		p.Cluster = engine.TreePreview{Unavailable: err.Error()}
+	}
 	var buf bytes.Buffer
-	if err := report.WriteRevertPreview(&buf, diffs); err != nil {
+	if err := report.WriteRevertPreview(&buf, p); err != nil {
 		return "", err
 	}
 	return buf.String(), nil

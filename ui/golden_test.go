@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,11 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"kdrift.dev/kdrift/engine/actions"
+	"kdrift.dev/kdrift/engine/engine"
+	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/ui/report"
 )
 
 // Golden snapshots run the real Bubble Tea program at 120×30 with colours
@@ -134,4 +140,45 @@ func TestGoldenReadonlyAndBanner(t *testing.T) {
 	tm.Send(ReachabilityMsg{Event: reach(false)})
 	keyPress(tm, "s")
 	finish(t, tm)
+}
+
+// The revert dialog shows, under the Git diff, what the cluster would
+// change: the Deployment an overlay's images: tag names, with the image
+// live and after the revert, and an object the revert removes from Git.
+func TestGoldenRevertDialog(t *testing.T) {
+	be := newFake()
+	be.preview = revertPreviewText(t)
+	tm := startProgram(t, be)
+	waitText(t, tm, "web-staging")
+	keyPress(tm, "j", "h")
+	waitText(t, tm, "bump image")
+	keyPress(tm, "j", "r")
+	waitText(t, tm, "Revert aaaaaaa")
+	m := finish(t, tm)
+	if m.dialog == nil {
+		t.Fatal("the dialog closed")
+	}
+	if len(be.Calls()) != 1 {
+		t.Errorf("calls before enter: %v", be.Calls())
+	}
+}
+
+// revertPreviewText is a revert preview as the EngineBackend writes it:
+// an overlay's images: tag and a ConfigMap the commit added.
+func revertPreviewText(t *testing.T) string {
+	t.Helper()
+	p := report.RevertPreview{
+		Files: []actions.FileDiff{{Path: "deploy/render/prod/kustomization.yaml", Status: "modified", Diff: "--- a/deploy/render/prod/kustomization.yaml\n+++ b/deploy/render/prod/kustomization.yaml\n@@ -1,5 +1,4 @@\n resources:\n - ../base\n-- limits.yaml\n images:\n - name: render\n-  newTag: \"2.4\"\n+  newTag: \"2.3\"\n"}},
+		Cluster: engine.TreePreview{Apps: []engine.AppPreview{{App: "render-prod", SelfHeal: true, Prune: true, Objects: []engine.ObjectPreview{
+			{Ref: status.ObjectRef{Group: "", Version: "v1", Kind: "ConfigMap", Namespace: "prod", Name: "render-limits"}, Change: engine.PreviewPrune},
+			{Ref: status.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "prod", Name: "render"}, Change: engine.PreviewUpdate, Fields: []status.FieldChange{
+				{Path: "/spec/template/spec/containers/0/image", Live: "registry.example/render:2.4", Desired: "registry.example/render:2.3", Class: status.OwnerKdrift},
+			}},
+		}}}},
+	}
+	var b strings.Builder
+	if err := report.WriteRevertPreview(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

@@ -183,34 +183,63 @@ func (r *Repo) Revert(ctx context.Context, req RevertRequest) (Result, error) {
 	})
 }
 
+// RevertDiff is what a revert would commit, without committing it.
+type RevertDiff struct {
+	// Files are the changed files, in path order.
+	Files []FileDiff `json:"files"`
+	// Head is the branch head the revert would go on top of.
+	Head string `json:"head"`
+	// Tree is the hash of the reverted root tree. Its objects are stored
+	// in the repository (as a merge of a file stores its blob) but no
+	// commit or ref names them: what renders it for the cluster part of a
+	// preview reads it there (source.Repo.TreeSnapshot).
+	Tree string `json:"tree"`
+}
+
 // RevertPreview shows, file by file, what reverting the commit on the
-// current branch head would change, without committing. A conflict is
-// returned as a *ConflictError.
-func (r *Repo) RevertPreview(ctx context.Context, req RevertRequest) ([]FileDiff, error) {
+// current branch head would change, without committing, and stores the
+// reverted tree for a render. A conflict is returned as a
+// *ConflictError.
+func (r *Repo) RevertPreview(ctx context.Context, req RevertRequest) (RevertDiff, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return RevertDiff{}, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.refreshCache(ctx); err != nil {
-		return nil, err
+		return RevertDiff{}, err
 	}
 	t, err := r.resolveRevert(req)
 	if err != nil {
-		return nil, err
+		return RevertDiff{}, err
 	}
 	headHash, err := r.head()
 	if err != nil {
-		return nil, err
+		return RevertDiff{}, err
 	}
 	head, err := commitTree(r.git.Storer, headHash)
 	if err != nil {
-		return nil, err
+		return RevertDiff{}, err
 	}
 	merged, err := r.revertTree(t, head)
 	if err != nil {
-		return nil, err
+		return RevertDiff{}, err
 	}
+	tree, err := writeFlatTree(r.git.Storer, merged)
+	if err != nil {
+		return RevertDiff{}, fmt.Errorf("revert of %s: storing the reverted tree: %w", t.commit.Hash.String()[:12], err)
+	}
+	files, err := r.fileDiffs(head, merged)
+	if err != nil {
+		return RevertDiff{}, err
+	}
+	return RevertDiff{Files: files, Head: headHash.String(), Tree: tree.String()}, nil
+}
+
+// fileDiffs is, file by file, the change from tree head to merged, with
+// Secret values masked.
+func (r *Repo) fileDiffs(head, merged flatTree) ([]FileDiff, error) {
+	var err error
 	var out []FileDiff
 	for _, p := range changedPaths(head, merged) {
 		o, inOld := head[p]

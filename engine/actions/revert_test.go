@@ -185,10 +185,13 @@ func TestRevertMatchesGitRevert(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if previewErr != nil || len(preview) == 0 {
+			if previewErr != nil || len(preview.Files) == 0 || preview.Head != head {
 				t.Fatalf("preview: %v %v", preview, previewErr)
 			}
 			want := gitRun(t, twin, "rev-parse", "HEAD^{tree}")
+			if preview.Tree != want {
+				t.Fatalf("preview stored tree %s, git revert made %s", preview.Tree, want)
+			}
 			if got := gitRun(t, dir, "rev-parse", "HEAD^{tree}"); got != want {
 				t.Fatalf("tree %s, git revert made %s\n%s", got, want, gitRun(t, dir, "diff", "--stat", want, "HEAD^{tree}"))
 			}

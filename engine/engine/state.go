@@ -58,17 +58,22 @@ func (e *Engine) state(name string) *appState {
 	defer e.mu.Unlock()
 	st := e.states[name]
 	if st == nil {
-		st = &appState{
-			status:  status.AppStatus{Name: name, Sync: status.SyncUnknown, Health: status.HealthUnknown, SelfHeal: status.SelfHealOff},
-			cache:   map[string]cacheEntry{},
-			kinds:   map[schema.GroupVersionKind]bool{},
-			desired: map[string]*unstructured.Unstructured{},
-			results: map[string]status.ResourceStatus{},
-			refs:    map[string]bool{},
-		}
+		st = newAppState(name)
 		e.states[name] = st
 	}
 	return st
+}
+
+// newAppState is the state of an app no pass has seen.
+func newAppState(name string) *appState {
+	return &appState{
+		status:  status.AppStatus{Name: name, Sync: status.SyncUnknown, Health: status.HealthUnknown, SelfHeal: status.SelfHealOff},
+		cache:   map[string]cacheEntry{},
+		kinds:   map[schema.GroupVersionKind]bool{},
+		desired: map[string]*unstructured.Unstructured{},
+		results: map[string]status.ResourceStatus{},
+		refs:    map[string]bool{},
+	}
 }
 
 // refKey names an object independent of its API version.

@@ -247,6 +247,24 @@ func (r *Repo) readSnapshot(hash string) (*Snapshot, error) {
 	return newSnapshot(h, c.Hash.String(), tree), nil
 }
 
+// TreeSnapshot is a read-only view of a root tree that no commit holds
+// yet (a revert's tree, stored by engine/actions before it is committed),
+// by its full hash. Its Commit is "tree:" and the hash. It is not kept
+// among the recent snapshots.
+func (r *Repo) TreeSnapshot(treeHash string) (*Snapshot, error) {
+	if !plumbing.IsHash(treeHash) {
+		return nil, fmt.Errorf("repository %s: tree %q: not a full hash", r.shown(), treeHash)
+	}
+	h := r.handle()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, err := h.repo.TreeObject(plumbing.NewHash(treeHash))
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: tree %s: %w", r.shown(), treeHash, err)
+	}
+	return newSnapshot(h, "tree:"+treeHash, t), nil
+}
+
 // Refresh makes every Watch fetch now instead of at its next tick.
 func (r *Repo) Refresh() {
 	r.refreshMu.Lock()

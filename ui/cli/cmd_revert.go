@@ -7,6 +7,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"kdrift.dev/kdrift/engine/actions"
+	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/ui/report"
 )
 
@@ -38,7 +39,9 @@ func newRevertCmd(env *cliEnv) *cobra.Command {
 		Long: `Commit the undoing of COMMIT on top of the branch, with the same tree git
 revert would make, a subject 'Revert "…"' and the reason, and push it.
 A revert that conflicts with later changes is refused, naming the files and
-lines. --preview prints the revert's diff and commits nothing.`,
+lines. --preview prints the revert's diff and, under it, what the cluster
+would change (each object whose render changes: its fields, live value →
+value after the revert; objects added, pruned or left) and commits nothing.`,
 		Example: `  # look first
   kdrift revert 3f2c1ab --preview
 
@@ -62,14 +65,15 @@ func runRevert(ctx context.Context, env *cliEnv, f *revertFlags, commit string) 
 	}
 	req := actions.RevertRequest{Commit: commit, Mainline: f.mainline, Reason: f.reason}
 	if f.preview {
-		diffs, err := repo.RevertPreview(ctx, req)
+		rd, err := repo.RevertPreview(ctx, req)
 		if err != nil {
 			return env.errorf("revert %s: %v", commit, err)
 		}
+		p := report.RevertPreview{Files: rd.Files, Cluster: previewCluster(ctx, &f.globalFlags, rd)}
 		if f.output.structured() {
-			err = f.output.write(env.stdout, diffs)
+			err = f.output.write(env.stdout, p)
 		} else {
-			err = report.WriteRevertPreview(env.stdout, diffs)
+			err = report.WriteRevertPreview(env.stdout, p)
 		}
 		if err != nil {
 			return env.errorf("writing output failed: %v", err)
@@ -81,4 +85,19 @@ func runRevert(ctx context.Context, env *cliEnv, f *revertFlags, commit string) 
 		return env.errorf("revert %s: %v", commit, err)
 	}
 	return printResult(env, &f.actionFlags, "revert "+commit, res)
+}
+
+// previewCluster is what applying the reverted tree would change in the
+// cluster (a read-only engine: renders and dry-runs, no write); when no
+// engine can start, the preview says why instead.
+func previewCluster(ctx context.Context, g *globalFlags, rd actions.RevertDiff) engine.TreePreview {
+	e, err := openEngine(g, true)
+	if err != nil {
+		return engine.TreePreview{Apps: []engine.AppPreview{}, Unavailable: err.Error()}
+	}
+	p, err := e.PreviewTree(ctx, rd.Head, rd.Tree)
+	if err != nil {
+		return engine.TreePreview{Apps: []engine.AppPreview{}, Unavailable: err.Error()}
+	}
+	return p
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -37,23 +36,6 @@ func WriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// WriteRevertPreview writes the per-file diffs of a revert preview.
-func WriteRevertPreview(w io.Writer, diffs []actions.FileDiff) error {
-	sort.Slice(diffs, func(i, j int) bool { return diffs[i].Path < diffs[j].Path })
-	for _, d := range diffs {
-		if d.Diff == "" {
-			if _, err := fmt.Fprintf(w, "%s: %s (binary or mode change)\n", d.Path, d.Status); err != nil {
-				return err
-			}
-			continue
-		}
-		if _, err := io.WriteString(w, d.Diff); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // firstLine is the first line of s, trimmed.
