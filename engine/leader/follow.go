@@ -12,7 +12,8 @@ import (
 // holder publishes (an attached terminal), and says when the holder is
 // gone.
 type Follower struct {
-	now func() time.Time
+	now  func() time.Time
+	stop context.CancelFunc
 
 	mu sync.Mutex
 	// cur is the Lease as last seen, seen when this process last saw it
@@ -33,11 +34,21 @@ type Follower struct {
 // last saw it renewed (as client-go's election counts, so the holder's
 // clock and this one need not agree; a watch cut off from the apiserver
 // for that long counts as gone too). A new holder that takes the Lease
-// before it expires is followed instead.
+// before it expires is followed instead. Stop ends the watch sooner.
 func Follow(ctx context.Context, client kubernetes.Interface, namespace, identity string, first Observation) *Follower {
+	ctx, cancel := context.WithCancel(ctx)
 	f := newFollower(ctx, first)
+	f.stop = cancel
 	go Watch(ctx, client, namespace, identity, f.observe)
 	return f
+}
+
+// Stop ends the watch (once the holder is gone, nothing more is learnt
+// from it).
+func (f *Follower) Stop() {
+	if f.stop != nil {
+		f.stop()
+	}
 }
 
 // newFollower follows first, fed by observe, until ctx ends.

@@ -68,6 +68,7 @@ func (h *handover) run(ctx context.Context) error {
 		return nil
 	case <-h.follow.Gone():
 	}
+	h.follow.Stop()
 	went, at := h.follow.Went()
 	prefix := fmt.Sprintf("leader %s/%s gone at %s: ", went.Namespace, went.Holder, at.Local().Format("15:04"))
 	h.sw.Announce(prefix + "starting own compare…")
