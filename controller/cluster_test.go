@@ -21,7 +21,9 @@ import (
 	"kdrift.dev/kdrift/internal/gittest"
 )
 
-func TestMain(m *testing.M) { enginetest.Main(m, enginetest.Options{}) }
+func TestMain(m *testing.M) {
+	enginetest.Main(m, enginetest.Options{AfterTests: removeUnattachedRepo})
+}
 
 // appRepo commits an App (selfHeal as given) with one Deployment of 2
 // replicas into a new repository.

@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,15 +50,7 @@ func sharedRepo(b *testing.B, ns string, apps, objects int) (remote, clone *gitt
 	if _, err := enginetest.Clientset(b).CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		b.Fatal(err)
 	}
-	files := map[string]string{}
-	for i := 0; i < apps; i++ {
-		name := fmt.Sprintf("%s-%02d", ns, i)
-		files[".kdrift/"+name+".yaml"] = fmt.Sprintf("apiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata:\n  name: %s\nspec:\n  path: apps/%s\n  destination:\n    namespace: %s\n  syncPolicy:\n    selfHeal: true\n", name, name, ns)
-		files["apps/"+name+"/web.yaml"] = fmt.Sprintf("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: %s\nspec:\n  replicas: 2\n  selector:\n    matchLabels: {app: %s}\n  template:\n    metadata:\n      labels: {app: %s}\n    spec:\n      containers:\n      - name: main\n        image: registry.example/web:1.0\n", name, name, name)
-		for j := 0; j < objects; j++ {
-			files[fmt.Sprintf("apps/%s/cm-%d.yaml", name, j)] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s-%d\ndata:\n  k: v\n", name, j)
-		}
-	}
+	files := sharedFiles(ns, apps, objects)
 	if err := publish.Ensure(context.Background(), enginetest.Clientset(b), enginetest.Dynamic(b), ns); err != nil {
 		b.Fatal(err)
 	}
@@ -65,6 +60,21 @@ func sharedRepo(b *testing.B, ns string, apps, objects int) (remote, clone *gitt
 	clone.Git("remote", "add", "origin", remote.Dir)
 	clone.Git("push", "-q", "-u", "origin", "main")
 	return remote, clone
+}
+
+// sharedFiles are sharedRepo's files: apps Apps, each a Deployment of 2
+// replicas and objects ConfigMaps in namespace ns, self-healing.
+func sharedFiles(ns string, apps, objects int) map[string]string {
+	files := map[string]string{}
+	for i := 0; i < apps; i++ {
+		name := fmt.Sprintf("%s-%02d", ns, i)
+		files[".kdrift/"+name+".yaml"] = fmt.Sprintf("apiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata:\n  name: %s\nspec:\n  path: apps/%s\n  destination:\n    namespace: %s\n  syncPolicy:\n    selfHeal: true\n", name, name, ns)
+		files["apps/"+name+"/web.yaml"] = fmt.Sprintf("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: %s\nspec:\n  replicas: 2\n  selector:\n    matchLabels: {app: %s}\n  template:\n    metadata:\n      labels: {app: %s}\n    spec:\n      containers:\n      - name: main\n        image: registry.example/web:1.0\n", name, name, name)
+		for j := 0; j < objects; j++ {
+			files[fmt.Sprintf("apps/%s/cm-%d.yaml", name, j)] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s-%d\ndata:\n  k: v\n", name, j)
+		}
+	}
+	return files
 }
 
 // candidate is one kdrift (an engine with its Lease) on the shared remote.
@@ -255,6 +265,140 @@ func BenchmarkAttachedStart1000Apps(b *testing.B) {
 		}
 		cancel()
 	}
+}
+
+// unattachedFleet is 1,000 Apps of 20 objects each (sharedFiles: a
+// Deployment and 19 ConfigMaps), committed in a repository outside any
+// one benchmark's temporary folder and synced once per process: the
+// testing package runs a benchmark function once per -count, and 20,000
+// objects take minutes to create. TestMain's AfterTests removes it.
+var unattachedFleet struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+const unattachedApps, unattachedObjects = 1000, 20
+
+func unattachedRepo(b *testing.B) string {
+	unattachedFleet.once.Do(func() {
+		unattachedFleet.dir, unattachedFleet.err = makeUnattachedRepo(b)
+	})
+	if unattachedFleet.err != nil {
+		b.Fatal(unattachedFleet.err)
+	}
+	return unattachedFleet.dir
+}
+
+func makeUnattachedRepo(b *testing.B) (string, error) {
+	const ns = "bench-unattached"
+	ctx := context.Background()
+	if _, err := enginetest.Clientset(b).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "kdrift-unattached-")
+	if err != nil {
+		return "", err
+	}
+	for name, body := range sharedFiles(ns, unattachedApps, unattachedObjects-1) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return dir, err
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			return dir, err
+		}
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=Bench", "-c", "user.email=bench@example.com", "commit", "-qm", "fleet"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return dir, fmt.Errorf("git %v: %v: %s", args, err, out)
+		}
+	}
+	e, err := engine.New(engine.Options{Repo: dir, Kubeconfig: enginetest.Kubeconfig(), CacheDir: filepath.Join(dir, ".git", "kdrift-cache")})
+	if err != nil {
+		return dir, err
+	}
+	names := make(chan string)
+	errs := make(chan error, unattachedApps)
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range names {
+				if _, err := e.Sync(ctx, n, engine.SyncOptions{}); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	for i := 0; i < unattachedApps; i++ {
+		names <- fmt.Sprintf("%s-%02d", ns, i)
+	}
+	close(names)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		return dir, err
+	}
+	return dir, nil
+}
+
+// removeUnattachedRepo is TestMain's AfterTests hook.
+func removeUnattachedRepo() {
+	if unattachedFleet.dir != "" {
+		_ = os.RemoveAll(unattachedFleet.dir)
+	}
+}
+
+// BenchmarkUnattachedStart1000Apps: what a terminal with no leader to
+// follow does on start, on the same 1,000 Apps of 20 objects as
+// BenchmarkAttachedStart1000Apps (here real, synced objects): a new
+// engine (nothing cached on disk) runs until every App has compared
+// Synced, its own cold compare of 20,000 objects. Reported, no target;
+// run it with -benchtime=1x (one iteration takes minutes; the first run
+// in a process also creates the objects, outside the timer).
+func BenchmarkUnattachedStart1000Apps(b *testing.B) {
+	dir := unattachedRepo(b)
+	var took []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		cache := b.TempDir()
+		start := time.Now()
+		b.StartTimer()
+		e, err := engine.New(engine.Options{Repo: dir, Kubeconfig: enginetest.Kubeconfig(), CacheDir: cache, MayWrite: func() bool { return false }})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- e.Run(ctx) }()
+		waitB(b, "every App compared Synced", 30*time.Minute, func() bool {
+			apps := e.Apps()
+			if len(apps) != unattachedApps {
+				return false
+			}
+			for _, a := range apps {
+				if a.Sync != status.SyncSynced {
+					return false
+				}
+			}
+			return true
+		})
+		b.StopTimer()
+		took = append(took, time.Since(start))
+		b.ReportMetric(float64(e.Stats().DryRuns), "dryruns/op")
+		cancel()
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(median(took).Milliseconds()), "p50-ms")
 }
 
 // apiserverRequests sums apiserver_request_total over every series.

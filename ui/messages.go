@@ -45,6 +45,18 @@ type UnknownEventMsg struct{ Event status.Event }
 // EventsClosedMsg says the engine's event channel closed.
 type EventsClosedMsg struct{}
 
+// BackendSwitchedMsg says the UI's backend changed under it (an attached
+// terminal whose leader is gone now compares with its own engine): Text
+// goes on the status line; Reload has every app's status read again.
+type BackendSwitchedMsg struct {
+	Text   string
+	Reload bool
+}
+
+// RoleChangedMsg says the top line's role changed (a Lease taken or
+// lost, a leader gone): the UI only draws it.
+type RoleChangedMsg struct{}
+
 // DetailLoadedMsg is the result of Backend.Detail.
 type DetailLoadedMsg struct {
 	App    string
@@ -138,6 +150,10 @@ func eventMsg(ev status.Event) any {
 		return FreezeExpiringMsg{e}
 	case status.Reachability:
 		return ReachabilityMsg{e}
+	case backendSwitched:
+		return BackendSwitchedMsg{Text: e.text, Reload: e.reload}
+	case roleChanged:
+		return RoleChangedMsg{}
 	}
 	return UnknownEventMsg{ev}
 }

@@ -236,7 +236,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func isEvent(msg tea.Msg) bool {
 	switch msg.(type) {
 	case AppStatusChangedMsg, DriftDetectedMsg, HealedMsg, PrunedMsg, FightMsg, OverrideMsg,
-		FreezeExpiringMsg, ErrorEventMsg, ReachabilityMsg, UnknownEventMsg, EventsClosedMsg:
+		FreezeExpiringMsg, ErrorEventMsg, ReachabilityMsg, UnknownEventMsg, EventsClosedMsg,
+		BackendSwitchedMsg, RoleChangedMsg:
 		return true
 	}
 	return false
@@ -358,6 +359,14 @@ func (m *Model) onEvent(msg tea.Msg) tea.Cmd {
 		m.c.log.Info("ignored engine event of unknown type", "type", e.Event.Type())
 	case EventsClosedMsg:
 		m.setStatus("the engine stopped: no more updates (q quits)", true)
+	case BackendSwitchedMsg:
+		// Only the data changes: views, dialogs and typed text stay.
+		if e.Text != "" {
+			m.setStatus(e.Text, false)
+		}
+		if e.Reload {
+			return m.run(m.loadApps())
+		}
 	}
 	return nil
 }

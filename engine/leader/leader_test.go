@@ -1,6 +1,7 @@
 package leader
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -33,5 +34,68 @@ func TestObservationLive(t *testing.T) {
 	o := Observation{Holder: "h", Renewed: now.Add(-2 * time.Second), Duration: 15 * time.Second}
 	if !o.Live(now) || o.Live(now.Add(14*time.Second)) || (Observation{}).Live(now) {
 		t.Fatal("Live")
+	}
+}
+
+func waitGone(t *testing.T, f *Follower, within time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	select {
+	case <-f.Gone():
+		return time.Since(start)
+	case <-time.After(within):
+		t.Fatalf("the holder is not gone after %s", within)
+		return 0
+	}
+}
+
+// TestFollowerRenewalsKeepTheHolder: renewals (and a new holder taking
+// over in time) keep the Lease followed; once renewals stop, the holder
+// is gone a Lease duration after the last one this process saw.
+func TestFollowerRenewalsKeepTheHolder(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d := 300 * time.Millisecond
+	o := Observation{Namespace: "kdrift", Holder: "a", Renewed: time.Now(), Duration: d}
+	f := newFollower(ctx, o)
+	for i := 0; i < 6; i++ {
+		time.Sleep(d / 3)
+		o.Renewed = time.Now()
+		if i == 3 {
+			o.Holder = "b"
+		}
+		f.observe(o)
+	}
+	select {
+	case <-f.Gone():
+		t.Fatal("gone while renewed")
+	default:
+	}
+	if f.Current().Holder != "b" {
+		t.Fatalf("following %q, want the new holder b", f.Current().Holder)
+	}
+	if took := waitGone(t, f, 5*d); took < d*2/3 {
+		t.Fatalf("gone %s after the last renewal, before the Lease's duration %s", took, d)
+	}
+	went, at := f.Went()
+	if went.Holder != "b" || at.IsZero() {
+		t.Fatalf("went %+v at %s", went, at)
+	}
+	// A late renewal does not bring it back.
+	f.observe(Observation{Holder: "b", Renewed: time.Now(), Duration: d})
+	if went2, _ := f.Went(); went2.Holder != "b" {
+		t.Fatalf("went changed: %+v", went2)
+	}
+}
+
+// TestFollowerReleased: a released (or deleted) Lease is gone at once.
+func TestFollowerReleased(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := newFollower(ctx, Observation{Holder: "a", Renewed: time.Now(), Duration: time.Hour})
+	f.observe(Observation{Holder: ""})
+	waitGone(t, f, time.Second)
+	if went, _ := f.Went(); went.Holder != "a" {
+		t.Fatalf("went %+v, want holder a", went)
 	}
 }

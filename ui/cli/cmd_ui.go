@@ -98,10 +98,22 @@ func runUI(ctx context.Context, env *cliEnv, g *globalFlags, u *uiFlags) int {
 	}
 	cs, dyn, cerr := homeClients(g)
 	if cerr == nil && !u.follow.live && g.context == "" {
-		if be, ok := attach(ctx, g, cs, dyn, ns, e, opts, nudge); ok {
-			defer be.Close()
-			if err := ui.Run(ctx, be, uopts); err != nil {
-				return env.errorf("%v", err)
+		actx, stopFollowing := context.WithCancel(ctx)
+		defer stopFollowing()
+		if be, follow, ok := attach(actx, cs, dyn, ns, e, opts, nudge); ok {
+			sw := ui.NewSwitchBackend(be)
+			h := &handover{e: e, gate: gate, cs: cs, dyn: dyn, ns: ns, readonly: readonly, opts: opts, nudge: nudge, follow: follow, sw: sw}
+			h.start(actx)
+			uiErr := ui.Run(ctx, sw, uopts)
+			// The engine (if the leader went) stops after its last write,
+			// then the Lease is released; only then the backends close.
+			engErr := h.stop()
+			sw.Close()
+			if uiErr != nil {
+				return env.errorf("%v", uiErr)
+			}
+			if engErr != nil {
+				return env.errorf("%v", engErr)
 			}
 			return exitOK
 		}
@@ -124,30 +136,26 @@ func runUI(ctx context.Context, env *cliEnv, g *globalFlags, u *uiFlags) int {
 
 // attach follows the repository's leader when one is live and the cluster
 // serves AppStatus: the UI shows the published statuses and compares
-// nothing in the background.
-func attach(ctx context.Context, g *globalFlags, cs kubernetes.Interface, dyn dynamic.Interface, ns string, e *engine.Engine, opts actions.RepoOptions, nudge func(actions.Result) string) (*ui.AttachedBackend, bool) {
+// nothing in the background. The Follower says when the leader is gone.
+func attach(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, ns string, e *engine.Engine, opts actions.RepoOptions, nudge func(actions.Result) string) (*ui.AttachedBackend, *leader.Follower, bool) {
 	octx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if served, err := publish.Served(cs); err != nil || !served {
-		return nil, false
+		return nil, nil, false
 	}
 	obs, err := leader.Observe(octx, cs, ns, e.RepoIdentity())
 	if err != nil || !obs.Live(time.Now()) {
-		return nil, false
+		return nil, nil, false
 	}
-	var mu sync.Mutex
-	cur := obs
-	go leader.Watch(ctx, cs, ns, e.RepoIdentity(), func(o leader.Observation) {
-		mu.Lock()
-		cur = o
-		mu.Unlock()
-	})
+	follow := leader.Follow(ctx, cs, ns, e.RepoIdentity(), obs)
 	role := func() string {
-		mu.Lock()
-		o := cur
-		mu.Unlock()
-		if !o.Live(time.Now()) {
-			return fmt.Sprintf("leader %s/%s gone: statuses may be stale; restart kdrift to compare and heal from here", ns, obs.Holder)
+		o := follow.Current()
+		select {
+		case <-follow.Gone():
+			// The hand-over announces itself at once; this shows only
+			// in between.
+			return fmt.Sprintf("leader %s/%s gone", o.Namespace, o.Holder)
+		default:
 		}
 		return fmt.Sprintf("following %s/%s, leader since %s", o.Namespace, o.Holder, o.Since.Local().Format("15:04"))
 	}
@@ -156,10 +164,10 @@ func attach(ctx context.Context, g *globalFlags, cs kubernetes.Interface, dyn dy
 	}
 	be, err := ui.NewAttachedBackend(ctx, e, opts, publish.NewWatcher(dyn, ns, e.RepoIdentity()), role, refresh)
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
 	be.SetLeader(role, nudge)
-	return be, true
+	return be, follow, true
 }
 
 // candidate makes this terminal a candidate for the repository's Lease:

@@ -294,3 +294,47 @@ func TestOneHealer(t *testing.T) {
 	c2.stop(t)
 	c2.noErrors(t)
 }
+
+// TestAttachedUITakesOver: a terminal UI follows the leader while a
+// person types a freeze reason; the leader is killed (its Lease is not
+// released, as with SIGKILL). The UI goes on with its own engine in place
+// (the dialog and the half-typed reason stay), says on its top line that
+// the leader is gone, takes the Lease and heals the next drift.
+func TestAttachedUITakesOver(t *testing.T) {
+	skipSlow(t)
+	f := newHealerFixture(t, "handover")
+	c1 := f.controller(t)
+	eventually(t, c1, "the controller to take the Lease", 60*time.Second, c1.leading)
+	eventually(t, c1, "the App synced and its status published", 60*time.Second, func() bool {
+		st := f.published(t)
+		return f.replicas(t) == 2 && st != nil && st["sync"] == "Synced"
+	})
+	u := startTmuxUI(t, f.bin, f.clone, "--kdrift-namespace", f.kdriftNS)
+	u.waitFor("the UI to follow the leader", func(s string) bool {
+		return strings.Contains(s, "following "+f.kdriftNS+"/") && strings.Contains(s, f.app) && strings.Contains(s, "Synced")
+	})
+	u.keys("f")
+	u.waitFor("the freeze dialog", func(s string) bool { return strings.Contains(s, "Freeze") && strings.Contains(s, "reason") })
+	u.typeText("INC-77 hold web at")
+	u.waitFor("the typed reason", func(s string) bool { return strings.Contains(s, "INC-77 hold web at") })
+
+	if err := c1.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-c1.done
+	killed := time.Now()
+	u.waitFor("the UI to take the Lease", func(s string) bool {
+		return strings.Contains(s, "leader "+f.kdriftNS+"/") && strings.Contains(s, " gone at ") && strings.Contains(s, "comparing here; healing from this terminal")
+	})
+	t.Logf("leader killed to the terminal healing: %s", time.Since(killed).Round(time.Millisecond))
+	if s := u.screen(); !strings.Contains(s, "INC-77 hold web at") {
+		t.Fatalf("the half-typed reason is gone after the switch:\n%s", s)
+	}
+	u.keys("Escape")
+	f.scale(t, 5)
+	eventually(t, nil, "the terminal to heal the scale", 60*time.Second, func() bool { return f.replicas(t) == 2 })
+	eventually(t, nil, "the terminal to publish the App's status", 30*time.Second, func() bool {
+		st := f.published(t)
+		return st != nil && st["sync"] == "Synced"
+	})
+}
