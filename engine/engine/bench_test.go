@@ -408,7 +408,7 @@ func rssMB() float64 {
 	return -1
 }
 
-// BenchmarkDiffVsKubectl runs `kdrift diff APP` (its own compare) and
+// BenchmarkDiffVsKubectl runs `kdrift diff APP --live` (its own compare) and
 // `kubectl diff --server-side -k PATH` as whole processes on the same
 // kustomize overlay (5 and 30 objects, one drifted), in the same run, and
 // reports both medians and their ratio. Both start cold as a person's
@@ -489,7 +489,7 @@ func benchDiffVsKubectl(b *testing.B, bin string, objects int) {
 		return d
 	}
 	kdrift := func() time.Duration {
-		return timeRun([]string{"XDG_CACHE_HOME=" + kdriftCache}, bin, "diff", "overlay", "--repo", dir, "--kubeconfig", enginetest.Kubeconfig())
+		return timeRun([]string{"XDG_CACHE_HOME=" + kdriftCache}, bin, "diff", "overlay", "--repo", dir, "--kubeconfig", enginetest.Kubeconfig(), "--live")
 	}
 	kubectl := func() time.Duration {
 		return timeRun(nil, "/usr/bin/kubectl", "diff", "--server-side", "--force-conflicts", "-k", filepath.Join(dir, "deploy/overlay"), "--kubeconfig", enginetest.Kubeconfig(), "--cache-dir", kubectlCache)

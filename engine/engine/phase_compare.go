@@ -190,6 +190,18 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 	if why, ok := p.encrypted[key]; ok {
 		return p.compareEncrypted(ctx, d, ref, why)
 	}
+	// Without informers the live object comes from a List that may still
+	// be on its way; when no comparison of this desired object is kept,
+	// the dry-run is sent whatever the List says, so it goes now and the
+	// two round trips overlap.
+	var early chan dryRun
+	if p.cl.watcher == nil && !p.hasCached(key, hash) {
+		early = make(chan dryRun, 1)
+		go func() {
+			dry, err := p.cl.cs.DryRunApply(ctx, d)
+			early <- dryRun{dry, err}
+		}()
+	}
 	// lv may be the informer cache's own object: the pass only reads it
 	// (heal copies before changing), and the comparison gets a copy.
 	lv, err := p.cl.peek(ctx, ref)
@@ -213,7 +225,14 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 		return c.result, lv
 	}
 	p.e.dryRuns.Add(1)
-	dry, dryErr := p.cl.cs.DryRunApply(ctx, d)
+	var dry *unstructured.Unstructured
+	var dryErr error
+	if early != nil {
+		r := <-early
+		dry, dryErr = r.obj, r.err
+	} else {
+		dry, dryErr = p.cl.cs.DryRunApply(ctx, d)
+	}
 	p.e.opts.Observer.Request(VerbDryRunApply, dryErr)
 	in := diff.Input{Desired: d, DryRun: dry, DryRunErr: dryErr, Live: lv.DeepCopy(), Ignore: p.app.Spec.IgnoreDifferences, Options: p.e.opts.Diff}
 	res := diff.Compare(in)
@@ -243,6 +262,21 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 	}
 	p.cacheMu.Unlock()
 	return res, lv
+}
+
+// dryRun is the answer to a dry-run apply sent ahead.
+type dryRun struct {
+	obj *unstructured.Unstructured
+	err error
+}
+
+// hasCached says whether a comparison of this desired object (hash) is
+// kept, which the live resourceVersion may still make reusable.
+func (p *pass) hasCached(key, hash string) bool {
+	p.cacheMu.Lock()
+	defer p.cacheMu.Unlock()
+	c, ok := p.st.cache[key]
+	return ok && c.desiredHash == hash
 }
 
 // unread is the result for an object whose live state could not be read

@@ -111,3 +111,8 @@ func (p *pass) defaultNamespace(ctx context.Context, o *unstructured.Unstructure
 		o.SetNamespace(ns)
 	}
 }
+
+// WarmRender starts the renderer's one-time set-up in the background (see
+// render.Renderer.Warm): a one-shot command calls it before its first
+// pass, so the set-up overlaps reading Git.
+func (e *Engine) WarmRender() { e.renderer.Warm() }

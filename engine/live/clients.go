@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -121,6 +122,10 @@ type ClientSet struct {
 	Server string
 	// Config is the REST config requests use (with timeouts).
 	Config *rest.Config
+	// HTTP is the HTTP client (with Config's timeout) every client of the
+	// context shares: build more clients with their ForConfigAndClient
+	// constructors and it, so they reuse its connection.
+	HTTP *http.Client
 	// Dynamic is the dynamic client for requests with a timeout.
 	Dynamic dynamic.Interface
 	// Discovery is a memory-cached discovery client.
@@ -191,15 +196,25 @@ func buildClientSet(name, server string, cfg *rest.Config, opts Options) (*Clien
 	watchCfg := rest.CopyConfig(cfg)
 	cfg.Timeout = opts.RequestTimeout
 
-	dyn, err := dynamic.NewForConfig(cfg)
+	// One transport for every client of the context: one TLS handshake
+	// and one HTTP/2 connection. (client-go cannot share its transport
+	// cache across configs with a Dial function, so each NewForConfig
+	// would open a connection of its own.) Watches use it without the
+	// overall timeout.
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("context %q (%s): transport: %w", name, server, err)
+	}
+	watchHTTP := &http.Client{Transport: httpClient.Transport}
+	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("context %q (%s): dynamic client: %w", name, server, err)
 	}
-	watch, err := dynamic.NewForConfig(watchCfg)
+	watch, err := dynamic.NewForConfigAndClient(watchCfg, watchHTTP)
 	if err != nil {
 		return nil, fmt.Errorf("context %q (%s): watch client: %w", name, server, err)
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	disc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("context %q (%s): discovery client: %w", name, server, err)
 	}
@@ -211,6 +226,7 @@ func buildClientSet(name, server string, cfg *rest.Config, opts Options) (*Clien
 		Context:   name,
 		Server:    server,
 		Config:    cfg,
+		HTTP:      httpClient,
 		Dynamic:   dyn,
 		Discovery: cached,
 		watch:     watch,

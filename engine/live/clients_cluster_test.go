@@ -5,16 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kdrift.dev/kdrift/engine/live"
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/internal/enginetest"
 )
 
 // TestCRDInstalledAfterStart: the RESTMapper is built, then a CRD is
@@ -172,4 +177,99 @@ func TestUnreachableAPIServer(t *testing.T) {
 	if _, err := live.NewClients(writeKubeconfig(t, refused), live.Options{}).For("nope"); err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "prod-eu") {
 		t.Errorf("unknown context error = %v", err)
 	}
+}
+
+// TestOneConnectionPerContext: the clients of one context (discovery and
+// the version check, dynamic requests, dry-runs, watches) share one
+// transport, so a one-shot command started cold opens one connection to
+// the apiserver, not one per client, even when its first requests go out
+// together.
+func TestOneConnectionPerContext(t *testing.T) {
+	cs, err := live.NewClients(enginetest.Kubeconfig(), live.Options{}).For("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(cs.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := apiserverSockets(t, u.Port())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The first request alone opens the connection; the rest, at once,
+	// must reuse it.
+	if err := cs.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cm := decode(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one-connection, namespace: default}\ndata: {k: v}\n")
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for _, f := range []func() error{
+		func() error { return cs.Discover(ctx) },
+		func() error {
+			_, err := cs.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default").List(ctx, metav1.ListOptions{})
+			return err
+		},
+		func() error { _, err := cs.DryRunApply(ctx, cm); return err },
+		func() error {
+			w := cs.NewWatcher(ctx, make(chan live.Change, 16))
+			return w.Watch(ctx, schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, "default")
+		},
+	} {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs <- f() }()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var opened []string
+	for inode := range apiserverSockets(t, u.Port()) {
+		if !before[inode] {
+			opened = append(opened, inode)
+		}
+	}
+	if len(opened) != 1 {
+		t.Fatalf("connections opened to %s: %d (sockets %v), want 1 shared by every client of the context", cs.Config.Host, len(opened), opened)
+	}
+}
+
+// apiserverSockets returns the inodes of this process's established TCP
+// connections to port, from /proc.
+func apiserverSockets(t *testing.T, port string) map[string]bool {
+	t.Helper()
+	mine := map[string]bool{}
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatalf("list open files: %v", err)
+	}
+	for _, fd := range fds {
+		l, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if inode, ok := strings.CutPrefix(l, "socket:["); err == nil && ok {
+			mine[strings.TrimSuffix(inode, "]")] = true
+		}
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatalf("apiserver port %q: %v", port, err)
+	}
+	want := fmt.Sprintf(":%04X", p)
+	out := map[string]bool{}
+	for _, table := range []string{"/proc/self/net/tcp", "/proc/self/net/tcp6"} {
+		raw, err := os.ReadFile(table)
+		if err != nil {
+			t.Fatalf("read %s: %v", table, err)
+		}
+		for _, line := range strings.Split(string(raw), "\n")[1:] {
+			f := strings.Fields(line)
+			// remote address, state (01: established), inode
+			if len(f) > 9 && strings.HasSuffix(f[2], want) && f[3] == "01" && mine[f[9]] {
+				out[f[9]] = true
+			}
+		}
+	}
+	return out
 }

@@ -32,7 +32,7 @@ func (s *ClientSet) TrackedKinds(ctx context.Context) (map[string][]schema.Group
 	// warnings say nothing about what kdrift applies.
 	cfg := rest.CopyConfig(s.Config)
 	cfg.WarningHandler = rest.NoWarnings{}
-	md, err := metadata.NewForConfig(cfg)
+	md, err := metadata.NewForConfigAndClient(cfg, s.HTTP)
 	if err != nil {
 		return nil, err
 	}

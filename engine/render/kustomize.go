@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"kdrift.dev/kdrift/engine/redact"
 )
@@ -154,3 +155,31 @@ type PanicError struct {
 
 // Error renders `kustomize panicked: VALUE`.
 func (e *PanicError) Error() string { return fmt.Sprintf("kustomize panicked: %v", e.Value) }
+
+// Warm starts, in the background, kustomize's one-time set-up (parsing
+// its default transformer configuration: its first build does it, every
+// later one reuses it), so that a one-shot command's first render need
+// not do it: call it before the work that precedes rendering (reading
+// Git). It builds a fixed kustomization of one ConfigMap in memory, with
+// kdrift's kustomize options and in turn with the Renderer's other
+// builds; it reads no repository, and a render that starts meanwhile
+// waits for it. Only the first call on a Renderer builds.
+func (r *Renderer) Warm() {
+	r.warm.Do(func() {
+		go func() {
+			r.kbuild <- struct{}{}
+			defer func() { <-r.kbuild }()
+			defer func() { _ = recover() }() // a real build reports the same failure
+			fs := filesys.MakeFsInMemory()
+			for name, doc := range map[string]string{
+				"/kustomization.yaml": "namespace: warm\nresources:\n- cm.yaml\n",
+				"/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: warm\n",
+			} {
+				if err := fs.WriteFile(name, []byte(doc)); err != nil {
+					return
+				}
+			}
+			_, _ = krusty.MakeKustomizer(kustomizeOptions()).Run(fs, "/")
+		}()
+	})
+}

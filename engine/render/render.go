@@ -82,6 +82,7 @@ type Renderer struct {
 	Options Options
 
 	kbuild chan struct{} // holds a token while a kustomize build runs
+	warm   sync.Once     // Warm's build
 
 	mu    sync.Mutex
 	keys  *sops.Keyring            // decrypts SOPS files; see SetKeys

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -103,6 +104,30 @@ func TestRenderOverlay(t *testing.T) {
 	ref, _, _ := unstructured.NestedSlice(objs[2].Object, "spec", "template", "spec", "containers")
 	if !strings.Contains(fmt.Sprint(ref), cm) {
 		t.Errorf("envFrom does not name the hashed ConfigMap %s: %v", cm, ref)
+	}
+}
+
+// TestWarmThenRender: Warm's background build of its own is neither
+// cached nor counted, and a render started while it runs gives exactly
+// what a renderer that was never warmed gives.
+func TestWarmThenRender(t *testing.T) {
+	_, snap := repo(t, overlayFiles)
+	cold, err := render.NewRenderer().Render(snap(), "deploy/overlays/prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := render.NewRenderer()
+	r.Warm()
+	r.Warm()
+	warm, err := r.Render(snap(), "deploy/overlays/prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cold, warm) {
+		t.Fatalf("warmed render = %s, want %s", ids(warm), ids(cold))
+	}
+	if st := r.Stats(); st.Builds != 1 || st.Hits != 0 {
+		t.Fatalf("stats %+v, want the one build of the App", st)
 	}
 }
 

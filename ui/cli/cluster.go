@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 
 	flag "github.com/spf13/pflag"
@@ -68,11 +69,14 @@ func homeClients(g *globalFlags) (kubernetes.Interface, dynamic.Interface, error
 	cfg := rest.CopyConfig(cs.Config)
 	cfg.Timeout = 0
 	cfg.QPS, cfg.Burst = 50, 100
-	k, err := kubernetes.NewForConfig(cfg)
+	// Both share the context's transport (one connection), without its
+	// overall timeout.
+	hc := &http.Client{Transport: cs.HTTP.Transport}
+	k, err := kubernetes.NewForConfigAndClient(cfg, hc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("context %q: %w", cs.Context, err)
 	}
-	d, err := dynamic.NewForConfig(cfg)
+	d, err := dynamic.NewForConfigAndClient(cfg, hc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("context %q: %w", cs.Context, err)
 	}

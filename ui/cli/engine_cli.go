@@ -17,7 +17,7 @@ func openEngine(g *globalFlags, readOnly bool, apps ...string) (*engine.Engine, 
 	if err != nil {
 		return nil, err
 	}
-	return engine.New(engine.Options{
+	e, err := engine.New(engine.Options{
 		Repo:       g.repo,
 		Branch:     g.branch,
 		Kubeconfig: g.kubeconfig,
@@ -31,6 +31,12 @@ func openEngine(g *globalFlags, readOnly bool, apps ...string) (*engine.Engine, 
 		// one-shot command then asks the apiserver only for its objects.
 		Live: live.Options{DiscoveryCacheDir: live.DefaultDiscoveryCacheDir()},
 	})
+	if err != nil {
+		return nil, err
+	}
+	// kustomize's one-time set-up runs while Git is read.
+	e.WarmRender()
+	return e, nil
 }
 
 // uiReadOnly says whether the UI runs read-only: the --readonly flag or
