@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // FieldManager is the manager name kdrift applies with.
@@ -148,7 +149,9 @@ type ClientSet struct {
 	apiVersions []string
 }
 
-func newClientSet(kubeconfig, contextName string, opts Options) (*ClientSet, error) {
+// loadKubeconfig reads the kubeconfig at path (empty: the default loading
+// rules) with contextName (empty: its current context) as the context.
+func loadKubeconfig(kubeconfig, contextName string) (clientcmd.ClientConfig, clientcmdapi.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if kubeconfig != "" {
 		rules.ExplicitPath = kubeconfig
@@ -157,7 +160,15 @@ func newClientSet(kubeconfig, contextName string, opts Options) (*ClientSet, err
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 	raw, err := cc.RawConfig()
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: cannot load it: %w", describeKubeconfig(kubeconfig), err)
+		return nil, clientcmdapi.Config{}, fmt.Errorf("kubeconfig %s: cannot load it: %w", describeKubeconfig(kubeconfig), err)
+	}
+	return cc, raw, nil
+}
+
+func newClientSet(kubeconfig, contextName string, opts Options) (*ClientSet, error) {
+	cc, raw, err := loadKubeconfig(kubeconfig, contextName)
+	if err != nil {
+		return nil, err
 	}
 	if kubeconfig == "" && len(raw.Contexts) == 0 && (contextName == "" || contextName == InClusterContext) {
 		// No kubeconfig at all: in a Pod, use its ServiceAccount.

@@ -1,22 +1,12 @@
 package live
 
-import (
-	"fmt"
-
-	"k8s.io/client-go/tools/clientcmd"
-)
-
 // ContextServers lists the contexts of the kubeconfig at path (empty: the
 // default loading rules) with their cluster's server URL, by context
 // name; a context whose cluster is missing is left out.
 func ContextServers(kubeconfig string) (map[string]string, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if kubeconfig != "" {
-		rules.ExplicitPath = kubeconfig
-	}
-	raw, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).RawConfig()
+	_, raw, err := loadKubeconfig(kubeconfig, "")
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: cannot load it: %w", describeKubeconfig(kubeconfig), err)
+		return nil, err
 	}
 	out := make(map[string]string, len(raw.Contexts))
 	for name, c := range raw.Contexts {
