@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/discovery"
+
+	"kdrift.dev/kdrift/internal/privfile"
 )
 
 // DiscoveryCacheTTL is how long discovery kept on disk is used before the
@@ -147,7 +149,7 @@ func validResource(r string) bool {
 
 // readDiscoveryFile reads and checks a cache file.
 func readDiscoveryFile(path, server string, ttl time.Duration, now time.Time) (*discoveryFile, error) {
-	f, err := openPrivate(path)
+	f, err := privfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -213,21 +215,5 @@ func writeDiscoveryFile(path string, df discoveryFile) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".discovery-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename, there is none
-	if _, err := tmp.Write(raw); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return privfile.WriteAtomic(path, raw)
 }

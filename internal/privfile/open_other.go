@@ -1,15 +1,15 @@
 //go:build !unix
 
-package live
+package privfile
 
 import (
 	"fmt"
 	"os"
 )
 
-// openPrivate opens path for reading when it is a regular file (not a
+// Open opens path for reading when it is a regular file (not a
 // link); ownership is not checked on this platform.
-func openPrivate(path string) (*os.File, error) {
+func Open(path string) (*os.File, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,6 @@
 //go:build unix
 
-package live
+package privfile
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 	"syscall"
 )
 
-// openPrivate opens path for reading when it is a regular file (not a
+// Open opens path for reading when it is a regular file (not a
 // link) owned by this user that neither group nor others may write.
-func openPrivate(path string) (*os.File, error) {
+func Open(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
