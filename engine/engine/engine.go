@@ -42,6 +42,11 @@ type Options struct {
 	// CacheDir holds clones of remote repositories (default: the user
 	// cache folder).
 	CacheDir string
+	// RenderCacheDir, when set, keeps renders between processes there
+	// (see render.Renderer.SetDiskCache and render.DefaultCacheDir): a
+	// command run again on the same commit does not render again. Empty:
+	// renders are kept in memory only.
+	RenderCacheDir string
 	// Kubeconfig is the kubeconfig file (default: $KUBECONFIG, then
 	// ~/.kube/config).
 	Kubeconfig string
@@ -221,6 +226,7 @@ func New(opts Options) (*Engine, error) {
 		clusters: map[string]*cluster{},
 	}
 	e.renderer.SetKeys(opts.Keys)
+	e.renderer.SetDiskCache(opts.RenderCacheDir, repoID)
 	return e, nil
 }
 
@@ -274,6 +280,13 @@ func (e *Engine) Inputs(app string) []string {
 		return nil
 	}
 	return e.renderer.Inputs(p)
+}
+
+// ClientSet returns the engine's clients of a kubeconfig context ("" is
+// the current one), for requests beside the engine's that should share
+// its connection.
+func (e *Engine) ClientSet(context string) (*live.ClientSet, error) {
+	return e.clients.For(context)
 }
 
 // Repo is the Git repository the engine reads.

@@ -143,6 +143,11 @@ func (c *cluster) check(ctx context.Context) error {
 	if time.Since(c.checkedAt) < checkTTL {
 		return nil
 	}
+	// A caller that waited for a check which just failed (Engine.Warm's,
+	// then the pass's) gets its answer instead of waiting as long again.
+	if c.checkErr != nil && time.Since(c.failedAt) < checkFailTTL {
+		return c.checkErr
+	}
 	if c.checkedAt.IsZero() {
 		// Its failure is the version check's to report; a kind looked up
 		// later asks again.
@@ -152,11 +157,17 @@ func (c *cluster) check(ctx context.Context) error {
 		}()
 	}
 	if err := c.cs.Check(ctx); err != nil {
+		c.checkErr, c.failedAt = err, time.Now()
 		return err
 	}
-	c.checkedAt = time.Now()
+	c.checkedAt, c.checkErr = time.Now(), nil
 	return nil
 }
 
 // checkTTL is how long a successful version check counts.
 const checkTTL = 10 * time.Second
+
+// checkFailTTL is how long a failed version check counts: long enough
+// for the callers that queued behind it, short enough that the next pass
+// asks again.
+const checkFailTTL = time.Second

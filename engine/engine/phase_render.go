@@ -112,7 +112,19 @@ func (p *pass) defaultNamespace(ctx context.Context, o *unstructured.Unstructure
 	}
 }
 
-// WarmRender starts the renderer's one-time set-up in the background (see
-// render.Renderer.Warm): a one-shot command calls it before its first
-// pass, so the set-up overlaps reading Git.
-func (e *Engine) WarmRender() { e.renderer.Warm() }
+// Warm starts in the background what a first pass would otherwise wait
+// for after reading Git: the renderer's one-time set-up (see
+// render.Renderer.Warm) and, for the --context cluster or else the
+// kubeconfig's current one, the connection, version check and discovery.
+// A command calls it right after New, so they overlap reading Git; an
+// app whose destination is another context reaches it as before. A
+// failed check is the first pass's to report (it is not asked twice).
+func (e *Engine) Warm(ctx context.Context) {
+	e.renderer.Warm()
+	go func() {
+		cl, err := e.clusterFor(e.opts.Context)
+		if err == nil {
+			_ = cl.check(ctx)
+		}
+	}()
+}

@@ -92,6 +92,8 @@ type cluster struct {
 
 	checkMu   sync.Mutex
 	checkedAt time.Time
+	checkErr  error     // the last check's failure, nil after a success
+	failedAt  time.Time // when checkErr happened
 	// discovered is closed when the first discovery ends, whether it
 	// answered or not.
 	discovered     chan struct{}

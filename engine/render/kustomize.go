@@ -163,8 +163,17 @@ func (e *PanicError) Error() string { return fmt.Sprintf("kustomize panicked: %v
 // Git). It builds a fixed kustomization of one ConfigMap in memory, with
 // kdrift's kustomize options and in turn with the Renderer's other
 // builds; it reads no repository, and a render that starts meanwhile
-// waits for it. Only the first call on a Renderer builds.
+// waits for it. Only the first call on a Renderer builds. With a disk
+// cache (SetDiskCache) it does nothing: a command run again on a commit
+// reads its renders from disk, and a warm-up would only take the CPU from
+// reading Git and connecting to the cluster.
 func (r *Renderer) Warm() {
+	r.mu.Lock()
+	disk := r.disk != nil
+	r.mu.Unlock()
+	if disk {
+		return
+	}
 	r.warm.Do(func() {
 		go func() {
 			r.kbuild <- struct{}{}

@@ -60,6 +60,9 @@ type Stats struct {
 	Builds int
 	// Hits is how many renders were answered from the cache.
 	Hits int
+	// DiskHits is how many renders were answered from the disk cache (a
+	// render of an earlier process; see SetDiskCache).
+	DiskHits int
 }
 
 // DefaultCacheVersions is how many results per path a Renderer keeps: the
@@ -87,6 +90,7 @@ type Renderer struct {
 	mu    sync.Mutex
 	keys  *sops.Keyring            // decrypts SOPS files; see SetKeys
 	cache map[string][]*cacheEntry // by cleaned App path, newest first
+	disk  *diskCache               // see SetDiskCache; nil: memory only
 	paths map[string]chan struct{} // one render of a path at a time
 	stats Stats
 }
@@ -173,11 +177,27 @@ func (r *Renderer) RenderApp(ctx context.Context, tree Tree, dir string, h *Helm
 		<-pathSem
 		return copyObjects(e.objs), e.err
 	}
+	r.mu.Lock()
+	disk := r.disk
+	r.mu.Unlock()
+	if disk != nil {
+		if e := disk.load(tree, key, opts); e != nil {
+			r.mu.Lock()
+			r.stats.DiskHits++
+			r.mu.Unlock()
+			r.keep(key, e)
+			<-pathSem
+			return copyObjects(e.objs), nil
+		}
+	}
 	done := make(chan *cacheEntry, 1)
 	go func() {
 		defer func() { <-pathSem }()
 		e := r.buildSafe(ctx, tree, clean, opts, h)
 		r.store(key, e)
+		if disk != nil && ctx.Err() == nil {
+			disk.store(key, opts, e)
+		}
 		done <- e
 	}()
 	select {
@@ -202,15 +222,23 @@ func acquire(ctx context.Context, sem chan struct{}, what string) error {
 // store counts a build and caches its result when it may be reused.
 func (r *Renderer) store(dir string, e *cacheEntry) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.stats.Builds++
-	if e.inputs != nil {
-		list := append([]*cacheEntry{e}, r.cache[dir]...)
-		if len(list) > DefaultCacheVersions {
-			list = list[:DefaultCacheVersions]
-		}
-		r.cache[dir] = list
+	r.mu.Unlock()
+	r.keep(dir, e)
+}
+
+// keep caches e in memory when it may be reused.
+func (r *Renderer) keep(dir string, e *cacheEntry) {
+	if e.inputs == nil {
+		return
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	list := append([]*cacheEntry{e}, r.cache[dir]...)
+	if len(list) > DefaultCacheVersions {
+		list = list[:DefaultCacheVersions]
+	}
+	r.cache[dir] = list
 }
 
 // buildSafe is build with any panic turned into this render's error.

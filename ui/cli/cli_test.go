@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"kdrift.dev/kdrift/engine/render"
 	"kdrift.dev/kdrift/internal/enginetest"
 )
 
@@ -214,5 +215,43 @@ func TestControllerJSONLines(t *testing.T) {
 	}
 	if !types["DriftDetected"] || !types["AppStatusChanged"] {
 		t.Fatalf("want DriftDetected and AppStatusChanged lines, got %v:\n%s", types, out.String())
+	}
+}
+
+// TestDiffRenderCacheFollowsCommits: one-shot commands keep renders on
+// disk, and a commit that changes what an App renders is never answered
+// from the kept render.
+func TestDiffRenderCacheFollowsCommits(t *testing.T) {
+	ctx := context.Background()
+	repo := cliRepo(t, "cli-rcache")
+	g := []string{"--repo", repo, "--kubeconfig", enginetest.Kubeconfig()}
+	if code, out, errOut := kdrift(t, ctx, append([]string{"sync", "cli-rcache"}, g...)...); code != exitOK {
+		t.Fatalf("sync: code %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := kdrift(t, ctx, append([]string{"diff", "cli-rcache", "--live"}, g...)...); code != exitOK {
+		t.Fatalf("diff after sync: code %d\n%s\n%s", code, out, errOut)
+	}
+	kept, err := filepath.Glob(filepath.Join(render.DefaultCacheDir(), "*.json"))
+	if err != nil || len(kept) == 0 {
+		t.Fatalf("no render kept in %s (%v)", render.DefaultCacheDir(), err)
+	}
+	dep := filepath.Join(repo, "deploy", "dep.yaml")
+	raw, err := os.ReadFile(dep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dep, []byte(strings.Replace(string(raw), "replicas: 6", "replicas: 3", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=Test", "-c", "user.email=test@example.com", "commit", "-qm", "scale down"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	code, out, errOut := kdrift(t, ctx, append([]string{"diff", "cli-rcache", "--live"}, g...)...)
+	if code != exitDrift || !strings.Contains(out, "desired: 3") || !strings.Contains(out, "live:    6") {
+		t.Fatalf("diff after the commit: code %d\n%s\n%s", code, out, errOut)
 	}
 }

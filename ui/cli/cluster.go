@@ -66,6 +66,12 @@ func homeClients(g *globalFlags) (kubernetes.Interface, dynamic.Interface, error
 	if err != nil {
 		return nil, nil, err
 	}
+	return homeClientsOf(cs)
+}
+
+// homeClientsOf is homeClients on a context's clients that already exist
+// (an engine's), sharing their connection.
+func homeClientsOf(cs *live.ClientSet) (kubernetes.Interface, dynamic.Interface, error) {
 	cfg := rest.CopyConfig(cs.Config)
 	cfg.Timeout = 0
 	cfg.QPS, cfg.Burst = 50, 100

@@ -123,7 +123,8 @@ func runOwners(ctx context.Context, env *cliEnv, f *ownersFlags, names []string)
 	if !*orphans {
 		limit = names
 	}
-	e, err := openEngine(g, true, limit...)
+	oneShotGC()
+	e, err := openEngine(ctx, g, true, limit...)
 	if err != nil {
 		return env.errorf("%v", err)
 	}

@@ -51,7 +51,8 @@ README's "JSON output").`,
 }
 
 func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, f *followFlags, names []string) int {
-	e, err := openEngine(g, true, names...)
+	oneShotGC()
+	e, err := openEngine(ctx, g, true, names...)
 	if err != nil {
 		return env.errorf("%v", err)
 	}

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"context"
 	"os"
+	"runtime/debug"
 
 	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/live"
+	"kdrift.dev/kdrift/engine/render"
 	"kdrift.dev/kdrift/engine/sops"
 	"kdrift.dev/kdrift/keymap"
 )
@@ -12,7 +15,7 @@ import (
 // openEngine builds an engine from the global flags, with the age
 // identities sops itself would find (SOPS_AGE_KEY, SOPS_AGE_KEY_FILE,
 // ~/.config/sops/age/keys.txt) for SOPS-encrypted files.
-func openEngine(g *globalFlags, readOnly bool, apps ...string) (*engine.Engine, error) {
+func openEngine(ctx context.Context, g *globalFlags, readOnly bool, apps ...string) (*engine.Engine, error) {
 	keys, err := sops.LoadKeyring(os.Getenv)
 	if err != nil {
 		return nil, err
@@ -30,12 +33,16 @@ func openEngine(g *globalFlags, readOnly bool, apps ...string) (*engine.Engine, 
 		// Discovery is kept on disk between runs, as kubectl keeps it: a
 		// one-shot command then asks the apiserver only for its objects.
 		Live: live.Options{DiscoveryCacheDir: live.DefaultDiscoveryCacheDir()},
+		// So are renders: the same command on the same commit skips
+		// kustomize and Helm.
+		RenderCacheDir: render.DefaultCacheDir(),
 	})
 	if err != nil {
 		return nil, err
 	}
-	// kustomize's one-time set-up runs while Git is read.
-	e.WarmRender()
+	// kustomize's set-up and the cluster's connection, version check and
+	// discovery run while Git is read.
+	e.Warm(ctx)
 	return e, nil
 }
 
@@ -60,4 +67,18 @@ func uiReadOnly(flag bool, configPath string) (bool, error) {
 		return false, err // it names the file
 	}
 	return fc.Readonly, nil
+}
+
+// oneShotGC lets the garbage collector run less often in a command that
+// compares once and exits (diff, status, owners): most of what it
+// allocates lives until it prints, so collecting at every doubling of the
+// heap is mostly wasted work. The heap may grow to five times what is
+// live, under a soft limit of 2 GiB. GOGC and GOMEMLIMIT, when set, win.
+func oneShotGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(2 << 30)
+	}
 }

@@ -36,7 +36,13 @@ func readPublished(ctx context.Context, g *globalFlags, f *followFlags, e *engin
 	if f.live || g.context != "" {
 		return nil, "", false
 	}
-	cs, dyn, err := homeClients(g)
+	// The engine's clients of that context: one connection, which the
+	// engine may have opened already (Engine.Warm).
+	home, err := e.ClientSet(g.context)
+	if err != nil {
+		return nil, "", false
+	}
+	cs, dyn, err := homeClientsOf(home)
 	if err != nil {
 		return nil, "", false
 	}
