@@ -413,8 +413,10 @@ func rssMB() float64 {
 // kustomize overlay (5 and 30 objects, one drifted), in the same run, and
 // reports both medians and their ratio. Both start cold as a person's
 // shell would, except for what each keeps on disk between runs (kubectl's
-// discovery cache, kdrift's): each has its own cache directory, warmed by
-// one untimed run.
+// discovery cache; kdrift's discovery and render caches): each has its own
+// cache directory, warmed by one untimed run. A third series, kdrift-new,
+// empties kdrift's render cache before each run: the first diff after a
+// commit, which renders.
 func BenchmarkDiffVsKubectl(b *testing.B) {
 	root, err := enginetest.RepoRoot()
 	if err != nil {
@@ -491,6 +493,12 @@ func benchDiffVsKubectl(b *testing.B, bin string, objects int) {
 	kdrift := func() time.Duration {
 		return timeRun([]string{"XDG_CACHE_HOME=" + kdriftCache}, bin, "diff", "overlay", "--repo", dir, "--kubeconfig", enginetest.Kubeconfig(), "--live")
 	}
+	kdriftNew := func() time.Duration {
+		if err := os.RemoveAll(filepath.Join(kdriftCache, "kdrift", "render")); err != nil {
+			b.Fatal(err)
+		}
+		return kdrift()
+	}
 	kubectl := func() time.Duration {
 		return timeRun(nil, "/usr/bin/kubectl", "diff", "--server-side", "--force-conflicts", "-k", filepath.Join(dir, "deploy/overlay"), "--kubeconfig", enginetest.Kubeconfig(), "--cache-dir", kubectlCache)
 	}
@@ -500,18 +508,22 @@ func benchDiffVsKubectl(b *testing.B, bin string, objects int) {
 	// couple of iterations.
 	kdrift()
 	kubectl()
-	var kd, kc []time.Duration
+	var kd, kn, kc []time.Duration
 	b.ResetTimer()
 	for i := 0; i < max(b.N, 9); i++ {
 		kd = append(kd, kdrift())
 		kc = append(kc, kubectl())
+		kn = append(kn, kdriftNew())
 	}
 	b.StopTimer()
 	percentiles(b, "kdrift", kd)
+	percentiles(b, "kdrift-new", kn)
 	percentiles(b, "kubectl", kc)
-	sort.Slice(kd, func(i, j int) bool { return kd[i] < kd[j] })
-	sort.Slice(kc, func(i, j int) bool { return kc[i] < kc[j] })
+	for _, ds := range [][]time.Duration{kd, kn, kc} {
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	}
 	b.ReportMetric(float64(kc[len(kc)/2])/float64(kd[len(kd)/2]), "kubectl/kdrift")
+	b.ReportMetric(float64(kc[len(kc)/2])/float64(kn[len(kn)/2]), "kubectl/kdrift-new")
 }
 
 // makeNamespace creates a namespace, keeping one that exists.
