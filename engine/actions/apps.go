@@ -125,6 +125,20 @@ func mapGet(m *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
 	return nil, nil
 }
 
+// loadApp reads a snapshot's Apps and returns the named one (loadApps,
+// then findApps: a name that is not there is an error listing what is).
+func loadApp(s *snapshot, name string) (app.App, error) {
+	all, err := loadApps(s)
+	if err != nil {
+		return app.App{}, err
+	}
+	found, err := findApps(all, []string{name})
+	if err != nil {
+		return app.App{}, err
+	}
+	return found[0], nil
+}
+
 // findApps picks the named Apps from a snapshot, in the order given; a name
 // that is not there is an error listing what is.
 func findApps(set appSet, names []string) ([]app.App, error) {

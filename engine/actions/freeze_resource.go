@@ -142,15 +142,10 @@ func (r *Repo) FreezeResource(ctx context.Context, req ResourceFreezeRequest) (R
 		return Result{}, err
 	}
 	return r.commit(ctx, func(s *snapshot) (*plan, error) {
-		all, err := loadApps(s)
+		a, err := loadApp(s, req.App)
 		if err != nil {
 			return nil, err
 		}
-		apps, err := findApps(all, []string{req.App})
-		if err != nil {
-			return nil, err
-		}
-		a := apps[0]
 		if a.Origin != nil {
 			return nil, &OwnedFreezeError{App: a.Metadata.Name, Owner: a.Origin.Owner(), Where: a.Origin.Where()}
 		}
@@ -175,7 +170,7 @@ func (r *Repo) FreezeResource(ctx context.Context, req ResourceFreezeRequest) (R
 			add = append(add, app.ResourceFreeze{Resource: res, Fields: append([]string(nil), req.Fields...), Reason: reason, By: id.String(), At: now, Until: until})
 		}
 		p := &plan{apps: []string{a.Metadata.Name}}
-		if err := editApps(s, p, apps, func(src []byte, a app.App) ([]byte, error) {
+		if err := editApps(s, p, []app.App{a}, func(src []byte, a app.App) ([]byte, error) {
 			// Ended freezes of the same objects go in the same commit:
 			// the App would otherwise hold one field frozen twice.
 			ended := false
@@ -221,15 +216,10 @@ func (r *Repo) UnfreezeResource(ctx context.Context, req ResourceUnfreezeRequest
 		return Result{}, err
 	}
 	return r.commit(ctx, func(s *snapshot) (*plan, error) {
-		all, err := loadApps(s)
+		a, err := loadApp(s, req.App)
 		if err != nil {
 			return nil, err
 		}
-		apps, err := findApps(all, []string{req.App})
-		if err != nil {
-			return nil, err
-		}
-		a := apps[0]
 		var held []app.ResourceFreeze
 		for _, fr := range a.Spec.Freezes {
 			if fr.Resource == req.Resource {
@@ -250,7 +240,7 @@ func (r *Repo) UnfreezeResource(ctx context.Context, req ResourceUnfreezeRequest
 		}
 		lifted := map[string]bool{}
 		p := &plan{apps: []string{a.Metadata.Name}}
-		err = editApps(s, p, apps, func(src []byte, a app.App) ([]byte, error) {
+		err = editApps(s, p, []app.App{a}, func(src []byte, a app.App) ([]byte, error) {
 			return rewriteResourceFreezes(src, a.Metadata.Name, a.Spec.Freezes, func(_ int, fr app.ResourceFreeze) (app.ResourceFreeze, bool, bool) {
 				if fr.Resource != req.Resource {
 					return fr, true, true

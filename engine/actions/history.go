@@ -35,15 +35,10 @@ func History(ctx context.Context, repo *Repo, appName string, limit int, inputs 
 	if err != nil {
 		return nil, err
 	}
-	all, err := loadApps(snap)
+	a, err := loadApp(snap, appName)
 	if err != nil {
 		return nil, err
 	}
-	found, err := findApps(all, []string{appName})
-	if err != nil {
-		return nil, err
-	}
-	a := found[0]
 	var watch []string
 	if a.Spec.Path != "" {
 		watch = append(watch, path.Clean(a.Spec.Path))

@@ -113,20 +113,15 @@ func (r *Repo) Ignore(ctx context.Context, req IgnoreRequest) (Result, error) {
 		return Result{}, err
 	}
 	return r.commit(ctx, func(s *snapshot) (*plan, error) {
-		all, err := loadApps(s)
+		a, err := loadApp(s, req.App)
 		if err != nil {
 			return nil, err
 		}
-		apps, err := findApps(all, []string{req.App})
-		if err != nil {
-			return nil, err
-		}
-		a := apps[0]
 		if n := duplicateOf(a.Spec.IgnoreDifferences, req.Rule); n > 0 {
 			return nil, fmt.Errorf("App %s already ignores %s (rule %d of spec.ignoreDifferences in %s); nothing to add", a.Metadata.Name, describeRule(req.Rule), n, a.File)
 		}
 		p := &plan{apps: []string{a.Metadata.Name}}
-		if err := editApps(s, p, apps, func(src []byte, a app.App) ([]byte, error) {
+		if err := editApps(s, p, []app.App{a}, func(src []byte, a app.App) ([]byte, error) {
 			if a.Origin != nil {
 				return appendOwnedIgnore(src, a, req.Rule)
 			}
