@@ -14,13 +14,16 @@ import (
 
 // openEngine builds an engine from the global flags, with the age
 // identities sops itself would find (SOPS_AGE_KEY, SOPS_AGE_KEY_FILE,
-// ~/.config/sops/age/keys.txt) for SOPS-encrypted files.
-func openEngine(ctx context.Context, g *globalFlags, readOnly bool, apps ...string) (*engine.Engine, error) {
+// ~/.config/sops/age/keys.txt) for SOPS-encrypted files. keepRenders keeps
+// renders on disk between runs (render.DefaultCacheDir): a person's
+// commands and terminal, not the controller, whose Pod's cache volume
+// holds its clone and whose renders live as long as it does.
+func openEngine(ctx context.Context, g *globalFlags, readOnly, keepRenders bool, apps ...string) (*engine.Engine, error) {
 	keys, err := sops.LoadKeyring(os.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	e, err := engine.New(engine.Options{
+	opts := engine.Options{
 		Repo:       g.repo,
 		Branch:     g.branch,
 		Kubeconfig: g.kubeconfig,
@@ -33,10 +36,13 @@ func openEngine(ctx context.Context, g *globalFlags, readOnly bool, apps ...stri
 		// Discovery is kept on disk between runs, as kubectl keeps it: a
 		// one-shot command then asks the apiserver only for its objects.
 		Live: live.Options{DiscoveryCacheDir: live.DefaultDiscoveryCacheDir()},
+	}
+	if keepRenders {
 		// So are renders: the same command on the same commit skips
 		// kustomize and Helm.
-		RenderCacheDir: render.DefaultCacheDir(),
-	})
+		opts.RenderCacheDir = render.DefaultCacheDir()
+	}
+	e, err := engine.New(opts)
 	if err != nil {
 		return nil, err
 	}
