@@ -74,7 +74,7 @@ func runController(ctx context.Context, env *cliEnv, g *globalFlags, dec *decryp
 	ops := ctrl.New(ctrl.Options{MetricsAddr: of.MetricsAddr, Kubeconfig: g.kubeconfig, Context: g.context, Leading: gate.Open, Log: log})
 	g.observer = ops.Observer()
 	g.mayWrite = gate.Open
-	e, err := openEngine(ctx, g, false, false, apps...)
+	e, err := openEngine(ctx, g, false, headless, apps...)
 	if err != nil {
 		return env.errorf("%v", err)
 	}

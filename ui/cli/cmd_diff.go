@@ -52,7 +52,7 @@ The exit code follows kubectl diff: 0 in sync, 1 drift, 2 error.
 
 func runDiff(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, f *followFlags, name string) int {
 	oneShotGC()
-	e, err := openEngine(ctx, g, true, true, name)
+	e, err := openEngine(ctx, g, true, oneShot, name)
 	if err != nil {
 		return env.errorf("%v", err)
 	}

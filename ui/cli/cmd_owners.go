@@ -124,7 +124,7 @@ func runOwners(ctx context.Context, env *cliEnv, f *ownersFlags, names []string)
 		limit = names
 	}
 	oneShotGC()
-	e, err := openEngine(ctx, g, true, true, limit...)
+	e, err := openEngine(ctx, g, true, oneShot, limit...)
 	if err != nil {
 		return env.errorf("%v", err)
 	}

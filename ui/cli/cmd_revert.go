@@ -91,7 +91,7 @@ func runRevert(ctx context.Context, env *cliEnv, f *revertFlags, commit string) 
 // cluster (a read-only engine: renders and dry-runs, no write); when no
 // engine can start, the preview says why instead.
 func previewCluster(ctx context.Context, g *globalFlags, rd actions.RevertDiff) engine.TreePreview {
-	e, err := openEngine(ctx, g, true, true)
+	e, err := openEngine(ctx, g, true, oneShot)
 	if err != nil {
 		return engine.TreePreview{Apps: []engine.AppPreview{}, Unavailable: err.Error()}
 	}

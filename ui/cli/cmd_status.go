@@ -52,7 +52,7 @@ README's "JSON output").`,
 
 func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, f *followFlags, names []string) int {
 	oneShotGC()
-	e, err := openEngine(ctx, g, true, true, names...)
+	e, err := openEngine(ctx, g, true, oneShot, names...)
 	if err != nil {
 		return env.errorf("%v", err)
 	}

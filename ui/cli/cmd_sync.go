@@ -74,7 +74,7 @@ such an app on its own.`,
 }
 
 func runSync(ctx context.Context, env *cliEnv, f *syncFlags, name string) int {
-	e, err := openEngine(ctx, &f.globalFlags, false, true, name)
+	e, err := openEngine(ctx, &f.globalFlags, false, oneShot, name)
 	if err != nil {
 		return env.errorf("%v", err)
 	}

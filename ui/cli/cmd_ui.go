@@ -82,7 +82,7 @@ func runUI(ctx context.Context, env *cliEnv, g *globalFlags, u *uiFlags) int {
 	}
 	gate := &leader.Gate{}
 	g.mayWrite = gate.Open
-	e, err := openEngine(ctx, g, readonly, true)
+	e, err := openEngine(ctx, g, readonly, terminal)
 	if err != nil {
 		return env.errorf("%v", err)
 	}

@@ -12,13 +12,27 @@ import (
 	"kdrift.dev/kdrift/keymap"
 )
 
-// openEngine builds an engine from the global flags, with the age
+// engineUse says what a command opens an engine for.
+type engineUse int
+
+const (
+	// oneShot compares (or syncs) once and exits: renders are kept on
+	// disk between runs (render.DefaultCacheDir), and the cluster is
+	// reached while Git is read (engine.Engine.Warm).
+	oneShot engineUse = iota
+	// terminal is the UI: renders are kept on disk; the cluster is not
+	// reached ahead, since the terminal may follow a leader and compare
+	// nothing itself.
+	terminal
+	// headless is kdrift controller: renders stay in memory, as long as
+	// the process (its Pod's cache volume holds the clone).
+	headless
+)
+
+// openEngine builds an engine from the global flags for use, with the age
 // identities sops itself would find (SOPS_AGE_KEY, SOPS_AGE_KEY_FILE,
-// ~/.config/sops/age/keys.txt) for SOPS-encrypted files. keepRenders keeps
-// renders on disk between runs (render.DefaultCacheDir): a person's
-// commands and terminal, not the controller, whose Pod's cache volume
-// holds its clone and whose renders live as long as it does.
-func openEngine(ctx context.Context, g *globalFlags, readOnly, keepRenders bool, apps ...string) (*engine.Engine, error) {
+// ~/.config/sops/age/keys.txt) for SOPS-encrypted files.
+func openEngine(ctx context.Context, g *globalFlags, readOnly bool, use engineUse, apps ...string) (*engine.Engine, error) {
 	keys, err := sops.LoadKeyring(os.Getenv)
 	if err != nil {
 		return nil, err
@@ -37,7 +51,7 @@ func openEngine(ctx context.Context, g *globalFlags, readOnly, keepRenders bool,
 		// one-shot command then asks the apiserver only for its objects.
 		Live: live.Options{DiscoveryCacheDir: live.DefaultDiscoveryCacheDir()},
 	}
-	if keepRenders {
+	if use != headless {
 		// So are renders: the same command on the same commit skips
 		// kustomize and Helm.
 		opts.RenderCacheDir = render.DefaultCacheDir()
@@ -46,9 +60,11 @@ func openEngine(ctx context.Context, g *globalFlags, readOnly, keepRenders bool,
 	if err != nil {
 		return nil, err
 	}
-	// kustomize's set-up and the cluster's connection, version check and
-	// discovery run while Git is read.
-	e.Warm(ctx)
+	if use != terminal {
+		// kustomize's set-up (without a disk cache) and the cluster's
+		// connection, version check and discovery run while Git is read.
+		e.Warm(ctx)
+	}
 	return e, nil
 }
 
