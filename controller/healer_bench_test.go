@@ -328,16 +328,7 @@ func makeUnattachedRepo(b *testing.B) (string, error) {
 	done := make(chan error, 1)
 	go func() { done <- e.Run(rctx) }()
 	deadline := time.Now().Add(30 * time.Minute)
-	for {
-		apps, synced := e.Apps(), 0
-		for _, a := range apps {
-			if a.Sync == status.SyncSynced {
-				synced++
-			}
-		}
-		if synced == unattachedApps {
-			break
-		}
+	for synced := syncedApps(e.Apps()); synced != unattachedApps; synced = syncedApps(e.Apps()) {
 		if time.Now().After(deadline) {
 			cancel()
 			<-done
@@ -350,6 +341,17 @@ func makeUnattachedRepo(b *testing.B) (string, error) {
 		return dir, err
 	}
 	return dir, nil
+}
+
+// syncedApps counts the Apps that compared Synced.
+func syncedApps(apps []status.AppStatus) int {
+	n := 0
+	for _, a := range apps {
+		if a.Sync == status.SyncSynced {
+			n++
+		}
+	}
+	return n
 }
 
 // removeUnattachedRepo is TestMain's AfterTests hook.
@@ -384,15 +386,7 @@ func BenchmarkUnattachedStart1000Apps(b *testing.B) {
 		go func() { done <- e.Run(ctx) }()
 		waitB(b, "every App compared Synced", 30*time.Minute, func() bool {
 			apps := e.Apps()
-			if len(apps) != unattachedApps {
-				return false
-			}
-			for _, a := range apps {
-				if a.Sync != status.SyncSynced {
-					return false
-				}
-			}
-			return true
+			return len(apps) == unattachedApps && syncedApps(apps) == unattachedApps
 		})
 		b.StopTimer()
 		took = append(took, time.Since(start))
