@@ -35,6 +35,9 @@ func TestOwnerMapView(t *testing.T) {
 	if got := h.m.Breadcrumb(); !strings.HasSuffix(got, "owners") {
 		t.Fatalf("breadcrumb = %q", got)
 	}
+	if h.m.busy != 0 {
+		t.Errorf("busy = %d after the owner map loaded: the spinner keeps running", h.m.busy)
+	}
 	h.wantScreen("field ownership of 16 objects", "23 fields only Git writes", "! Deployment.apps", "horizontal-pod-autoscaler 14/16 ", "kubectl 2/16", "contested: 2 writers")
 	s := h.screen()
 	if strings.Index(s, "spec.replicas") > strings.Index(s, "data.mode") {

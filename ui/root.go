@@ -143,16 +143,24 @@ func (m *Model) loadApps() tea.Cmd {
 	return func() tea.Msg { return AppsLoadedMsg{Apps: be.Apps()} }
 }
 
-// run counts cmd as running Backend work and starts the spinner.
+// workDoneMsg carries the message of a piece of work started by run:
+// Update marks the work done, then handles the message itself. Every
+// piece of work ends this way, whatever its result type, so no result can
+// leave the spinner running.
+type workDoneMsg struct{ msg tea.Msg }
+
+// run counts cmd as running Backend work and starts the spinner; the work
+// is done when its message comes back (see workDoneMsg).
 func (m *Model) run(cmd tea.Cmd) tea.Cmd {
 	if cmd == nil {
 		return nil
 	}
 	m.busy++
+	work := func() tea.Msg { return workDoneMsg{msg: cmd()} }
 	if m.busy == 1 {
-		return tea.Batch(cmd, m.spinner.Tick)
+		return tea.Batch(work, m.spinner.Tick)
 	}
-	return cmd
+	return work
 }
 
 func (m *Model) done() {
@@ -210,6 +218,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.handleKey(msg)
 	case tea.PasteMsg:
 		return m, m.paste(msg)
+	case workDoneMsg:
+		m.done()
+		if msg.msg == nil {
+			return m, nil
+		}
+		// Handed back as a message of its own, so that a batch or a
+		// sequence the work returned reaches Bubble Tea's runtime.
+		return m, func() tea.Msg { return msg.msg }
 	case spinner.TickMsg:
 		if m.busy == 0 {
 			return m, nil
@@ -375,7 +391,6 @@ func (m *Model) onEvent(msg tea.Msg) tea.Cmd {
 func (m *Model) onResult(msg tea.Msg) tea.Cmd {
 	switch r := msg.(type) {
 	case AppsLoadedMsg:
-		m.done()
 		// A snapshot may be older than events already applied: keep the
 		// newer comparison of each app.
 		apps := make(map[string]status.AppStatus, len(r.Apps))
@@ -391,24 +406,20 @@ func (m *Model) onResult(msg tea.Msg) tea.Cmd {
 		}
 		m.changed()
 	case DetailLoadedMsg:
-		m.done()
 		if r.Err != nil {
 			m.setStatus(named(r.Ref, r.Err), true)
 		}
 	case HistoryLoadedMsg:
-		m.done()
 		if r.Err != nil {
 			m.setStatus("history of "+r.App+": "+r.Err.Error(), true)
 		}
 	case SyncPlannedMsg:
-		m.done()
 		if r.Err != nil {
 			m.setStatus("sync "+r.App+": planning failed: "+r.Err.Error(), true)
 			return nil
 		}
 		m.dialog = m.syncDialog(r.Plan)
 	case SyncFinishedMsg:
-		m.done()
 		if r.Err != nil {
 			m.setStatus("sync "+r.App+" failed: "+r.Err.Error(), true)
 		} else {
@@ -416,22 +427,17 @@ func (m *Model) onResult(msg tea.Msg) tea.Cmd {
 		}
 		return m.reloadObject(r.App, nil)
 	case FreezeCommittedMsg:
-		m.done()
 		m.commitStatus("freeze "+strings.Join(r.Apps, ", "), r.Result, r.Err)
 		m.c.freezeActivity("freeze "+strings.Join(r.Apps, ", "), r.Result, r.Err)
 	case UnfreezeCommittedMsg:
-		m.done()
 		m.commitStatus("unfreeze "+strings.Join(r.Apps, ", "), r.Result, r.Err)
 		m.c.freezeActivity("unfreeze "+strings.Join(r.Apps, ", "), r.Result, r.Err)
 	case IgnoreCommittedMsg:
-		m.done()
 		m.commitStatus("ignore "+r.Path+" in "+r.App, r.Result, r.Err)
 	case ResourceFreezeCommittedMsg:
-		m.done()
 		m.commitStatus(r.What+" in "+r.App, r.Result, r.Err)
 		m.c.freezeActivity(r.What+" in "+r.App, r.Result, r.Err)
 	case RevertPreviewMsg:
-		m.done()
 		if r.Err != nil {
 			m.setStatus("revert "+shortHash(r.Hash)+": "+r.Err.Error(), true)
 			return nil
@@ -439,7 +445,6 @@ func (m *Model) onResult(msg tea.Msg) tea.Cmd {
 		m.dialog = revertDialog(m.c, r)
 		m.setStatus("", false)
 	case RevertCommittedMsg:
-		m.done()
 		m.commitStatus("revert "+shortHash(r.Hash), r.Result, r.Err)
 	}
 	return nil
