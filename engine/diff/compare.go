@@ -17,8 +17,8 @@ import (
 // Differences come from the dry-run result against the live object, both
 // normalized, so apiserver defaults never count. Fields that exist live,
 // that Git does not declare and that a manager other than kdrift owns are
-// listed as Extra, since a forced apply leaves them in place (fact 2 in
-// design.md); they are drift when a person owns them.
+// listed as Extra, since a forced apply leaves them in place (ARCHITECTURE.md,
+// "Facts checked on a real kube-apiserver", fact 2); they are drift when a person owns them.
 func Compare(in Input) status.ResourceStatus {
 	opts := in.Options
 	res := status.ResourceStatus{Ref: refOf(in.Desired, in.Live)}

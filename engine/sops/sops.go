@@ -5,7 +5,7 @@
 // applied. It implements the documented SOPS file format itself rather
 // than importing the sops module, whose root package links every cloud KMS,
 // Vault and PGP client: kdrift never uses a key source that needs the
-// network or a program (see design.md, Trust model).
+// network or a program (ARCHITECTURE.md, "Trust model").
 //
 // The package never writes plaintext anywhere: Decrypt returns bytes that
 // the caller keeps in memory.

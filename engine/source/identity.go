@@ -10,7 +10,7 @@ import (
 )
 
 // Identity is the repository identity kdrift's tracking metadata carries
-// (design.md "Repository identity"): the normalized URL of the branch's
+// (ARCHITECTURE.md, "Repository identity"): the normalized URL of the branch's
 // upstream remote and the upstream branch, as NormalizeURL(url)+"#"+branch,
 // so two clones of one remote are the same repository. A repository whose
 // branch tracks no remote is identified by its absolute path and is never

@@ -50,7 +50,7 @@ const deployment = `{
 // TestFieldOwnershipRoundTrip proves the harness is a real apiserver: a
 // Server-Side Apply as kdrift, a scale by another manager through the scale
 // subresource, managedFields read back, and a forced re-apply taking the
-// field back (design.md, fact 1).
+// field back (ARCHITECTURE.md, "Facts checked on a real kube-apiserver", fact 1).
 func TestFieldOwnershipRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	cs := enginetest.Clientset(t)

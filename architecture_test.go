@@ -1,0 +1,156 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const modulePath = "kdrift.dev/kdrift"
+
+// architectureTable reads the package table of ARCHITECTURE.md: each
+// package (as a folder relative to the module root, "." for the root) and
+// the kdrift packages it may import.
+func architectureTable(t *testing.T) map[string][]string {
+	t.Helper()
+	data, err := os.ReadFile("ARCHITECTURE.md")
+	if err != nil {
+		t.Fatalf("ARCHITECTURE.md: %v", err)
+	}
+	text := string(data)
+	start := strings.Index(text, "## Packages and what each may import")
+	if start < 0 {
+		t.Fatal(`ARCHITECTURE.md has no section "Packages and what each may import"`)
+	}
+	text = text[start:]
+	if end := strings.Index(text[3:], "\n## "); end >= 0 {
+		text = text[:end+3]
+	}
+	code := regexp.MustCompile("`([^`]+)`")
+	table := map[string][]string{}
+	for line := range strings.SplitSeq(text, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) != 5 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
+			continue
+		}
+		m := code.FindStringSubmatch(cells[1])
+		pkg := m[1]
+		if _, dup := table[pkg]; dup {
+			t.Errorf("ARCHITECTURE.md lists %s twice", pkg)
+		}
+		allowed := []string{}
+		for _, m := range code.FindAllStringSubmatch(cells[3], -1) {
+			allowed = append(allowed, m[1])
+		}
+		table[pkg] = allowed
+	}
+	if len(table) == 0 {
+		t.Fatal("ARCHITECTURE.md's package table has no rows")
+	}
+	return table
+}
+
+// modulePackages returns every package folder of kdrift's module with the
+// kdrift packages its non-test files import.
+func modulePackages(t *testing.T) map[string][]string {
+	t.Helper()
+	pkgs := map[string][]string{}
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bin") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		dir := filepath.ToSlash(filepath.Dir(p))
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		imports := pkgs[dir]
+		if imports == nil {
+			imports = []string{}
+		}
+		for _, imp := range f.Imports {
+			path := strings.Trim(imp.Path.Value, `"`)
+			if rest, ok := strings.CutPrefix(path, modulePath+"/"); ok && !slices.Contains(imports, rest) {
+				imports = append(imports, rest)
+			}
+		}
+		pkgs[dir] = imports
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkgs
+}
+
+// TestArchitectureListsEveryPackage: ARCHITECTURE.md's package table names
+// every package of the module and no other, and each package imports only
+// the kdrift packages its row allows (engine/ never imports ui/).
+func TestArchitectureListsEveryPackage(t *testing.T) {
+	table := architectureTable(t)
+	pkgs := modulePackages(t)
+	for pkg := range table {
+		if _, ok := pkgs[pkg]; !ok {
+			t.Errorf("ARCHITECTURE.md lists %s, which is not a package of the module", pkg)
+		}
+	}
+	for pkg, imports := range pkgs {
+		allowed, ok := table[pkg]
+		if !ok {
+			t.Errorf("package %s is not in ARCHITECTURE.md's package table: add its row (what it holds, what it may import)", pkg)
+			continue
+		}
+		for _, imp := range imports {
+			if !slices.Contains(allowed, imp) {
+				t.Errorf("%s imports %s, which its row in ARCHITECTURE.md does not allow: change the import or the row (and say why)", pkg, imp)
+			}
+			if strings.HasPrefix(pkg, "engine/") && (imp == "ui" || strings.HasPrefix(imp, "ui/")) {
+				t.Errorf("%s imports %s: engine/ never imports ui/", pkg, imp)
+			}
+		}
+	}
+}
+
+// TestCommentsCiteOnlyTheRepository: no Go comment cites a design document
+// outside the repository; facts the code relies on are in ARCHITECTURE.md.
+func TestCommentsCiteOnlyTheRepository(t *testing.T) {
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != "." && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, "//") && strings.Contains(line, "design"+".md") {
+				t.Errorf("%s:%d cites a document outside the repository: cite ARCHITECTURE.md instead", p, i+1)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
