@@ -86,7 +86,8 @@ func TestRealSOPSDotenv(t *testing.T) {
 	if err != nil || !isEnc {
 		t.Fatalf("Open = %v, %v", isEnc, err)
 	}
-	want := "DB_PASSWORD=pl41ntext-db-Passw0rd\nAPI_KEY=sk-test-0123456789abcdef\nAPI_URL=https://api.example.com/v1?x=1\n"
+	// sops prints the file's comments too, decrypted.
+	want := "# read by a secretGenerator\nDB_PASSWORD=pl41ntext-db-Passw0rd\nAPI_KEY=sk-test-0123456789abcdef\nAPI_URL=https://api.example.com/v1?x=1\n"
 	if string(out) != want {
 		t.Fatalf("decrypted\n%q\nwant\n%q", out, want)
 	}
@@ -150,26 +151,12 @@ func tamperedMAC(t *testing.T, name string, enc []byte, keys *Keyring, field, ad
 // dataKeyOf unwraps the data key of a real file.
 func dataKeyOf(t *testing.T, name string, enc []byte, keys *Keyring) []byte {
 	t.Helper()
-	var raw map[string]any
-	if FormatOf(name) == Dotenv {
-		entries, flat, err := parseDotenv(enc)
-		if err != nil || len(entries) == 0 {
-			t.Fatal(err)
-		}
-		if raw, err = unflatten(flat); err != nil {
-			t.Fatal(err)
-		}
-	} else {
-		var doc map[string]any
-		if err := yaml.Unmarshal(enc, &doc); err != nil {
-			t.Fatal(err)
-		}
-		raw, _ = doc["sops"].(map[string]any)
-	}
-	m, err := parseMetadata(raw)
+	f, _ := Detect(name, enc)
+	tr, err := load(f, enc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := tr.meta
 	key, err := m.dataKey(name, keys)
 	if err != nil {
 		t.Fatal(err)
