@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -535,4 +536,58 @@ func keysOf(m map[string]string) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestSOPSByStructure: a generator's files: of any name (.enc,
+// .yaml.enc, .txt) are recognised as SOPS by their content and
+// decrypted, in the format the content shows; without the key their
+// ciphertext is recognised in the object, never taken for data.
+func TestSOPSByStructure(t *testing.T) {
+	id := sopstest.Identity(t)
+	enc := func(as, plain string) string {
+		out, err := sops.Encrypt(as, []byte(plain), sops.EncryptOptions{Recipients: []string{id.Recipient().String()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	files := map[string]string{
+		"apps/gen/kustomization.yaml": "secretGenerator:\n- name: files\n  options: {disableNameSuffixHash: true}\n  files: [token.txt, config.yaml.enc, api.enc]\n",
+		"apps/gen/token.txt":          enc("token.bin", sopstest.APIToken),
+		"apps/gen/config.yaml.enc":    enc("config.yaml", "password: "+sopstest.DBPassword+"\n"),
+		"apps/gen/api.enc":            enc("api.env", "API_TOKEN="+sopstest.APIToken+"\n"),
+	}
+	_, snap := repo(t, files)
+	r := render.NewRenderer()
+	objs, err := r.Render(snap(), "apps/gen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 {
+		t.Fatalf("rendered %s", ids(objs))
+	}
+	if c, ok := sops.Find(objs[0].Object); !ok || r.Undecrypted(c.Value) == nil {
+		t.Fatalf("without the key: ciphertext not recognised (%+v, %v)", c, ok)
+	}
+	keys := &sops.Keyring{}
+	if err := keys.Add("test", []byte(id.String())); err != nil {
+		t.Fatal(err)
+	}
+	r.SetKeys(keys)
+	objs, err = r.Render(snap(), "apps/gen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _, _ := unstructured.NestedStringMap(objs[0].Object, "data")
+	want := map[string]string{
+		"token.txt":       sopstest.APIToken,
+		"config.yaml.enc": "password: " + sopstest.DBPassword + "\n",
+		"api.enc":         "API_TOKEN=" + sopstest.APIToken + "\n",
+	}
+	for k, v := range want {
+		got, err := base64.StdEncoding.DecodeString(data[k])
+		if err != nil || string(got) != v {
+			t.Errorf("%s = %q, want %q", k, got, v)
+		}
+	}
 }

@@ -163,3 +163,48 @@ func dataKeyOf(t *testing.T, name string, enc []byte, keys *Keyring) []byte {
 	}
 	return key
 }
+
+// refDir holds files the sops library encrypted (every format, every
+// rule, multi-document YAML) with what `sops --decrypt` prints for each
+// (NAME.want), written by testdata/sopsref's TestKdriftReadsSops -update.
+const refDir = "testdata/realsops/ref"
+
+// TestRealSOPSReference: kdrift decrypts every reference file to the
+// bytes sops printed, under its own name and under a name that says
+// nothing (a generator's .enc or .txt file).
+func TestRealSOPSReference(t *testing.T) {
+	id, err := os.ReadFile(filepath.Join(refDir, "age-test-identity.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := &Keyring{}
+	if err := keys.Add("reference identity", id); err != nil {
+		t.Fatal(err)
+	}
+	wants, err := filepath.Glob(filepath.Join(refDir, "*.want"))
+	if err != nil || len(wants) < 10 {
+		t.Fatalf("reference files: %v, %v", wants, err)
+	}
+	for _, w := range wants {
+		name := strings.TrimSuffix(filepath.Base(w), ".want")
+		t.Run(name, func(t *testing.T) {
+			want, err := os.ReadFile(w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			enc, err := os.ReadFile(filepath.Join(refDir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, as := range []string{name, name + ".enc", "data.txt"} {
+				got, isEnc, err := Open(as, enc, keys)
+				if err != nil || !isEnc {
+					t.Fatalf("as %s: Open = %v, %v", as, isEnc, err)
+				}
+				if string(got) != string(want) {
+					t.Fatalf("as %s: kdrift decrypted\n%q\nsops decrypted\n%q", as, got, want)
+				}
+			}
+		})
+	}
+}
