@@ -591,3 +591,36 @@ func TestSOPSByStructure(t *testing.T) {
 		}
 	}
 }
+
+// TestSetAppKeys: a keyring scoped to an App's folder decrypts that
+// folder's files only; another folder encrypted for the same identity
+// stays encrypted, and renders with the unscoped keyring.
+func TestSetAppKeys(t *testing.T) {
+	id := sopstest.Identity(t)
+	files := sopstest.AppFiles(t, "apps/mine", id)
+	for k, v := range sopstest.AppFiles(t, "apps/theirs", id) {
+		files[k] = v
+	}
+	_, snap := repo(t, files)
+	keys := &sops.Keyring{}
+	if err := keys.Add("scoped", []byte(id.String())); err != nil {
+		t.Fatal(err)
+	}
+	r := render.NewRenderer()
+	r.SetAppKeys(map[string]*sops.Keyring{"./apps/mine": keys})
+	for dir, wantSealed := range map[string]bool{"apps/mine": false, "apps/theirs": true} {
+		objs, err := r.Render(snap(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sealed := 0
+		for _, o := range objs {
+			if _, ok := sops.Find(o.Object); ok {
+				sealed++
+			}
+		}
+		if (sealed > 0) != wantSealed {
+			t.Errorf("%s: %d objects hold ciphertext; want sealed %v", dir, sealed, wantSealed)
+		}
+	}
+}
