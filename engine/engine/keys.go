@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"os"
+	"path"
 	"slices"
 	"strings"
 
@@ -75,4 +76,78 @@ func addSecretKeys(keys *sops.Keyring, ref string, obj *unstructured.Unstructure
 		}
 	}
 	return nil
+}
+
+// LoadFluxDecryptionKeys scopes decryption keys as Flux's
+// kustomize-controller does: each Flux Kustomization at the branch head
+// whose spec.decryption.secretRef names a Secret gets the age identities
+// of that Secret, read from the Kustomization's own namespace, and they
+// decrypt that Kustomization's files only (its App's spec.path); every
+// other App keeps the engine's keys. Each scoped keyring also holds the
+// identities of the environment (see sops.LoadKeyring). A Secret that
+// cannot be read is reported in warnings and its App keeps the engine's
+// keys (its SOPS files stay Encrypted). id identifies every scoped
+// keyring, so that a caller polling for rotation can tell a change.
+func (e *Engine) LoadFluxDecryptionKeys(ctx context.Context) (id string, warnings []error, err error) {
+	if err := e.loadHead(ctx, false); err != nil {
+		return "", nil, err
+	}
+	type ref struct{ app, path, ns, name string }
+	var refs []ref
+	e.mu.Lock()
+	for _, a := range e.apps.Apps {
+		if a.Origin == nil || a.Origin.Decryption == nil || a.Origin.Decryption.SecretRef == "" {
+			continue
+		}
+		ns, name, _ := strings.Cut(a.Origin.Decryption.SecretRef, "/")
+		if ns != a.Origin.Namespace {
+			// Flux reads a secretRef in the Kustomization's namespace
+			// only; app.ParseFlux writes it so, and nothing else may.
+			continue
+		}
+		refs = append(refs, ref{app: a.Metadata.Name, path: path.Clean(strings.TrimPrefix(a.Spec.Path, "./")), ns: ns, name: name})
+	}
+	e.mu.Unlock()
+	cs, err := e.clients.For(e.opts.Context)
+	if err != nil {
+		return "", nil, err
+	}
+	byPath := map[string]*sops.Keyring{}
+	secretOf := map[string]string{}
+	var ids []string
+	for _, r := range refs {
+		secret := r.ns + "/" + r.name
+		if other, ok := secretOf[r.path]; ok {
+			if other != secret {
+				warnings = append(warnings, fmt.Errorf("app %s: its folder %s is also another Flux Kustomization's, which names Secret %s for decryption; kdrift scopes keys by folder, so neither Secret is used for it: give each Kustomization its own folder", r.app, r.path, other))
+				delete(byPath, r.path)
+			}
+			continue
+		}
+		secretOf[r.path] = secret
+		ref := "Secret " + secret
+		obj, err := cs.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}).Namespace(r.ns).Get(ctx, r.name, metav1.GetOptions{})
+		if err == nil {
+			keys, lerr := sops.LoadKeyring(os.Getenv)
+			if lerr == nil {
+				lerr = addSecretKeys(keys, ref, obj)
+			}
+			if lerr == nil {
+				byPath[r.path] = keys
+				ids = append(ids, r.path+"="+keys.ID())
+				continue
+			}
+			err = lerr
+		}
+		switch {
+		case apierrors.IsNotFound(err):
+			err = fmt.Errorf("%s not found: create it with `kubectl -n %s create secret generic %s --from-file=identity.agekey=keys.txt`", ref, r.ns, r.name)
+		case apierrors.IsForbidden(err):
+			err = fmt.Errorf("%s: kdrift may not read it: grant get on it by resourceNames (see deploy/components/sops-decryption): %v", ref, err)
+		}
+		warnings = append(warnings, fmt.Errorf("app %s: Flux's decryption %w", r.app, err))
+	}
+	e.renderer.SetAppKeys(byPath)
+	slices.Sort(ids)
+	return strings.Join(ids, ","), warnings, nil
 }

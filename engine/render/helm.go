@@ -127,7 +127,7 @@ func (e *ChartError) Error() string {
 func (r *Renderer) helm(ctx context.Context, tree Tree, dir string, opts Options, h *Helm) *cacheEntry {
 	secrets := &redact.Secrets{}
 	fsys := newTreeFS(ctx, tree, opts, secrets)
-	fsys.sops = r.newSOPSReader()
+	fsys.sops = r.newSOPSReader(dir)
 	objs, err := renderChart(ctx, fsys, dir, h)
 	e := r.entry(fsys)
 	if le := fsys.limit(); le != nil {

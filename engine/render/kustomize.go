@@ -22,7 +22,7 @@ import (
 func (r *Renderer) kustomize(ctx context.Context, tree Tree, dir string, opts Options, ov *Overlay) (e *cacheEntry) {
 	secrets := &redact.Secrets{}
 	fsys := newTreeFS(ctx, tree, opts, secrets)
-	fsys.sops = r.newSOPSReader()
+	fsys.sops = r.newSOPSReader(dir)
 	if err := applyOverlay(fsys, dir, ov); err != nil {
 		e = r.entry(fsys)
 		if le := fsys.limit(); le != nil {

@@ -87,12 +87,14 @@ type Renderer struct {
 	kbuild chan struct{} // holds a token while a kustomize build runs
 	warm   sync.Once     // Warm's build
 
-	mu    sync.Mutex
-	keys  *sops.Keyring            // decrypts SOPS files; see SetKeys
-	cache map[string][]*cacheEntry // by cleaned App path, newest first
-	disk  *diskCache               // see SetDiskCache; nil: memory only
-	paths map[string]chan struct{} // one render of a path at a time
-	stats Stats
+	mu   sync.Mutex
+	keys *sops.Keyring // decrypts SOPS files; see SetKeys
+	// appKeys are keyrings scoped to App folders; see SetAppKeys.
+	appKeys map[string]*sops.Keyring
+	cache   map[string][]*cacheEntry // by cleaned App path, newest first
+	disk    *diskCache               // see SetDiskCache; nil: memory only
+	paths   map[string]chan struct{} // one render of a path at a time
+	stats   Stats
 }
 
 // cacheEntry is one render result and the inputs it came from.
@@ -327,7 +329,7 @@ func (r *Renderer) build(ctx context.Context, tree Tree, dir string, opts Option
 		}
 		secrets := &redact.Secrets{}
 		fsys := newTreeFS(ctx, tree, opts, secrets)
-		fsys.sops = r.newSOPSReader()
+		fsys.sops = r.newSOPSReader(dir)
 		objs, err := readPlain(fsys, dir)
 		if err == nil {
 			err = checkOutput(objs, opts)

@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -535,4 +536,91 @@ func keysOf(m map[string]string) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestSOPSByStructure: a generator's files: of any name (.enc,
+// .yaml.enc, .txt) are recognised as SOPS by their content and
+// decrypted, in the format the content shows; without the key their
+// ciphertext is recognised in the object, never taken for data.
+func TestSOPSByStructure(t *testing.T) {
+	id := sopstest.Identity(t)
+	enc := func(as, plain string) string {
+		out, err := sops.Encrypt(as, []byte(plain), sops.EncryptOptions{Recipients: []string{id.Recipient().String()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	files := map[string]string{
+		"apps/gen/kustomization.yaml": "secretGenerator:\n- name: files\n  options: {disableNameSuffixHash: true}\n  files: [token.txt, config.yaml.enc, api.enc]\n",
+		"apps/gen/token.txt":          enc("token.bin", sopstest.APIToken),
+		"apps/gen/config.yaml.enc":    enc("config.yaml", "password: "+sopstest.DBPassword+"\n"),
+		"apps/gen/api.enc":            enc("api.env", "API_TOKEN="+sopstest.APIToken+"\n"),
+	}
+	_, snap := repo(t, files)
+	r := render.NewRenderer()
+	objs, err := r.Render(snap(), "apps/gen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 {
+		t.Fatalf("rendered %s", ids(objs))
+	}
+	if c, ok := sops.Find(objs[0].Object); !ok || r.Undecrypted(c.Value) == nil {
+		t.Fatalf("without the key: ciphertext not recognised (%+v, %v)", c, ok)
+	}
+	keys := &sops.Keyring{}
+	if err := keys.Add("test", []byte(id.String())); err != nil {
+		t.Fatal(err)
+	}
+	r.SetKeys(keys)
+	objs, err = r.Render(snap(), "apps/gen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _, _ := unstructured.NestedStringMap(objs[0].Object, "data")
+	want := map[string]string{
+		"token.txt":       sopstest.APIToken,
+		"config.yaml.enc": "password: " + sopstest.DBPassword + "\n",
+		"api.enc":         "API_TOKEN=" + sopstest.APIToken + "\n",
+	}
+	for k, v := range want {
+		got, err := base64.StdEncoding.DecodeString(data[k])
+		if err != nil || string(got) != v {
+			t.Errorf("%s = %q, want %q", k, got, v)
+		}
+	}
+}
+
+// TestSetAppKeys: a keyring scoped to an App's folder decrypts that
+// folder's files only; another folder encrypted for the same identity
+// stays encrypted, and renders with the unscoped keyring.
+func TestSetAppKeys(t *testing.T) {
+	id := sopstest.Identity(t)
+	files := sopstest.AppFiles(t, "apps/mine", id)
+	for k, v := range sopstest.AppFiles(t, "apps/theirs", id) {
+		files[k] = v
+	}
+	_, snap := repo(t, files)
+	keys := &sops.Keyring{}
+	if err := keys.Add("scoped", []byte(id.String())); err != nil {
+		t.Fatal(err)
+	}
+	r := render.NewRenderer()
+	r.SetAppKeys(map[string]*sops.Keyring{"./apps/mine": keys})
+	for dir, wantSealed := range map[string]bool{"apps/mine": false, "apps/theirs": true} {
+		objs, err := r.Render(snap(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sealed := 0
+		for _, o := range objs {
+			if _, ok := sops.Find(o.Object); ok {
+				sealed++
+			}
+		}
+		if (sealed > 0) != wantSealed {
+			t.Errorf("%s: %d objects hold ciphertext; want sealed %v", dir, sealed, wantSealed)
+		}
+	}
 }

@@ -2,7 +2,9 @@ package render
 
 import (
 	"errors"
+	"path"
 	"regexp"
+	"strings"
 	"sync"
 
 	"kdrift.dev/kdrift/engine/sops"
@@ -17,6 +19,30 @@ func (r *Renderer) SetKeys(keys *sops.Keyring) {
 	defer r.mu.Unlock()
 	r.keys = keys
 	r.cache = map[string][]*cacheEntry{}
+}
+
+// SetAppKeys scopes keyrings to Apps, as Flux scopes a Kustomization's
+// decryption Secret to that Kustomization: a render of a folder in keys
+// (an App's spec.path) decrypts with that folder's keyring only, every
+// other render with the keyring of SetKeys. nil removes every scoped
+// keyring. Cached renders are forgotten when a keyring changed.
+func (r *Renderer) SetAppKeys(keys map[string]*sops.Keyring) {
+	scoped := make(map[string]*sops.Keyring, len(keys))
+	for dir, k := range keys {
+		scoped[path.Clean(strings.TrimPrefix(dir, "./"))] = k
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	same := len(scoped) == len(r.appKeys)
+	for dir, k := range scoped {
+		if old, ok := r.appKeys[dir]; !ok || old.ID() != k.ID() {
+			same = false
+		}
+	}
+	r.appKeys = scoped
+	if !same {
+		r.cache = map[string][]*cacheEntry{}
+	}
 }
 
 // Undecrypted says why the ciphertext value ct, found in a rendered
@@ -56,10 +82,16 @@ type sopsReader struct {
 	values []string
 }
 
-func (r *Renderer) newSOPSReader() *sopsReader {
+// newSOPSReader decrypts the files of a render of folder dir (cleaned),
+// with dir's scoped keyring when it has one.
+func (r *Renderer) newSOPSReader(dir string) *sopsReader {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return &sopsReader{keys: r.keys, sealed: map[string]*sops.NoKeyError{}}
+	keys := r.keys
+	if k, ok := r.appKeys[dir]; ok {
+		keys = k
+	}
+	return &sopsReader{keys: keys, sealed: map[string]*sops.NoKeyError{}}
 }
 
 // ciphertextRe finds each SOPS value in a file left encrypted.

@@ -4,7 +4,6 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
-	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -62,8 +61,10 @@ func decryptValue(s string, key []byte, ad string) (any, error) {
 		return nil, errValue
 	}
 	switch t := m[4]; t {
-	case "str", "comment":
+	case "str":
 		return string(plain), nil
+	case "comment":
+		return comment{Value: string(plain)}, nil
 	case "bytes":
 		return plain, nil
 	case "int":
@@ -81,8 +82,9 @@ func decryptValue(s string, key []byte, ad string) (any, error) {
 	}
 }
 
-// encryptValue encrypts v (string, int, float64, bool, []byte) with key,
-// bound to ad; an empty string stays empty.
+// encryptValue encrypts v (string, int, float64, bool, time.Time or a
+// comment) with key, bound to ad, as sops' cipher does; an empty string
+// or comment stays empty.
 func encryptValue(v any, key []byte, ad string) (string, error) {
 	var plain []byte
 	var typ string
@@ -92,14 +94,26 @@ func encryptValue(v any, key []byte, ad string) (string, error) {
 			return "", nil
 		}
 		plain, typ = []byte(x), "str"
-	case []byte:
-		plain, typ = x, "bytes"
+	case comment:
+		if x.Value == "" {
+			return "", nil
+		}
+		plain, typ = []byte(x.Value), "comment"
 	case int:
 		plain, typ = []byte(strconv.Itoa(x)), "int"
 	case float64:
 		plain, typ = []byte(strconv.FormatFloat(x, 'f', -1, 64)), "float"
 	case bool:
-		plain, typ = []byte(strconv.FormatBool(x)), "bool"
+		plain, typ = []byte("False"), "bool"
+		if x {
+			plain = []byte("True")
+		}
+	case time.Time:
+		b, err := x.MarshalText()
+		if err != nil {
+			return "", err
+		}
+		plain, typ = b, "time"
 	default:
 		return "", fmt.Errorf("cannot encrypt a value of type %T", v)
 	}
@@ -152,15 +166,6 @@ var macOnlyEncryptedInit = func() []byte {
 	}
 	return b
 }()
-
-// macHash starts the MAC of a file with metadata m.
-func macHash(m *Metadata) hash.Hash {
-	h := sha512.New()
-	if m.MACOnlyEncrypted {
-		h.Write(macOnlyEncryptedInit)
-	}
-	return h
-}
 
 // macString is the MAC as sops stores it before encrypting: upper-case hex.
 func macString(h hash.Hash) string { return fmt.Sprintf("%X", h.Sum(nil)) }

@@ -3,33 +3,44 @@ package sops
 import (
 	"bytes"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
 	"filippo.io/age"
 	"filippo.io/age/armor"
-	"gopkg.in/yaml.v3"
 )
 
-// EncryptOptions say how Encrypt encrypts, as the sops CLI's flags do.
+// EncryptOptions say how Encrypt encrypts, as the sops CLI's flags do. At
+// most one of the rules may be set; none keeps values under keys ending
+// in _unencrypted clear, as sops does.
 type EncryptOptions struct {
 	// Recipients are age public keys (age1…); at least one.
 	Recipients []string
 	// EncryptedRegex encrypts only values under a key matching it (sops
-	// --encrypted-regex, e.g. ^(data|stringData)$); empty encrypts every
-	// value but those under keys ending in _unencrypted.
+	// --encrypted-regex, e.g. ^(data|stringData)$).
 	EncryptedRegex string
+	// UnencryptedSuffix keeps values under a key ending in it clear.
+	UnencryptedSuffix string
+	// EncryptedCommentRegex encrypts only values after a comment matching
+	// it.
+	EncryptedCommentRegex string
+	// MACOnlyEncrypted makes the MAC cover encrypted values only.
+	MACOnlyEncrypted bool
 	// Now is the lastmodified time (default time.Now).
 	Now time.Time
 }
 
-// Encrypt encrypts a YAML (every document), JSON, dotenv, INI or other
-// (binary) file for age recipients in SOPS' format, as `sops --encrypt
-// --age` does. It is how tests and the demo make SOPS files; kdrift itself
-// only decrypts.
+// Version is the sops version Encrypt writes into files.
+const Version = "3.13.3"
+
+// Encrypt encrypts a file for age recipients in SOPS' format, as `sops
+// --encrypt --age` does, in the format sops gives its name (YAML with
+// every document under one MAC, JSON, dotenv, INI, or binary for any
+// other name). It is how tests and the demo make SOPS files; kdrift
+// itself only decrypts.
 func Encrypt(name string, plain []byte, opts EncryptOptions) ([]byte, error) {
 	if len(opts.Recipients) == 0 {
 		return nil, errors.New("sops encrypt: no recipient")
@@ -37,9 +48,24 @@ func Encrypt(name string, plain []byte, opts EncryptOptions) ([]byte, error) {
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()
 	}
-	meta := map[string]any{}
-	m := &Metadata{LastModified: opts.Now.UTC().Format(time.RFC3339), EncryptedRegex: opts.EncryptedRegex}
-	if opts.EncryptedRegex == "" {
+	m := &Metadata{
+		LastModified:          opts.Now.UTC().Format(time.RFC3339),
+		EncryptedRegex:        opts.EncryptedRegex,
+		UnencryptedSuffix:     opts.UnencryptedSuffix,
+		EncryptedCommentRegex: opts.EncryptedCommentRegex,
+		MACOnlyEncrypted:      opts.MACOnlyEncrypted,
+		Version:               Version,
+	}
+	rules := 0
+	for _, r := range []string{m.EncryptedRegex, m.UnencryptedSuffix, m.EncryptedCommentRegex} {
+		if r != "" {
+			rules++
+		}
+	}
+	if rules > 1 {
+		return nil, errors.New("sops encrypt: set at most one of EncryptedRegex, UnencryptedSuffix and EncryptedCommentRegex")
+	}
+	if rules == 0 {
 		m.UnencryptedSuffix = "_unencrypted"
 	}
 	if _, err := parseRegexes(m); err != nil {
@@ -49,167 +75,158 @@ func Encrypt(name string, plain []byte, opts EncryptOptions) ([]byte, error) {
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
 	}
-	var ageKeys []any
 	for _, r := range opts.Recipients {
-		rcp, err := age.ParseX25519Recipient(r)
-		if err != nil {
-			return nil, fmt.Errorf("sops encrypt: recipient %q: %w", r, err)
-		}
-		var buf bytes.Buffer
-		aw := armor.NewWriter(&buf)
-		w, err := age.Encrypt(aw, rcp)
+		enc, err := wrapKey(key, r)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := w.Write(key); err != nil {
-			return nil, err
-		}
-		if err := w.Close(); err != nil {
-			return nil, err
-		}
-		if err := aw.Close(); err != nil {
-			return nil, err
-		}
-		ageKeys = append(ageKeys, map[string]any{"recipient": r, "enc": buf.String()})
+		m.Groups = []KeyGroup{{Age: append(groupAge(m), AgeKey{Recipient: r, Enc: enc})}}
 	}
-	meta["age"] = ageKeys
-	meta["lastmodified"] = m.LastModified
-	if m.EncryptedRegex != "" {
-		meta["encrypted_regex"] = m.EncryptedRegex
-	} else {
-		meta["unencrypted_suffix"] = m.UnencryptedSuffix
+	f := FormatOf(name)
+	var branches []branch
+	var err error
+	switch f {
+	case YAML:
+		branches, err = loadYAML(plain)
+	case JSON:
+		branches, err = loadJSON(plain)
+	case Dotenv:
+		branches, err = loadDotenv(plain)
+	case INI:
+		branches, err = loadINI(plain)
+	default:
+		branches = []branch{{{Key: "data", Value: string(plain)}}}
 	}
-	meta["version"] = "3.13.3"
-	h := macHash(m)
-	reset := func() { h = macHash(m) }
-	seal := func(path []string, v any) (any, error) {
-		if v == nil {
-			return nil, nil
-		}
-		b, err := macBytes(v)
-		if err != nil {
-			return nil, err
-		}
-		h.Write(b)
-		if !m.encrypted(path, v) {
-			return v, nil
-		}
-		return encryptValue(v, key, adOf(path))
+	if err != nil {
+		return nil, fmt.Errorf("sops encrypt: %s: %w", name, err)
 	}
-	mac := func() (string, error) { return encryptValue(macString(h), key, lastModifiedAD(m)) }
-	switch FormatOf(name) {
-	case YAML, JSON:
-		return encryptTree(plain, FormatOf(name), meta, reset, seal, mac)
+	t := &tree{branches: branches, meta: m}
+	if m.MAC, err = t.encrypt(key); err != nil {
+		return nil, fmt.Errorf("sops encrypt: %s: %w", name, err)
+	}
+	switch f {
+	case Dotenv, INI:
+		return emitFlat(f, t)
 	case Binary:
-		// The whole file is one value, under "data", in a JSON document.
-		wrapped, err := json.Marshal(map[string]string{"data": string(plain)})
-		if err != nil {
-			return nil, err
-		}
-		return encryptTree(wrapped, JSON, meta, reset, seal, mac)
-	case INI, Dotenv:
-		parse, emit, prefix, sep, header := parseINI, emitINI, "", " = ", "[sops]\n"
-		if FormatOf(name) == Dotenv {
-			parse, emit, prefix, sep, header = parseDotenv, emitDotenv, "sops_", "=", ""
-		}
-		entries, _, err := parse(plain)
-		if err != nil {
-			return nil, err
-		}
-		for i, e := range entries {
-			path := []string{e.key}
-			if e.section != "" {
-				path = []string{e.section, e.key}
-			}
-			v, err := seal(path, e.value)
-			if err != nil {
-				return nil, err
-			}
-			entries[i].value = v.(string)
-		}
-		macv, err := mac()
-		if err != nil {
-			return nil, err
-		}
-		var b bytes.Buffer
-		b.Write(emit(entries))
-		b.WriteString(header)
-		line := func(k, v string) { fmt.Fprintf(&b, "%s%s%s%s\n", prefix, k, sep, strings.ReplaceAll(v, "\n", `\n`)) }
-		for i, k := range ageKeys {
-			km := k.(map[string]any)
-			line(fmt.Sprintf("age__list_%d__map_enc", i), km["enc"].(string))
-			line(fmt.Sprintf("age__list_%d__map_recipient", i), km["recipient"].(string))
-		}
-		if m.EncryptedRegex != "" {
-			line("encrypted_regex", m.EncryptedRegex)
-		}
-		line("lastmodified", m.LastModified)
-		line("mac", macv)
-		if m.UnencryptedSuffix != "" {
-			line("unencrypted_suffix", m.UnencryptedSuffix)
-		}
-		line("version", meta["version"].(string))
-		return b.Bytes(), nil
+		f = JSON
 	}
-	return nil, fmt.Errorf("sops encrypt: %s: unknown format", name)
+	md := metaBranch(m)
+	for i := range t.branches {
+		t.branches[i] = append(t.branches[i], item{Key: "sops", Value: md})
+	}
+	return emit(f, t.branches)
 }
 
-func encryptTree(plain []byte, f Format, meta map[string]any, reset func(), seal func([]string, any) (any, error), mac func() (string, error)) ([]byte, error) {
-	in, err := decodeDocs(plain)
-	if err != nil {
-		return nil, err
+func groupAge(m *Metadata) []AgeKey {
+	if len(m.Groups) == 0 {
+		return nil
 	}
-	var docs []*yaml.Node
-	for _, doc := range in {
-		reset()
-		var walk func(n *yaml.Node, path []string) error
-		walk = func(n *yaml.Node, path []string) error {
-			switch n.Kind {
-			case yaml.DocumentNode, yaml.SequenceNode:
-				for _, c := range n.Content {
-					if err := walk(c, path); err != nil {
-						return err
-					}
-				}
-			case yaml.MappingNode:
-				for i := 0; i+1 < len(n.Content); i += 2 {
-					if err := walk(n.Content[i+1], append(append([]string(nil), path...), n.Content[i].Value)); err != nil {
-						return err
-					}
-				}
-			case yaml.ScalarNode:
-				if n.Tag == "!!null" {
-					return nil
-				}
-				var v any
-				if err := n.Decode(&v); err != nil {
-					return err
-				}
-				out, err := seal(path, v)
-				if err != nil {
-					return err
-				}
-				if s, ok := out.(string); ok && IsCiphertext(s) {
-					n.Tag, n.Value, n.Style = "!!str", s, 0
+	return m.Groups[0].Age
+}
+
+// wrapKey encrypts the data key to an age X25519 recipient, armored.
+func wrapKey(key []byte, recipient string) (string, error) {
+	rcp, err := age.ParseX25519Recipient(recipient)
+	if err != nil {
+		return "", fmt.Errorf("sops encrypt: recipient %q: %w", recipient, err)
+	}
+	var buf bytes.Buffer
+	aw := armor.NewWriter(&buf)
+	w, err := age.Encrypt(aw, rcp)
+	if err != nil {
+		return "", err
+	}
+	if _, err := w.Write(key); err != nil {
+		return "", err
+	}
+	if err := w.Close(); err != nil {
+		return "", err
+	}
+	if err := aw.Close(); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// metaFields are m's metadata as sops writes it: keys sorted, empty
+// options left out.
+func metaFields(m *Metadata) map[string]any {
+	out := map[string]any{"lastmodified": m.LastModified, "mac": m.MAC, "version": m.Version}
+	var ages []any
+	for _, k := range groupAge(m) {
+		ages = append(ages, map[string]any{"recipient": k.Recipient, "enc": k.Enc})
+	}
+	out["age"] = ages
+	for k, v := range map[string]string{
+		"unencrypted_suffix": m.UnencryptedSuffix, "encrypted_suffix": m.EncryptedSuffix,
+		"unencrypted_regex": m.UnencryptedRegex, "encrypted_regex": m.EncryptedRegex,
+		"unencrypted_comment_regex": m.UnencryptedCommentRegex, "encrypted_comment_regex": m.EncryptedCommentRegex,
+	} {
+		if v != "" {
+			out[k] = v
+		}
+	}
+	if m.MACOnlyEncrypted {
+		out["mac_only_encrypted"] = true
+	}
+	return out
+}
+
+// metaBranch is the sops map of a YAML or JSON file.
+func metaBranch(m *Metadata) branch {
+	return goToBranch(metaFields(m)).(branch)
+}
+
+func goToBranch(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b := make(branch, 0, len(keys))
+		for _, k := range keys {
+			b = append(b, item{Key: k, Value: goToBranch(x[k])})
+		}
+		return b
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = goToBranch(e)
+		}
+		return out
+	}
+	return v
+}
+
+// emitFlat writes a dotenv or INI file with its flattened metadata.
+func emitFlat(f Format, t *tree) ([]byte, error) {
+	fields := metaFields(t.meta)
+	flat := map[string]string{}
+	for k, v := range fields {
+		if k == "age" {
+			for i, a := range v.([]any) {
+				for ak, av := range a.(map[string]any) {
+					flat[fmt.Sprintf("age__list_%d__map_%s", i, ak)] = av.(string)
 				}
 			}
-			return nil
+			continue
 		}
-		if err := walk(doc, nil); err != nil {
-			return nil, err
-		}
-		macv, err := mac()
-		if err != nil {
-			return nil, err
-		}
-		meta["mac"] = macv
-		var mn yaml.Node
-		if err := mn.Encode(meta); err != nil {
-			return nil, err
-		}
-		root := doc.Content[0]
-		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "sops"}, &mn)
-		docs = append(docs, doc)
+		flat[k] = valToString(v)
 	}
-	return emitTree(docs, f)
+	keys := sortedKeys(flat)
+	if f == Dotenv {
+		b := t.branches[0]
+		for _, k := range keys {
+			b = append(b, item{Key: "sops_" + k, Value: flat[k]})
+		}
+		return emitDotenv([]branch{b})
+	}
+	var sec branch
+	for _, k := range keys {
+		sec = append(sec, item{Key: k, Value: strings.ReplaceAll(flat[k], "\n", `\n`)})
+	}
+	b := append(t.branches[0], item{Key: "sops", Value: sec})
+	return emitINI([]branch{b})
 }

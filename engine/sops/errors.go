@@ -21,6 +21,9 @@ type NoKeyError struct {
 	// Unsupported says why no key of the file can be used, when that is
 	// not a missing identity (Shamir key groups).
 	Unsupported string
+	// Refused describes the recipients kdrift never decrypts for, by
+	// design: SSH keys and age plugins.
+	Refused []string
 }
 
 // Error renders `FILE: encrypted for age1…; no matching identity in …`.
@@ -38,6 +41,9 @@ func (e *NoKeyError) Error() string {
 	}
 	if others := otherTypes(e.KeyTypes); len(others) > 0 && len(e.Recipients) > 0 {
 		fmt.Fprintf(&b, " (its %s keys are not used: kdrift decrypts with age keys only)", strings.Join(others, ", "))
+	}
+	if len(e.Refused) > 0 && e.Unsupported == "" {
+		fmt.Fprintf(&b, "; %s: kdrift refuses SSH and plugin recipients by design (it reads no SSH private key and runs no program), so add an age X25519 recipient (age1…) to the file with `sops updatekeys` and give kdrift its identity", strings.Join(e.Refused, "; "))
 	}
 	return b.String()
 }

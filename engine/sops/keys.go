@@ -32,6 +32,12 @@ type Keyring struct {
 const (
 	EnvAgeKey     = "SOPS_AGE_KEY"
 	EnvAgeKeyFile = "SOPS_AGE_KEY_FILE"
+	// EnvAgeKeyCmd names a program sops runs for keys; kdrift never
+	// runs it.
+	EnvAgeKeyCmd = "SOPS_AGE_KEY_CMD"
+	// EnvAgeSSHKeyFile names an SSH private key sops decrypts with;
+	// kdrift never reads it.
+	EnvAgeSSHKeyFile = "SOPS_AGE_SSH_PRIVATE_KEY_FILE"
 	// DefaultKeyFile is under $XDG_CONFIG_HOME (else ~/.config).
 	DefaultKeyFile = "sops/age/keys.txt"
 )
@@ -45,6 +51,12 @@ const (
 // plugins are never used: they run programs.
 func LoadKeyring(getenv func(string) string) (*Keyring, error) {
 	k := &Keyring{}
+	if getenv(EnvAgeKeyCmd) != "" {
+		k.looked = append(k.looked, EnvAgeKeyCmd+" (set, not run: kdrift refuses by design to run a program for keys; put the identities in "+EnvAgeKey+" or "+EnvAgeKeyFile+")")
+	}
+	if getenv(EnvAgeSSHKeyFile) != "" {
+		k.looked = append(k.looked, EnvAgeSSHKeyFile+" (set, not read: kdrift refuses SSH keys by design; use an age X25519 identity)")
+	}
 	if v := getenv(EnvAgeKey); strings.TrimSpace(v) != "" {
 		if err := k.Add(EnvAgeKey, []byte(v)); err != nil {
 			return nil, err
@@ -97,6 +109,16 @@ func defaultKeyFile(getenv func(string) string) (path, shown string) {
 // data and adds them, recording source (a file, a variable, a Secret's
 // key) among the places looked at. Its errors never quote key material.
 func (k *Keyring) Add(source string, data []byte) error {
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "AGE-PLUGIN-"):
+			name, _, _ := strings.Cut(strings.TrimPrefix(line, "AGE-PLUGIN-"), "-1")
+			return fmt.Errorf("%s line %d: an identity for the age plugin age-plugin-%s: kdrift refuses age plugins by design (they run a program); use an X25519 identity (AGE-SECRET-KEY-1…)", source, i+1, strings.ToLower(name))
+		case strings.HasPrefix(line, "-----BEGIN") && strings.Contains(line, "PRIVATE KEY"):
+			return fmt.Errorf("%s line %d: an SSH private key: kdrift refuses SSH keys by design; use an age X25519 identity (AGE-SECRET-KEY-1…)", source, i+1)
+		}
+	}
 	ids, err := age.ParseIdentities(bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("%s: no usable age identity: %v (kdrift reads AGE-SECRET-KEY-1… lines; plugin identities are not supported)", source, err)

@@ -34,7 +34,8 @@ type Metadata struct {
 	// MACOnlyEncrypted says the MAC covers only encrypted values.
 	MACOnlyEncrypted bool
 
-	unencryptedRe, encryptedRe *regexp.Regexp
+	unencryptedRe, encryptedRe               *regexp.Regexp
+	unencryptedCommentRe, encryptedCommentRe *regexp.Regexp
 }
 
 // KeyGroup is one group of master keys, each holding the data key.
@@ -114,7 +115,7 @@ func parseMetadata(raw map[string]any) (*Metadata, error) {
 	case bool:
 		m.MACOnlyEncrypted = v
 	case string:
-		m.MACOnlyEncrypted = strings.EqualFold(v, "true")
+		m.MACOnlyEncrypted, _ = strconv.ParseBool(v)
 	}
 	if t := str("shamir_threshold"); t != "" {
 		n, err := strconv.Atoi(t)
@@ -151,10 +152,18 @@ func parseMetadata(raw map[string]any) (*Metadata, error) {
 	if len(m.Recipients()) == 0 && len(m.KeyTypes()) == 0 {
 		return nil, fmt.Errorf("the sops section names no key: the file is not a complete SOPS file")
 	}
-	// Files written before sops had these options leave them all empty;
-	// sops then keeps keys ending in _unencrypted in the clear.
-	if m.UnencryptedSuffix == "" && m.EncryptedSuffix == "" && m.UnencryptedRegex == "" && m.EncryptedRegex == "" &&
-		m.UnencryptedCommentRegex == "" && m.EncryptedCommentRegex == "" {
+	rules := 0
+	for _, r := range []string{m.UnencryptedSuffix, m.EncryptedSuffix, m.UnencryptedRegex, m.EncryptedRegex, m.UnencryptedCommentRegex, m.EncryptedCommentRegex} {
+		if r != "" {
+			rules++
+		}
+	}
+	switch {
+	case rules > 1:
+		return nil, fmt.Errorf("the sops section sets more than one of encrypted_suffix, unencrypted_suffix, encrypted_regex, unencrypted_regex, encrypted_comment_regex and unencrypted_comment_regex, which sops refuses")
+	case rules == 0:
+		// Files written before sops had these options leave them all
+		// empty; sops then keeps keys ending in _unencrypted clear.
 		m.UnencryptedSuffix = "_unencrypted"
 	}
 	return parseRegexes(m)
@@ -171,6 +180,16 @@ func parseRegexes(m *Metadata) (*Metadata, error) {
 	if m.EncryptedRegex != "" {
 		if m.encryptedRe, err = regexp.Compile(m.EncryptedRegex); err != nil {
 			return nil, fmt.Errorf("sops.encrypted_regex: %w", err)
+		}
+	}
+	if m.UnencryptedCommentRegex != "" {
+		if m.unencryptedCommentRe, err = regexp.Compile(m.UnencryptedCommentRegex); err != nil {
+			return nil, fmt.Errorf("sops.unencrypted_comment_regex: %w", err)
+		}
+	}
+	if m.EncryptedCommentRegex != "" {
+		if m.encryptedCommentRe, err = regexp.Compile(m.EncryptedCommentRegex); err != nil {
+			return nil, fmt.Errorf("sops.encrypted_comment_regex: %w", err)
 		}
 	}
 	return m, nil
@@ -198,30 +217,6 @@ func parseGroup(raw map[string]any) (KeyGroup, error) {
 		}
 	}
 	return kg, nil
-}
-
-// encrypted says whether sops encrypts the value at path, by the file's
-// suffix and regex rules. Rules over comments cannot be decided from the
-// path; then the value's own shape decides.
-func (m *Metadata) encrypted(path []string, value any) bool {
-	if m.UnencryptedCommentRegex != "" || m.EncryptedCommentRegex != "" {
-		s, ok := value.(string)
-		return ok && IsCiphertext(s)
-	}
-	enc := true
-	if m.UnencryptedSuffix != "" && slices.ContainsFunc(path, func(p string) bool { return strings.HasSuffix(p, m.UnencryptedSuffix) }) {
-		enc = false
-	}
-	if m.EncryptedSuffix != "" {
-		enc = slices.ContainsFunc(path, func(p string) bool { return strings.HasSuffix(p, m.EncryptedSuffix) })
-	}
-	if m.unencryptedRe != nil && slices.ContainsFunc(path, m.unencryptedRe.MatchString) {
-		enc = false
-	}
-	if m.encryptedRe != nil {
-		enc = slices.ContainsFunc(path, m.encryptedRe.MatchString)
-	}
-	return enc
 }
 
 // unflatten turns the flat metadata keys of dotenv and INI files

@@ -275,6 +275,12 @@ func TestFormats(t *testing.T) {
 			if !equalJSON(t, a, b) {
 				t.Fatalf("%s: decrypted\n%s\nwant\n%s", name, out, plain)
 			}
+		} else if name == "app.ini" {
+			// As the INI library sops uses writes it: keys aligned,
+			// sections apart.
+			if want := "[database]\nuser     = app\npassword = s3cr3t-ini\n\n[cache]\nurl = redis://x\n"; string(out) != want {
+				t.Fatalf("%s: decrypted %q, want %q", name, out, want)
+			}
 		} else if string(out) != plain {
 			t.Fatalf("%s: decrypted %q, want %q", name, out, plain)
 		}

@@ -47,30 +47,11 @@ func (d *decryptionFlags) loadDecryptionKeys(ctx context.Context, e *engine.Engi
 		return err
 	}
 	if !ok {
-		// Flux's own: the Secret the repository's Kustomizations name
-		// in spec.decryption.secretRef, when they agree on one.
-		refs, err := e.FluxDecryptionSecrets(ctx)
-		switch {
-		case err != nil:
-			// Git is not readable yet: the engine says so per app; the
-			// controller runs on without Flux's keys.
-			warn(fmt.Errorf("Flux decryption Secrets not read: %w", err))
-			return nil
-		case len(refs) == 0:
-			return nil
-		case len(refs) > 1:
-			warn(fmt.Errorf("the Flux Kustomizations name %d decryption Secrets (%s); kdrift reads one: pass --decryption-secret NAMESPACE/NAME", len(refs), strings.Join(refs, ", ")))
-			return nil
-		}
-		ns, name, _ = strings.Cut(refs[0], "/")
+		// Flux's own: each Kustomization's spec.decryption.secretRef,
+		// read from its namespace, decrypts that Kustomization's files.
+		return loadFluxKeys(ctx, e, warn)
 	}
 	id, err := e.LoadDecryptionSecret(ctx, ns, name)
-	if err != nil && !ok {
-		// Named by the repository, not by the person: the controller
-		// runs on, and the files stay Encrypted.
-		warn(fmt.Errorf("Flux's decryption %w", err))
-		return nil
-	}
 	if err != nil {
 		return err
 	}
@@ -93,6 +74,45 @@ func (d *decryptionFlags) loadDecryptionKeys(ctx context.Context, e *engine.Engi
 				continue
 			}
 			if got != id {
+				id = got
+				e.Refresh()
+			}
+		}
+	}()
+	return nil
+}
+
+// loadFluxKeys scopes the keys of the Flux Kustomizations' decryption
+// Secrets to their Apps (see engine.LoadFluxDecryptionKeys), then again
+// every decryptionKeyPoll until ctx ends, so that a rotated key, a new
+// Kustomization or a new Secret is used without a restart. Secrets named
+// by the repository, not by the person: what cannot be read is a warning,
+// and the controller runs on with those files Encrypted.
+func loadFluxKeys(ctx context.Context, e *engine.Engine, warn func(error)) error {
+	load := func() (string, bool) {
+		id, warnings, err := e.LoadFluxDecryptionKeys(ctx)
+		for _, w := range warnings {
+			warn(w)
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				warn(fmt.Errorf("Flux decryption Secrets not read: %w", err))
+			}
+			return "", false
+		}
+		return id, true
+	}
+	id, _ := load()
+	go func() {
+		t := time.NewTicker(decryptionKeyPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if got, ok := load(); ok && got != id {
 				id = got
 				e.Refresh()
 			}
