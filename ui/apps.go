@@ -500,7 +500,7 @@ func (v *appsView) render(w, h int) string {
 			dest = r.ns // the namespace says more than a cut context
 		}
 		cells := [colCount]string{pad(r.name, cols[colName]), pad(dest, cols[colDest]), pad(syncText(r.a.Sync), cols[colSync]),
-			pad(healthText(r.a.Health), cols[colHealth]), pad(r.drift, cols[colDrift]), pad(r.heal, cols[colHeal]),
+			pad(appHealthText(r.a), cols[colHealth]), pad(r.drift, cols[colDrift]), pad(r.heal, cols[colHeal]),
 			pad(oos, cols[colAge]), pad(r.rev, cols[colRev])}
 		if i == v.cursor {
 			b.WriteString(s.Selected.Render(pad(mark+row(&cells), w)))

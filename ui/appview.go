@@ -186,7 +186,7 @@ func (v *appView) render(w, h int) string {
 	if !ok {
 		return s.Bad.Render(v.name + " is gone: it is no longer declared in Git (esc goes back)")
 	}
-	head := fmt.Sprintf("%s  %s  %s  %s/%s  %s", a.Name, syncText(a.Sync), healthText(a.Health), orDefault(a.Destination.Context, "(current)"), a.Destination.Namespace, a.Path)
+	head := fmt.Sprintf("%s  %s  %s  %s/%s  %s", a.Name, syncText(a.Sync), appHealthText(a), orDefault(a.Destination.Context, "(current)"), a.Destination.Namespace, a.Path)
 	if a.OwnerEngine != "" {
 		// Who heals it, as the apps view's SELF-HEAL says, and why not
 		// when its own declaration suspends it.
@@ -198,7 +198,23 @@ func (v *appView) render(w, h int) string {
 	}
 	b.WriteString(s.Title.Render(cut(head, w)))
 	b.WriteByte('\n')
-	v.height = max(h-3, 1)
+	extra := 0
+	if why := healthWhy(a.HealthDetail); why != "" {
+		// Which rule made the app's health, on which object, and why.
+		obj := ""
+		if a.HealthDetail.Object != nil {
+			obj = a.HealthDetail.Object.String() + " "
+		}
+		b.WriteString(healthStyle(s, a.Health).Render(cut("health "+obj+"("+why+")", w)))
+		b.WriteByte('\n')
+		extra++
+	}
+	for _, c := range a.Canaries {
+		b.WriteString(s.Info.Render(cut("◐ "+c.Controller+" "+c.Ref.String()+": "+c.Phase+", "+c.Summary(), w)))
+		b.WriteByte('\n')
+		extra++
+	}
+	v.height = max(h-3-extra, 1)
 	nameW := 20
 	for _, l := range v.lines {
 		if l.res != nil {
@@ -254,6 +270,8 @@ func (v *appView) render(w, h int) string {
 	}
 	if r := v.selected(); r != nil && r.Message != "" {
 		b.WriteString(s.Bad.Render(cut(r.Ref.String()+": "+r.Message, w)))
+	} else if r != nil && r.Health != status.HealthHealthy && healthWhy(r.HealthDetail) != "" {
+		b.WriteString(healthStyle(s, r.Health).Render(cut(r.Ref.String()+" "+healthText(r.Health)+" ("+healthWhy(r.HealthDetail)+")", w)))
 	} else if fz := freezesOfSelected(a, r); len(fz) > 0 {
 		b.WriteString(s.Info.Render(cut("❄ "+frozenWhat(fz[0])+" frozen "+freezeLine(fz[0].Mark(), v.c.now(), v.c.loc), w)))
 	} else if a.Error != "" {

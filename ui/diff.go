@@ -470,6 +470,9 @@ func (v *diffView) render(w, h int) string {
 		mode = "unified"
 	}
 	head := fmt.Sprintf("%s  %s  %s", v.res.Ref, resourceText(v.res.Status), v.lay.counts())
+	if why := healthWhy(v.res.HealthDetail); why != "" {
+		head += "  " + healthText(v.res.Health) + " (" + why + ")"
+	}
 	b.WriteString(s.Title.Render(cut(head+"  ["+mode+"]", w)))
 	b.WriteByte('\n')
 	cellW, uniW, _ := diffWidths(w)

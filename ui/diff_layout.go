@@ -197,5 +197,9 @@ func annotate(d status.ObjectDetail, fields map[string]*status.FieldChange, r di
 	if f != nil && f.Class != "" && ok {
 		an.class = f.Class
 	}
+	if f != nil && f.Delegated != nil {
+		// Its controller's, never healed: say whose.
+		an.text = "delegated to " + f.Delegated.Controller.Kind + "/" + f.Delegated.Controller.Name + " (" + f.Delegated.Manager + ")"
+	}
 	return an
 }

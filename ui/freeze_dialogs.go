@@ -217,3 +217,16 @@ func expiringText(ev status.FreezeExpiring, now time.Time, loc *time.Location) s
 func endsSoon(until *time.Time, now time.Time) bool {
 	return until != nil && now.Before(*until) && until.Sub(now) <= status.FreezeExpiringWithin
 }
+
+// canaryFreezeNote says what a delivery controller still does while kdrift
+// is frozen: a freeze stops kdrift, not Flagger or Argo Rollouts.
+func canaryFreezeNote(c status.Canary) string {
+	var next string
+	switch c.Controller {
+	case "Flagger":
+		next = "Flagger goes on: it keeps shifting weight, analysing, and promotes or rolls back (suspend it with spec.suspend on the Canary)"
+	default:
+		next = "Argo Rollouts goes on: it keeps stepping, analysing, and promotes or aborts (pause it with kubectl argo rollouts pause)"
+	}
+	return "◐ " + c.Ref.String() + " is at " + c.Summary() + ". " + next + "; fields it writes stay delegated."
+}

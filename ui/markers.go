@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"fmt"
+
 	"charm.land/lipgloss/v2"
 
 	"kdrift.dev/kdrift/engine/status"
@@ -45,6 +47,27 @@ func healthText(h status.Health) string {
 		return "∅ Missing"
 	}
 	return "? " + orUnknown(string(h))
+}
+
+// appHealthText is an app's health, or "◐ canary 20%" while a canary of
+// the app is in flight and nothing of the app is worse than Progressing.
+func appHealthText(a status.AppStatus) string {
+	if len(a.Canaries) > 0 && (a.Health == status.HealthProgressing || a.Health == status.HealthHealthy) {
+		return fmt.Sprintf("◐ canary %d%%", a.Canaries[0].Weight)
+	}
+	return healthText(a.Health)
+}
+
+// healthWhy is "Rule: message" of a health judgement; "" when there is
+// none to tell.
+func healthWhy(d *status.HealthDetail) string {
+	if d == nil || (d.Rule == "" && d.Message == "") {
+		return ""
+	}
+	if d.Message == "" {
+		return d.Rule
+	}
+	return d.Rule + ": " + d.Message
 }
 
 func healthStyle(st *Styles, h status.Health) lipgloss.Style {

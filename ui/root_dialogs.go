@@ -164,6 +164,13 @@ func (m *Model) startFreeze() tea.Cmd {
 		"Apps: " + strings.Join(apps, ", "),
 		"Self-heal and prune stop; drift stays visible. The freeze is a Git commit.",
 	}
+	for _, name := range apps {
+		if a, ok := m.c.app(name); ok {
+			for _, c := range a.Canaries {
+				body = append(body, canaryFreezeNote(c))
+			}
+		}
+	}
 	m.dialog = newDialog("Freeze "+plural(len(apps), "app")+"?", body, "tab: next field · enter: commit the freeze · esc: cancel", func(vals []string) (outcome, string) {
 		reason := vals[0]
 		var d time.Duration

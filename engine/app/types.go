@@ -63,7 +63,51 @@ type Spec struct {
 	// rest of the App keeps healing; written by `kdrift freeze
 	// --resource` and removed by `kdrift unfreeze --resource`.
 	Freezes []ResourceFreeze `json:"freezes,omitempty"`
+	// Health adds the team's own health checks, per kind.
+	Health *HealthSpec `json:"health,omitempty"`
+	// Delegation says whether fields that scaler and delivery controllers
+	// write (HPA, KEDA, VPA, Flagger, Argo Rollouts) are left to them;
+	// nil leaves them (the default).
+	Delegation *Delegation `json:"delegation,omitempty"`
 }
+
+// HealthSpec is the team's health checks.
+type HealthSpec struct {
+	// Checks are CEL expressions per kind, as Flux's healthCheckExprs:
+	// for objects of their kind they decide health before kdrift's own
+	// rules and kstatus.
+	Checks []HealthCheck `json:"checks,omitempty"`
+}
+
+// HealthCheck judges the objects of one kind with CEL expressions that
+// see the object as self and its metadata, spec and status. Failed is
+// tried first, then InProgress, then Current; when none holds the object
+// is Progressing.
+type HealthCheck struct {
+	// APIVersion is the kind's group/version; the check applies to every
+	// version of the group.
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Current is true when the object is healthy (required).
+	Current string `json:"current"`
+	// InProgress is true while it is on its way (optional).
+	InProgress string `json:"inProgress,omitempty"`
+	// Failed is true when it failed (optional).
+	Failed string `json:"failed,omitempty"`
+}
+
+// Delegation turns off leaving scaler and delivery controllers' fields to
+// them.
+type Delegation struct {
+	// Disabled makes kdrift heal those fields like any other (and so,
+	// with self-heal on, fight those controllers unless an ignore rule
+	// says otherwise).
+	Disabled bool `json:"disabled,omitempty"`
+}
+
+// Delegates reports whether the App leaves scaler and delivery
+// controllers' fields to them (on unless spec.delegation.disabled).
+func (s Spec) Delegates() bool { return s.Delegation == nil || !s.Delegation.Disabled }
 
 // Helm says how a chart kept in the repository is rendered. Values are
 // merged in this order, later winning: the chart's values.yaml,

@@ -73,6 +73,7 @@ func Validate(a App, fsys fs.FS) []error {
 		}
 	}
 	errs = append(errs, validateFreezes(a, mk)...)
+	errs = append(errs, validateHealth(a.Spec.Health, "spec.health", mk)...)
 	return errs
 }
 

@@ -30,14 +30,14 @@ func Compare(in Input) status.ResourceStatus {
 		return res
 	case in.Desired == nil:
 		res.Status = status.ResourceExtraneous
-		res.Health = Health(in.Live)
+		setHealth(&res, Judge(in.Live, in.Health))
 		return res
 	case in.Live == nil && (in.DryRunErr == nil || apierrors.IsNotFound(in.DryRunErr)):
 		// Not there yet; a dry-run into a namespace that does not exist
 		// yet fails with NotFound, which the apply step fixes by creating
 		// the namespace first.
 		res.Status = status.ResourceMissing
-		res.Health = status.HealthMissing
+		setHealth(&res, Judge(nil, nil))
 		if in.DryRunErr != nil {
 			res.Message = in.DryRunErr.Error()
 		}
@@ -47,7 +47,7 @@ func Compare(in Input) status.ResourceStatus {
 		if IsRequiresReplace(in.DryRunErr) {
 			res.Status = status.ResourceRequiresReplace
 		}
-		res.Health = Health(in.Live)
+		setHealth(&res, Judge(in.Live, in.Health))
 		res.Message = in.DryRunErr.Error()
 		return res
 	}
@@ -55,7 +55,7 @@ func Compare(in Input) status.ResourceStatus {
 	own, err := NewOwnership(in.Live, opts)
 	if err != nil {
 		res.Status = status.ResourceError
-		res.Health = Health(in.Live)
+		setHealth(&res, Judge(in.Live, in.Health))
 		res.Message = fmt.Sprintf("%s: %v", res.Ref, err)
 		return res
 	}
@@ -97,13 +97,14 @@ func Compare(in Input) status.ResourceStatus {
 		}
 		f.Class = TopClass(f.Owners)
 		f.Ignored = ignored(rules, f.Path, f.Owners)
+		f.Delegated = in.Delegations.Of(res.Ref, f.Path, f.Owners)
 		if secret && (underPointer(f.Path, "/data") || underPointer(f.Path, "/stringData")) {
 			f.Desired, f.Live, f.Masked = maskValue(f.Desired), maskValue(f.Live), true
 		}
 	}
 	slices.SortFunc(fields, func(a, b status.FieldChange) int { return comparePointers(a.Path, b.Path) })
 	res.Fields = fields
-	res.Health = Health(in.Live)
+	setHealth(&res, Judge(in.Live, in.Health))
 	res.Status = status.ResourceSynced
 	for _, f := range fields {
 		if f.IsDrift() {
@@ -118,6 +119,17 @@ func Compare(in Input) status.ResourceStatus {
 		res.Fields = nil
 	}
 	return res
+}
+
+// setHealth records a judgement on a result.
+func setHealth(res *status.ResourceStatus, d status.HealthDetail) {
+	res.Health = d.Status
+	res.HealthDetail = &d
+}
+
+// JudgeInto sets a result's Health and HealthDetail from Judge.
+func JudgeInto(res *status.ResourceStatus, live *unstructured.Unstructured, checks *HealthChecks) {
+	setHealth(res, Judge(live, checks))
 }
 
 // extras finds live fields Git does not declare that a manager other than

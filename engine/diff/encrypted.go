@@ -18,11 +18,11 @@ import (
 func CompareEncrypted(desired, live *unstructured.Unstructured, why string) status.ResourceStatus {
 	res := status.ResourceStatus{Ref: refOf(desired, live), Status: status.ResourceEncrypted, Message: why}
 	if live == nil {
-		res.Health = status.HealthMissing
+		setHealth(&res, Judge(nil, nil))
 		res.Message += "; not in the cluster under this name (a generated name depends on the decrypted content)"
 		return res
 	}
-	res.Health = Health(live)
+	setHealth(&res, Judge(live, nil))
 	want := keyNames(desired, "data", "stringData")
 	have := keyNames(live, "data", "stringData")
 	for _, k := range want {

@@ -1,56 +1,146 @@
 package diff
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"kdrift.dev/kdrift/engine/status"
 )
 
-// Health is kstatus-style readiness of a live object: Missing when nil,
-// Progressing while being deleted, while the controller has not observed
-// the latest generation, or while a rollout is under way, Degraded when
-// the object reports a failure, Healthy otherwise (including kinds with
-// no status to judge).
+// Rule names that are not a kind.
+const (
+	// RuleKstatus is the generic rules of sigs.k8s.io/cli-utils' kstatus:
+	// deletion, observedGeneration, the Reconciling, Stalled and Ready
+	// conditions, and its built-in kinds.
+	RuleKstatus = "kstatus"
+	// RuleCEL is a health check the team wrote (an App's or the
+	// repository settings' spec.health.checks).
+	RuleCEL = "cel"
+	// RuleNone is no rule at all: an object kdrift does not understand
+	// and that carries no conditions, shown Unknown.
+	RuleNone = "none"
+	// RuleExists is for a live object that is not there (Missing).
+	RuleExists = "exists"
+)
+
+// Health is the health of a live object (see Judge), without the team's
+// CEL checks.
 func Health(obj *unstructured.Unstructured) status.Health {
+	return Judge(obj, nil).Status
+}
+
+// Judge says how healthy a live object is, which rule decided and why.
+// The order, each step deciding when it can:
+//
+//  1. nil is Missing; an object being deleted is Progressing; an object
+//     whose controller has not observed its latest generation is
+//     Progressing (kstatus' generic checks, also for Rollout's string
+//     observedGeneration);
+//  2. the team's CEL checks for the object's kind (checks, may be nil);
+//  3. kdrift's rule for the kind (healthRules);
+//  4. kstatus: Stalled, Reconciling and Ready conditions and its own
+//     kinds; an object of a custom kind with none of those and no
+//     conditions at all is Unknown, never Healthy.
+func Judge(obj *unstructured.Unstructured, checks *HealthChecks) status.HealthDetail {
 	if obj == nil {
-		return status.HealthMissing
+		return status.HealthDetail{Status: status.HealthMissing, Rule: RuleExists, Message: "not in the cluster"}
 	}
 	if obj.GetDeletionTimestamp() != nil {
-		return status.HealthProgressing
+		return status.HealthDetail{Status: status.HealthProgressing, Rule: RuleKstatus, Message: "being deleted"}
 	}
-	if has(obj, "status", "observedGeneration") && num(obj, "status", "observedGeneration") < obj.GetGeneration() {
-		return status.HealthProgressing
+	if msg, behind := generationBehind(obj); behind {
+		return status.HealthDetail{Status: status.HealthProgressing, Rule: RuleKstatus, Message: msg}
 	}
-	gvk := obj.GroupVersionKind()
-	switch gvk.Group + "/" + gvk.Kind {
-	case "apps/Deployment":
-		return deploymentHealth(obj)
-	case "apps/StatefulSet":
-		return statefulSetHealth(obj)
-	case "apps/DaemonSet":
-		return daemonSetHealth(obj)
-	case "apps/ReplicaSet":
-		return replicaSetHealth(obj)
-	case "batch/Job":
-		return jobHealth(obj)
-	case "/PersistentVolumeClaim":
-		return phaseHealth(obj, "Bound", "Lost")
-	case "/Pod":
-		return podHealth(obj)
-	case "/Service":
-		return serviceHealth(obj)
-	case "/Namespace":
-		if p := str(obj, "status", "phase"); p == "Terminating" {
-			return status.HealthProgressing
+	if d, ok := checks.judge(obj); ok {
+		return d
+	}
+	gk := obj.GroupVersionKind().GroupKind()
+	if r, ok := healthRules[gk]; ok {
+		d := r(obj)
+		d.Rule = gk.Kind
+		return d
+	}
+	return kstatusHealth(obj)
+}
+
+// generationBehind says whether status.observedGeneration (a number, or
+// a number in a string as Argo Rollouts writes it) is older than
+// metadata.generation.
+func generationBehind(obj *unstructured.Unstructured) (string, bool) {
+	v, ok, err := unstructured.NestedFieldNoCopy(obj.Object, "status", "observedGeneration")
+	if !ok || err != nil {
+		return "", false
+	}
+	var seen int64
+	switch x := v.(type) {
+	case string:
+		n, err := strconv.ParseInt(x, 10, 64)
+		if err != nil && obj.GroupVersionKind().Group == "argoproj.io" {
+			return "", false // an older Rollouts wrote a hash: nothing to compare
 		}
-		return status.HealthHealthy
-	case "apiextensions.k8s.io/CustomResourceDefinition":
-		if c := condition(obj, "Established"); c != nil && c["status"] == "True" {
-			return status.HealthHealthy
-		}
-		return status.HealthProgressing
+		seen = n // a string that is no number counts as nothing observed
+	default:
+		f, _ := number(v) // so does a value of another type
+		seen = int64(f)
 	}
-	return genericHealth(obj)
+	if gen := obj.GetGeneration(); seen < gen {
+		return fmt.Sprintf("generation %d not observed yet (controller saw %d)", gen, seen), true
+	}
+	return "", false
+}
+
+// kstatusHealth is the floor: kstatus' verdict, except that an object
+// kstatus has no rule for and that carries no conditions is Unknown
+// (kstatus would call it Current) unless it is of a built-in API group,
+// whose objects without status (ConfigMap, Role, ServiceAccount) are
+// healthy by existing.
+func kstatusHealth(obj *unstructured.Unstructured) status.HealthDetail {
+	res, err := kstatus.Compute(obj)
+	if err != nil {
+		return status.HealthDetail{Status: status.HealthUnknown, Rule: RuleKstatus, Message: err.Error()}
+	}
+	d := status.HealthDetail{Rule: RuleKstatus, Message: res.Message}
+	switch res.Status {
+	case kstatus.CurrentStatus:
+		d.Status = status.HealthHealthy
+		if kstatus.GetLegacyConditionsFn(obj) == nil && len(list(obj, "status", "conditions")) == 0 {
+			if builtinGroup(obj.GroupVersionKind().Group) {
+				d.Message = "exists; " + obj.GetKind() + " has no status to judge"
+				return d
+			}
+			return status.HealthDetail{Status: status.HealthUnknown, Rule: RuleNone,
+				Message: fmt.Sprintf("no health rule for %s and no status conditions: add a CEL check (spec.health.checks) to judge it", kindOf(obj))}
+		}
+	case kstatus.InProgressStatus, kstatus.TerminatingStatus:
+		d.Status = status.HealthProgressing
+	case kstatus.FailedStatus:
+		d.Status = status.HealthDegraded
+	case kstatus.NotFoundStatus:
+		d.Status = status.HealthMissing
+	default:
+		d.Status = status.HealthUnknown
+	}
+	return d
+}
+
+// builtinGroup reports whether a group is Kubernetes' own: the core
+// group, a group without a dot (apps, batch, policy, autoscaling) or one
+// under k8s.io.
+func builtinGroup(g string) bool {
+	return g == "" || !strings.Contains(g, ".") || g == "k8s.io" || strings.HasSuffix(g, ".k8s.io")
+}
+
+// kindOf is Kind.group, or Kind for the core group.
+func kindOf(obj *unstructured.Unstructured) string {
+	gk := obj.GroupVersionKind().GroupKind()
+	if gk.Group == "" {
+		return gk.Kind
+	}
+	return gk.Kind + "." + gk.Group
 }
 
 // The accessors below read status fields leniently: a field of the wrong
@@ -123,133 +213,33 @@ func condition(obj *unstructured.Unstructured, typ string) map[string]any {
 	return nil
 }
 
-func deploymentHealth(obj *unstructured.Unstructured) status.Health {
-	if c := condition(obj, "Progressing"); c != nil && c["reason"] == "ProgressDeadlineExceeded" {
-		return status.HealthDegraded
+// condIs reports whether the condition of a type has the status.
+func condIs(obj *unstructured.Unstructured, typ, want string) bool {
+	c := condition(obj, typ)
+	return c != nil && c["status"] == want
+}
+
+// condText is a condition's reason and message, "Reason: message", or
+// "" when there is no such condition.
+func condText(c map[string]any) string {
+	if c == nil {
+		return ""
 	}
-	if paused := flag(obj, "spec", "paused"); paused {
-		return status.HealthHealthy
-	}
-	want := specReplicas(obj)
-	if !has(obj, "status", "observedGeneration") {
-		return status.HealthProgressing
-	}
-	updated := num(obj, "status", "updatedReplicas")
-	replicas := num(obj, "status", "replicas")
-	available := num(obj, "status", "availableReplicas")
+	reason, _ := c["reason"].(string)
+	msg, _ := c["message"].(string)
 	switch {
-	case updated < want, replicas > updated, available < updated:
-		return status.HealthProgressing
+	case reason != "" && msg != "":
+		return reason + ": " + msg
+	case msg != "":
+		return msg
 	}
-	if c := condition(obj, "Available"); c != nil && c["status"] == "False" {
-		return status.HealthProgressing
-	}
-	return status.HealthHealthy
+	return reason
 }
 
-func statefulSetHealth(obj *unstructured.Unstructured) status.Health {
-	if !has(obj, "status", "observedGeneration") {
-		return status.HealthProgressing
+// or is a, or b when a is empty.
+func or(a, b string) string {
+	if a == "" {
+		return b
 	}
-	want := specReplicas(obj)
-	if num(obj, "status", "readyReplicas") < want || num(obj, "status", "replicas") > want {
-		return status.HealthProgressing
-	}
-	if t := str(obj, "spec", "updateStrategy", "type"); t == "OnDelete" {
-		return status.HealthHealthy
-	}
-	cur := str(obj, "status", "currentRevision")
-	upd := str(obj, "status", "updateRevision")
-	if upd != "" && cur != upd {
-		return status.HealthProgressing
-	}
-	return status.HealthHealthy
-}
-
-func daemonSetHealth(obj *unstructured.Unstructured) status.Health {
-	if !has(obj, "status", "observedGeneration") {
-		return status.HealthProgressing
-	}
-	desired := num(obj, "status", "desiredNumberScheduled")
-	if num(obj, "status", "updatedNumberScheduled") < desired || num(obj, "status", "numberAvailable") < desired {
-		return status.HealthProgressing
-	}
-	return status.HealthHealthy
-}
-
-func replicaSetHealth(obj *unstructured.Unstructured) status.Health {
-	if c := condition(obj, "ReplicaFailure"); c != nil && c["status"] == "True" {
-		return status.HealthDegraded
-	}
-	want := specReplicas(obj)
-	if num(obj, "status", "availableReplicas") < want || num(obj, "status", "readyReplicas") < want {
-		return status.HealthProgressing
-	}
-	return status.HealthHealthy
-}
-
-func jobHealth(obj *unstructured.Unstructured) status.Health {
-	if c := condition(obj, "Failed"); c != nil && c["status"] == "True" {
-		return status.HealthDegraded
-	}
-	if c := condition(obj, "Complete"); c != nil && c["status"] == "True" {
-		return status.HealthHealthy
-	}
-	if suspended := flag(obj, "spec", "suspend"); suspended {
-		return status.HealthHealthy
-	}
-	return status.HealthProgressing
-}
-
-func phaseHealth(obj *unstructured.Unstructured, good, bad string) status.Health {
-	p := str(obj, "status", "phase")
-	switch p {
-	case good:
-		return status.HealthHealthy
-	case bad:
-		return status.HealthDegraded
-	}
-	return status.HealthProgressing
-}
-
-func podHealth(obj *unstructured.Unstructured) status.Health {
-	p := str(obj, "status", "phase")
-	switch p {
-	case "Succeeded":
-		return status.HealthHealthy
-	case "Failed":
-		return status.HealthDegraded
-	case "Running":
-		if c := condition(obj, "Ready"); c != nil && c["status"] == "True" {
-			return status.HealthHealthy
-		}
-	}
-	return status.HealthProgressing
-}
-
-func serviceHealth(obj *unstructured.Unstructured) status.Health {
-	if t := str(obj, "spec", "type"); t != "LoadBalancer" {
-		return status.HealthHealthy
-	}
-	ing := list(obj, "status", "loadBalancer", "ingress")
-	if len(ing) == 0 {
-		return status.HealthProgressing
-	}
-	return status.HealthHealthy
-}
-
-// genericHealth follows kstatus for kinds it does not know: a Stalled
-// condition is a failure, Reconciling or a Ready that is not True is
-// progress, anything else is healthy.
-func genericHealth(obj *unstructured.Unstructured) status.Health {
-	if c := condition(obj, "Stalled"); c != nil && c["status"] == "True" {
-		return status.HealthDegraded
-	}
-	if c := condition(obj, "Reconciling"); c != nil && c["status"] == "True" {
-		return status.HealthProgressing
-	}
-	if c := condition(obj, "Ready"); c != nil && c["status"] != "True" {
-		return status.HealthProgressing
-	}
-	return status.HealthHealthy
+	return a
 }

@@ -41,6 +41,11 @@ type Input struct {
 	Ignore []app.IgnoreRule
 	// Options tune normalization and owner classes.
 	Options Options
+	// Health are the App's CEL health checks; nil for none.
+	Health *HealthChecks
+	// Delegations are the fields scaler and delivery controllers keep
+	// (see FindDelegations); nil for none.
+	Delegations *Delegations
 }
 
 // Options tune Compare and Detail. The zero value is not useful; start

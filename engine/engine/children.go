@@ -6,7 +6,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/live"
 	"kdrift.dev/kdrift/engine/status"
 )
@@ -117,7 +116,9 @@ func (p *pass) generatedSecrets(ctx context.Context, seen map[string]bool) []sta
 			continue
 		}
 		seen[key] = true
-		out = append(out, status.ResourceStatus{Ref: ref, Status: status.ResourceGenerated, Health: diff.Health(lv), Parent: &parent})
+		r := p.judged(ref, status.ResourceGenerated, lv)
+		r.Parent = &parent
+		out = append(out, r)
 	}
 	return out
 }

@@ -58,7 +58,7 @@ func (e *Engine) CompareOne(ctx context.Context, appName string, ref status.Obje
 		st.results[key] = *published
 		return nil
 	}
-	res, _ := p.compareOne(ctx, desired, ref, desiredHash(desired, p.app.Spec.IgnoreDifferences))
+	res, _ := p.compareOne(ctx, desired, ref, desiredHash(desired, compareRules(p.app)))
 	res.Message = p.scrubbed(res.Message)
 	st.desired[key] = desired
 	st.results[key] = res

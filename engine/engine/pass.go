@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/live"
 	"kdrift.dev/kdrift/engine/redact"
 	"kdrift.dev/kdrift/engine/source"
@@ -195,7 +196,9 @@ func (p *pass) finish() {
 		s.Resources = p.results
 		if !p.failed {
 			s.Sync, s.Health = summarize(p.results)
+			s.HealthDetail = decidingHealth(p.results, s.Health)
 		}
+		s.Canaries = p.canaries()
 	}
 	s.Fights = e.fights.Fights(p.name)
 	e.mu.Lock()
@@ -229,6 +232,7 @@ func (p *pass) finish() {
 func summarize(rs []status.ResourceStatus) (status.Sync, status.Health) {
 	sync := status.SyncSynced
 	health := status.HealthHealthy
+	judged, unknown := 0, 0
 	rank := map[status.Health]int{status.HealthHealthy: 0, status.HealthProgressing: 1, status.HealthUnknown: 2, status.HealthMissing: 3, status.HealthDegraded: 4}
 	for _, r := range rs {
 		switch r.Status {
@@ -243,11 +247,61 @@ func summarize(rs []status.ResourceStatus) (status.Sync, status.Health) {
 		if r.Status == status.ResourceExtraneous || r.Status == status.ResourceEncrypted {
 			continue
 		}
+		if unjudged(r) {
+			unknown++
+			continue
+		}
+		judged++
 		if rank[r.Health] > rank[health] {
 			health = r.Health
 		}
 	}
+	if judged == 0 && unknown > 0 {
+		// Nothing of the app could be judged: not Healthy.
+		health = status.HealthUnknown
+	}
 	return sync, health
+}
+
+// unjudged reports whether no rule understood a resource (Unknown by the
+// rule "none"): it is shown Unknown, and left out of the app's health
+// unless nothing else of the app could be judged.
+func unjudged(r status.ResourceStatus) bool {
+	return r.Health == status.HealthUnknown && r.HealthDetail != nil && r.HealthDetail.Rule == diff.RuleNone
+}
+
+// decidingHealth is the rule and message of the first resource whose
+// health is the app's, so the app says why it is Degraded; nil when the
+// app is Healthy.
+func decidingHealth(rs []status.ResourceStatus, h status.Health) *status.HealthDetail {
+	if h == status.HealthHealthy {
+		return nil
+	}
+	for _, r := range rs {
+		if r.Health != h || r.Status == status.ResourceExtraneous || r.Status == status.ResourceEncrypted || (h != status.HealthUnknown && unjudged(r)) {
+			continue
+		}
+		d := status.HealthDetail{Status: h}
+		if r.HealthDetail != nil {
+			d = *r.HealthDetail
+		}
+		ref := r.Ref
+		d.Object = &ref
+		return &d
+	}
+	return nil
+}
+
+// canaries are the progressive deliveries in flight among the app's live
+// Rollouts and Canaries.
+func (p *pass) canaries() []status.Canary {
+	var out []status.Canary
+	for _, d := range p.desired {
+		if c := diff.CanaryOf(p.live[refKey(live.RefOf(d))]); c != nil {
+			out = append(out, *c)
+		}
+	}
+	return out
 }
 
 // sameStatus compares two statuses without their comparison time, and

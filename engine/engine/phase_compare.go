@@ -58,7 +58,7 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 						Message: fmt.Sprintf("comparison panicked: %v; the other objects and apps are not affected (please report this)", v)}}
 				}
 			}()
-			hash := desiredHash(d, p.app.Spec.IgnoreDifferences)
+			hash := desiredHash(d, compareRules(p.app))
 			res, lv := p.compareOne(ctx, d, live.RefOf(d), hash)
 			out[i] = one{res, lv, hash}
 			return nil
@@ -92,6 +92,23 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 			out[i].res.Message = "Flux does not reconcile this object (" + FluxReconcileAnnotation + ": disabled): nothing heals it"
 		}
 		results = append(results, out[i].res)
+	}
+	if p.app.Spec.Delegates() {
+		// Fields a scaler or delivery controller of the app keeps are
+		// theirs: never drift, never healed, never a fight.
+		objs := make([]*unstructured.Unstructured, 0, len(p.desired))
+		for _, d := range p.desired {
+			if lv := p.live[refKey(live.RefOf(d))]; lv != nil {
+				objs = append(objs, lv)
+			} else {
+				objs = append(objs, d)
+			}
+		}
+		if dl := diff.FindDelegations(objs); dl != nil {
+			for i := range results {
+				diff.Delegate(&results[i], dl)
+			}
+		}
 	}
 	// Tracked objects of this app that Git no longer renders.
 	var desiredRefs []status.ObjectRef
@@ -146,7 +163,9 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 				// Made by another controller from an object of the app
 				// (a SealedSecret's Secret): not drift, never pruned.
 				seen[refKey(ref)] = true
-				results = append(results, status.ResourceStatus{Ref: ref, Status: status.ResourceGenerated, Health: diff.Health(o), Parent: &parent})
+				r := p.judged(ref, status.ResourceGenerated, o)
+				r.Parent = &parent
+				results = append(results, r)
 				continue
 			}
 			p.extra = append(p.extra, o)
@@ -157,10 +176,13 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 			if msg == "" && !p.prunable(o) {
 				msg = "not pruned: an Encrypted object of the app has this kind and namespace, and its generated name may be this one"
 			}
-			results = append(results, status.ResourceStatus{Ref: ref, Status: status.ResourceExtraneous, Health: diff.Health(o), Message: msg})
+			r := p.judged(ref, status.ResourceExtraneous, o)
+			r.Message = msg
+			results = append(results, r)
 		}
 	}
 	results = append(results, p.generatedSecrets(ctx, seen)...)
+	results = append(results, p.generatedByDelivery(ctx, seen)...)
 	p.st.kinds = kinds
 	for k := range p.st.desired {
 		if !seen[k] {
@@ -234,7 +256,7 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 		dry, dryErr = p.cl.cs.DryRunApply(ctx, d)
 	}
 	p.e.opts.Observer.Request(VerbDryRunApply, dryErr)
-	in := diff.Input{Desired: d, DryRun: dry, DryRunErr: dryErr, Live: lv.DeepCopy(), Ignore: p.app.Spec.IgnoreDifferences, Options: p.e.opts.Diff}
+	in := diff.Input{Desired: d, DryRun: dry, DryRunErr: dryErr, Live: lv.DeepCopy(), Ignore: p.app.Spec.IgnoreDifferences, Options: p.e.opts.Diff, Health: p.healthChecks()}
 	res := diff.Compare(in)
 	if diff.NeedsDefaults(res) {
 		// An object first made imperatively (kubectl create, Helm) leaves
@@ -298,6 +320,32 @@ func (p *pass) unread(ref status.ObjectRef, err error) status.ResourceStatus {
 	return status.ResourceStatus{Ref: ref, Status: status.ResourceError, Health: status.HealthUnknown, Message: "live state could not be read, nothing applied: " + msg}
 }
 
+// compareRules are what an App adds to a comparison besides the object:
+// its ignore rules and, when it has any, its health checks.
+func compareRules(a app.App) any {
+	if a.Spec.Health == nil {
+		return a.Spec.IgnoreDifferences
+	}
+	return []any{a.Spec.IgnoreDifferences, a.Spec.Health}
+}
+
+// healthChecks are the App's CEL health checks, compiled (once per
+// expression, healthcel keeps them).
+func (p *pass) healthChecks() *diff.HealthChecks {
+	if p.app.Spec.Health == nil {
+		return nil
+	}
+	return diff.NewHealthChecks(p.app.Spec.Health.Checks)
+}
+
+// judged is a result for an object that is not compared (Extraneous,
+// Generated): its health, judged.
+func (p *pass) judged(ref status.ObjectRef, st status.Resource, o *unstructured.Unstructured) status.ResourceStatus {
+	r := status.ResourceStatus{Ref: ref, Status: st}
+	diff.JudgeInto(&r, o, p.healthChecks())
+	return r
+}
+
 // desiredHash identifies a desired object and the rules it is compared
 // with.
 func desiredHash(d *unstructured.Unstructured, rules any) string {
@@ -320,9 +368,9 @@ func (p *pass) publishDrift(results []status.ResourceStatus) {
 		p.st.results[key] = r
 		drift := r.Drifted() > 0 || r.Status == status.ResourceMissing || r.Status == status.ResourceRequiresReplace || r.Status == status.ResourceExtraneous
 		for _, f := range r.Fields {
-			if f.Ignored || f.Frozen != nil || r.Frozen != nil {
-				// A frozen field is the person's to keep: no fight, and
-				// no advice to freeze it.
+			if f.Ignored || f.Delegated != nil || f.Frozen != nil || r.Frozen != nil {
+				// A frozen field is the person's to keep, a delegated one
+				// its controller's: no fight, and no advice to freeze it.
 				continue
 			}
 			m, class := rewriter(f.Owners)

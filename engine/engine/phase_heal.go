@@ -54,6 +54,9 @@ type healItem struct {
 	// frozen are the pointers a field freeze holds; left out like
 	// fighting fields (handed over first when kdrift alone owned them).
 	frozen []string
+	// delegated are the fields a scaler or delivery controller keeps;
+	// left out the same way, whatever else of the object is healed.
+	delegated []string
 }
 
 // phaseHeal applies what drifted: Namespaces and CRDs first, then the
@@ -162,7 +165,7 @@ func (p *pass) healItems() []healItem {
 			p.leftFrozen(r)
 			continue
 		}
-		it := healItem{desired: d, live: lv, res: r}
+		it := healItem{desired: d, live: lv, res: r, delegated: diff.DelegatedPointers(r)}
 		if lv != nil && !p.opts.overwriteFrozen {
 			// A missing object is created whole: leaving a frozen field
 			// out would let the apiserver default it.
@@ -170,7 +173,7 @@ func (p *pass) healItems() []healItem {
 			p.leftFrozen(r)
 		}
 		for _, f := range r.Fields {
-			if f.Ignored || (f.Frozen != nil && len(it.frozen) > 0) {
+			if f.Ignored || f.Delegated != nil || (f.Frozen != nil && len(it.frozen) > 0) {
 				continue
 			}
 			if _, ok := p.e.fights.Fighting(fight.Key{App: p.name, Ref: r.Ref, Field: f.Path}); ok {
@@ -207,6 +210,13 @@ func (p *pass) healObject(ctx context.Context, it healItem) error {
 	if len(it.fighting) > 0 {
 		rules = append(append([]app.IgnoreRule(nil), rules...), app.IgnoreRule{
 			Group: it.res.Ref.Group, Kind: it.res.Ref.Kind, Namespace: it.res.Ref.Namespace, Name: it.res.Ref.Name, JSONPointers: it.fighting,
+		})
+	}
+	if len(it.delegated) > 0 && it.live != nil {
+		// Applying a delegated field would take it back from its
+		// controller (Git's replicas over the HPA's).
+		rules = append(append([]app.IgnoreRule(nil), rules...), app.IgnoreRule{
+			Group: it.res.Ref.Group, Kind: it.res.Ref.Kind, Namespace: it.res.Ref.Namespace, Name: it.res.Ref.Name, JSONPointers: it.delegated,
 		})
 	}
 	if len(it.frozen) > 0 {

@@ -204,7 +204,7 @@ func (e *Engine) previewApp(ctx context.Context, name string, bs, as *source.Sna
 		ref := live.RefOf(d)
 		now[refKey(ref)] = true
 		refs = append(refs, ref)
-		if b, ok := was[refKey(ref)]; ok && desiredHash(b, aBefore.Spec.IgnoreDifferences) == desiredHash(d, aAfter.Spec.IgnoreDifferences) {
+		if b, ok := was[refKey(ref)]; ok && desiredHash(b, compareRules(aBefore)) == desiredHash(d, compareRules(aAfter)) {
 			if policy {
 				changed = append(changed, d)
 			}
@@ -239,7 +239,7 @@ func (e *Engine) previewApp(ctx context.Context, name string, bs, as *source.Sna
 	for i, d := range changed {
 		g.Go(func() error {
 			ref := live.RefOf(d)
-			res, _ := pa.compareOne(ctx, d, ref, desiredHash(d, aAfter.Spec.IgnoreDifferences))
+			res, _ := pa.compareOne(ctx, d, ref, desiredHash(d, compareRules(aAfter)))
 			rs := []status.ResourceStatus{res}
 			pa.markFrozen(rs)
 			results[i] = objectPreview(rs[0])

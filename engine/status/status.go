@@ -4,6 +4,8 @@
 package status
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"kdrift.dev/kdrift/engine/app"
@@ -32,6 +34,55 @@ const (
 	HealthUnknown     Health = "Unknown"
 )
 
+// HealthDetail says which health rule judged an object and why: the
+// answer to "why is this Degraded?".
+type HealthDetail struct {
+	Status Health `json:"status"`
+	// Rule is the rule that decided: a kind ("Rollout", "Certificate"),
+	// "kstatus" for the generic rules, "cel" for an expression the team
+	// wrote, "none" when nothing understood the object (Unknown).
+	Rule string `json:"rule"`
+	// Message is the rule's reason, in the controller's words where it
+	// gave some ("paused at step 3/8: CanaryPauseStep").
+	Message string `json:"message,omitempty"`
+	// Object is the resource whose health decided an app's health; set
+	// on AppStatus only.
+	Object *ObjectRef `json:"object,omitempty"`
+}
+
+// Delegation says that a field belongs to a scaler or delivery
+// controller (an HPA, KEDA, a VPA, Flagger, Argo Rollouts): kdrift shows
+// it with its owner and never heals it.
+type Delegation struct {
+	// Controller is the object that claims the field, as Kind/namespace/name
+	// ("HorizontalPodAutoscaler/prod/web", "Canary/prod/web").
+	Controller ObjectRef `json:"controller"`
+	// Manager is the field manager that wrote the field.
+	Manager string `json:"manager"`
+}
+
+// Canary is a progressive delivery in flight (Argo Rollouts, Flagger),
+// as its controller reports it.
+type Canary struct {
+	// Ref is the Rollout or Canary.
+	Ref ObjectRef `json:"ref"`
+	// Controller is "Argo Rollouts" or "Flagger".
+	Controller string `json:"controller"`
+	// Phase is the controller's phase ("Progressing", "Paused").
+	Phase string `json:"phase"`
+	// Step and Steps are the current step, 1-based, of Steps (Argo
+	// Rollouts); 0 when the controller counts none.
+	Step  int `json:"step,omitempty"`
+	Steps int `json:"steps,omitempty"`
+	// Weight is the share of traffic, in percent, the new version gets.
+	Weight int `json:"weight"`
+	// Analysis is the analysis under way or its outcome ("analysis
+	// web-3 Running", "2 failed checks of 5").
+	Analysis string `json:"analysis,omitempty"`
+	// Message is what the controller says about it.
+	Message string `json:"message,omitempty"`
+}
+
 // Resource is one object's comparison result.
 type Resource string
 
@@ -54,6 +105,19 @@ const (
 	// Secret): shown under its parent, never drift, never pruned.
 	ResourceGenerated Resource = "Generated"
 )
+
+// Summary is "step 3/8, weight 20%, analysis web-3 Running".
+func (c Canary) Summary() string {
+	var parts []string
+	if c.Steps > 0 {
+		parts = append(parts, fmt.Sprintf("step %d/%d", c.Step, c.Steps))
+	}
+	parts = append(parts, fmt.Sprintf("weight %d%%", c.Weight))
+	if c.Analysis != "" {
+		parts = append(parts, c.Analysis)
+	}
+	return strings.Join(parts, ", ")
+}
 
 // SelfHeal is an app's self-heal state.
 type SelfHeal string
@@ -153,14 +217,19 @@ type FieldChange struct {
 	// Frozen is the field freeze (spec.freezes) that holds this field:
 	// self-heal leaves it as it is live. Nil when not frozen.
 	Frozen *app.Freeze `json:"frozen,omitempty"`
+	// Delegated is set when a scaler or delivery controller owns the
+	// field: never drift, never healed, never a fight.
+	Delegated *Delegation `json:"delegated,omitempty"`
 }
 
 // ResourceStatus is the comparison of one object.
 type ResourceStatus struct {
-	Ref    ObjectRef     `json:"ref"`
-	Status Resource      `json:"status"`
-	Health Health        `json:"health"`
-	Fields []FieldChange `json:"fields,omitempty"`
+	Ref    ObjectRef `json:"ref"`
+	Status Resource  `json:"status"`
+	Health Health    `json:"health"`
+	// HealthDetail is the rule that judged Health and its message.
+	HealthDetail *HealthDetail `json:"healthDetail,omitempty"`
+	Fields       []FieldChange `json:"fields,omitempty"`
 	// Message explains Error and RequiresReplace, in the apiserver's words,
 	// and Encrypted: the file, its recipients, where kdrift looked for keys.
 	Message string `json:"message,omitempty"`
@@ -202,9 +271,15 @@ type AppStatus struct {
 	Destination app.Destination `json:"destination"`
 	Sync        Sync            `json:"sync"`
 	Health      Health          `json:"health"`
-	SelfHeal    SelfHeal        `json:"selfHeal"`
-	Prune       bool            `json:"prune"`
-	Freeze      *app.Freeze     `json:"freeze,omitempty"`
+	// HealthDetail is the rule and message of the resource that decided
+	// Health (the worst one).
+	HealthDetail *HealthDetail `json:"healthDetail,omitempty"`
+	// Canaries are the progressive deliveries in flight among the app's
+	// objects.
+	Canaries []Canary    `json:"canaries,omitempty"`
+	SelfHeal SelfHeal    `json:"selfHeal"`
+	Prune    bool        `json:"prune"`
+	Freeze   *app.Freeze `json:"freeze,omitempty"`
 	// Freezes are the App's resource and field freezes in force
 	// (spec.freezes whose end has not passed).
 	Freezes []app.ResourceFreeze `json:"freezes,omitempty"`
@@ -288,8 +363,9 @@ func (r Resource) Neutral() bool {
 }
 
 // IsDrift reports whether the field is drift that healing would undo: not
-// ignored, and either a declared field that differs or an extra field a
-// person owns. Controller-owned extra fields are shown, not drift.
+// ignored nor delegated, and either a declared field that differs or an
+// extra field a person owns. Controller-owned extra fields are shown, not
+// drift.
 func (f FieldChange) IsDrift() bool {
-	return !f.Ignored && f.Class != OwnerGitOps && (!f.Extra || f.Class == OwnerPerson)
+	return !f.Ignored && f.Delegated == nil && f.Class != OwnerGitOps && (!f.Extra || f.Class == OwnerPerson)
 }

@@ -219,6 +219,13 @@ type AppSummary struct {
 	Sync status.Sync `json:"sync"`
 	// Health is Healthy, Progressing, Degraded, Missing or Unknown.
 	Health status.Health `json:"health"`
+	// HealthDetail says why when the app is not Healthy: the rule that
+	// decided (a kind, "kstatus", "cel", "none"), its message and the
+	// object it judged.
+	HealthDetail *status.HealthDetail `json:"healthDetail,omitempty"`
+	// Canaries are the progressive deliveries in flight (Argo Rollouts,
+	// Flagger): step, weight, analysis.
+	Canaries []status.Canary `json:"canaries,omitempty"`
 	// SelfHeal is on, off or frozen.
 	SelfHeal status.SelfHeal `json:"selfHeal"`
 	// Prune is the App's syncPolicy.prune.
@@ -280,7 +287,7 @@ func Summarize(apps []status.AppStatus) StatusDoc {
 	doc := StatusDoc{Apps: make([]AppSummary, 0, len(apps))}
 	for _, a := range apps {
 		s := AppSummary{Name: a.Name, File: a.File, Path: a.Path, Context: a.Destination.Context, Namespace: a.Destination.Namespace,
-			Sync: a.Sync, Health: a.Health, SelfHeal: a.SelfHeal, Prune: a.Prune, Freezes: a.Freezes, OutOfSyncSince: a.OutOfSyncSince,
+			Sync: a.Sync, Health: a.Health, HealthDetail: a.HealthDetail, Canaries: a.Canaries, SelfHeal: a.SelfHeal, Prune: a.Prune, Freezes: a.Freezes, OutOfSyncSince: a.OutOfSyncSince,
 			Revision: a.Revision, RevisionRef: a.RevisionRef, NoUpstream: a.NoUpstream, LocalFreeze: a.LocalFreeze, Owner: a.Owner, OwnerFile: a.OwnerFile, OwnerPaused: a.OwnerPaused, DriftedObjects: a.DriftedObjects(), EncryptedObjects: a.EncryptedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
 		if a.Freeze != nil {
 			s.Freeze = a.Freeze
