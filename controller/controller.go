@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"kdrift.dev/kdrift/engine/engine"
+	"kdrift.dev/kdrift/engine/render/sandbox"
 	"kdrift.dev/kdrift/engine/status"
 )
 
@@ -92,6 +93,13 @@ func (o *Ops) Start(ctx context.Context, e *engine.Engine) error {
 		}
 		o.server = s
 		o.opts.Log.Info("serving metrics and probes", "addr", s.Addr().String(), "paths", "/metrics /healthz /readyz")
+	}
+	// What confines the render workers, said once; the worker it starts
+	// is the pool's first.
+	if rep, err := sandbox.Shared().Report(ctx); err != nil {
+		o.opts.Log.Error("render sandbox: no render worker started; kustomize Apps will be Error", "err", err)
+	} else {
+		o.opts.Log.Info("render sandbox", "exec", rep.Exec, "network", rep.Network, "fs", rep.FS)
 	}
 	ctx, o.cancel = context.WithCancel(ctx)
 	events, stop := e.SubscribeAll()

@@ -300,6 +300,16 @@ func loadChart(fsys *treeFS, dir string) (*chart.Chart, error) {
 	if err != nil {
 		return nil, err
 	}
+	fsys.mu.Lock()
+	left := fsys.opts.MaxRenderBytes - fsys.read
+	fsys.mu.Unlock()
+	if err := checkArchives(dir, files, left); err != nil {
+		var le *LimitError
+		if errors.As(err, &le) {
+			return nil, fsys.refuse(err)
+		}
+		return nil, err
+	}
 	c, err := loadFilesSafe(files)
 	if err != nil {
 		return nil, &ChartError{Chart: dir, Problem: oneLine(err.Error()), Fix: "fix the chart so that `helm template` loads it"}

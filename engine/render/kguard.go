@@ -10,6 +10,7 @@ import (
 
 	yaml3 "gopkg.in/yaml.v3"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resource"
 
 	"kdrift.dev/kdrift/engine/redact"
 )
@@ -235,8 +236,31 @@ func (g *kguard) local(file, field, entry string) (string, error) {
 
 // remote reports whether a kustomization entry names a remote location:
 // a URL (https://, ssh://, file://, ...), a go-getter form (git::...), an
-// scp-like address (git@host:org/repo) or a host/path?ref= form.
+// scp-like address (git@host:org/repo), a host/path?ref= form, or anything
+// else kustomize's own parser of Git URLs accepts (it tries that parser
+// before it looks for a local folder, so a same-named folder in the
+// repository does not make an entry local).
 func remote(entry string) bool {
+	return remoteSpelling(entry) || kustomizeRepo(entry)
+}
+
+// kustomizeRepo reports whether kustomize reads entry as a Git repository,
+// through its public view of a resource's origin (which parses entries
+// with the same function as its loader); a panic in that parser counts as
+// a repository.
+func kustomizeRepo(entry string) (repo bool) {
+	defer func() {
+		if recover() != nil {
+			repo = true
+		}
+	}()
+	return (&resource.Origin{}).Append(entry).Repo != ""
+}
+
+// remoteSpelling recognises the spellings of remote entries kdrift knew
+// before it asked kustomize's parser; it still catches forms that parser
+// leaves to other loaders (HTTP files).
+func remoteSpelling(entry string) bool {
 	e := strings.TrimSpace(entry)
 	lower := strings.ToLower(e)
 	switch {

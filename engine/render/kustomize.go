@@ -2,16 +2,14 @@ package render
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/api/types"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
-
 	"kdrift.dev/kdrift/engine/redact"
+	"kdrift.dev/kdrift/engine/render/sandbox"
 )
 
 // kustomize builds dir with krusty over a read-recording view of tree,
@@ -31,25 +29,12 @@ func (r *Renderer) kustomize(ctx context.Context, tree Tree, dir string, opts Op
 		e.err = &Error{Path: dir, Err: err}
 		return e
 	}
-	if err := checkKustomizations(fsys, dir, secrets); err != nil {
+	if err := checkKustomizations(fsys, dir, secrets); err != nil && !r.noGuard {
 		e = r.entry(fsys)
 		e.err = &Error{Path: dir, Err: err}
 		return e
 	}
-	if err := acquire(ctx, r.kbuild, "another app's kustomize build"); err != nil {
-		return &cacheEntry{err: &Error{Path: dir, Err: err}}
-	}
-	defer func() { <-r.kbuild }()
-	defer func() {
-		if p := recover(); p != nil {
-			// A panic is treated like a render error, and cached: the same
-			// input would panic again.
-			e = r.entry(fsys)
-			e.err = &Error{Path: dir, Err: &PanicError{Value: p, Stack: debug.Stack()}}
-		}
-	}()
-	k := krusty.MakeKustomizer(kustomizeOptions())
-	m, err := k.Run(fsys, "/"+dir)
+	js, err := r.runKustomize(ctx, fsys, dir, opts)
 	e = r.entry(fsys)
 	if le := fsys.limit(); le != nil {
 		// kustomize may have wrapped the refused read, or tried another
@@ -58,25 +43,30 @@ func (r *Renderer) kustomize(ctx context.Context, tree Tree, dir string, opts Op
 		return e
 	}
 	if err != nil {
+		var le *sandbox.LimitError
+		var pe *sandbox.PanicError
+		switch {
+		case errors.As(err, &le):
+			// A budget is a setting, not the input: never cached.
+			e.inputs, err = nil, limitf("", le.Limit, "%s", le.Detail)
+		case errors.As(err, &pe):
+			// Cached: the same input would panic again.
+			err = &PanicError{Value: pe.Value, Stack: pe.Stack}
+		case errors.Is(err, sandbox.ErrWorker), ctx.Err() != nil:
+			e.inputs = nil
+		}
 		e.err = &Error{Path: dir, Err: scrubbed(fsys.sops.scrub(err), secrets)}
 		return e
 	}
 	var size int64
-	for _, res := range m.Resources() {
-		// Through JSON, so that numbers become int64/float64 as in every
-		// other unstructured object (kyaml's own maps hold int).
-		js, err := res.MarshalJSON()
-		if err != nil {
-			e.err = &Error{Path: dir, Err: scrubbed(fmt.Errorf("%s: %w", res.CurId(), err), secrets)}
-			return e
-		}
-		if size += int64(len(js)); size > opts.MaxRenderBytes {
+	for _, raw := range js {
+		if size += int64(len(raw)); size > opts.MaxRenderBytes {
 			e.objs, e.err = nil, &Error{Path: dir, Err: limitf("", "rendered size", "the objects rendered come to more than %d bytes", opts.MaxRenderBytes)}
 			return e
 		}
 		obj := &unstructured.Unstructured{}
-		if err := obj.UnmarshalJSON(js); err != nil {
-			e.err = &Error{Path: dir, Err: scrubbed(fmt.Errorf("%s: %w", res.CurId(), err), secrets)}
+		if err := obj.UnmarshalJSON(raw); err != nil {
+			e.err = &Error{Path: dir, Err: scrubbed(fmt.Errorf("render worker sent an object that is not one: %w", err), secrets)}
 			return e
 		}
 		e.objs = append(e.objs, obj)
@@ -92,19 +82,34 @@ func (r *Renderer) kustomize(ctx context.Context, tree Tree, dir string, opts Op
 	return e
 }
 
-// kustomizeOptions are kustomize's own defences, a second line behind the
-// guard: builtin plugins only (no exec, no KRM functions), no Helm, and
-// files loaded from the kustomization's own folder only.
-func kustomizeOptions() *krusty.Options {
-	opts := krusty.MakeDefaultOptions()
-	opts.Reorder = krusty.ReorderOptionUnspecified
-	opts.LoadRestrictions = types.LoadRestrictionsRootOnly
-	opts.PluginConfig = types.DisabledPluginConfig()
-	opts.PluginConfig.HelmConfig.Enabled = false
-	opts.PluginConfig.FnpLoadingOptions.EnableExec = false
-	opts.PluginConfig.FnpLoadingOptions.Network = false
-	opts.PluginConfig.FnpLoadingOptions.Mounts = nil
-	return opts
+// runKustomize builds dir over fsys in a render worker (see package
+// sandbox), or in this process for a test that compares the two. A worker
+// that failed is errWorker; one killed past a budget is a
+// *sandbox.LimitError.
+func (r *Renderer) runKustomize(ctx context.Context, fsys *treeFS, dir string, opts Options) ([]json.RawMessage, error) {
+	if r.inProcess {
+		if err := acquire(ctx, r.kbuild, "another app's kustomize build"); err != nil {
+			return nil, err
+		}
+		defer func() { <-r.kbuild }()
+		return buildInProcess(fsys, dir, opts)
+	}
+	lim := sandbox.Limits{MaxOutputBytes: opts.MaxRenderBytes, MaxMemoryBytes: opts.MaxMemoryBytes}
+	if r.testHook != nil {
+		lim = lim.TestHook(r.testHook(dir))
+	}
+	return sandbox.Shared().Build(ctx, fsys, "/"+dir, lim)
+}
+
+// buildInProcess is the build a worker runs, in this process, with a
+// panic turned into its error.
+func buildInProcess(fsys *treeFS, dir string, opts Options) (js []json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			js, err = nil, &sandbox.PanicError{Value: fmt.Sprint(p), Stack: debug.Stack()}
+		}
+	}()
+	return sandbox.Build(fsys, "/"+dir, opts.MaxRenderBytes)
 }
 
 // entry starts the cache entry of a build that read through fsys: its
@@ -156,16 +161,15 @@ type PanicError struct {
 // Error renders `kustomize panicked: VALUE`.
 func (e *PanicError) Error() string { return fmt.Sprintf("kustomize panicked: %v", e.Value) }
 
-// Warm starts, in the background, kustomize's one-time set-up (parsing
-// its default transformer configuration: its first build does it, every
-// later one reuses it), so that a one-shot command's first render need
-// not do it: call it before the work that precedes rendering (reading
-// Git). It builds a fixed kustomization of one ConfigMap in memory, with
-// kdrift's kustomize options and in turn with the Renderer's other
-// builds; it reads no repository, and a render that starts meanwhile
-// waits for it. Only the first call on a Renderer builds. With a disk
-// cache (SetDiskCache) it does nothing: a command run again on a commit
-// reads its renders from disk, and a warm-up would only take the CPU from
+// Warm starts, in the background, a render worker (see package sandbox)
+// and in it kustomize's one-time set-up (parsing its default transformer
+// configuration, which every later build reuses), so that a one-shot
+// command's first render need not wait for them: call it before the work
+// that precedes rendering (reading Git). The worker builds a fixed
+// kustomization of one ConfigMap in memory and reads no repository. Only
+// the first call on a Renderer starts one. With a disk cache
+// (SetDiskCache) it does nothing: a command run again on a commit reads
+// its renders from disk, and a warm-up would only take the CPU from
 // reading Git and connecting to the cluster.
 func (r *Renderer) Warm() {
 	r.mu.Lock()
@@ -175,20 +179,9 @@ func (r *Renderer) Warm() {
 		return
 	}
 	r.warm.Do(func() {
-		go func() {
-			r.kbuild <- struct{}{}
-			defer func() { <-r.kbuild }()
-			defer func() { _ = recover() }() // a real build reports the same failure
-			fs := filesys.MakeFsInMemory()
-			for name, doc := range map[string]string{
-				"/kustomization.yaml": "namespace: warm\nresources:\n- cm.yaml\n",
-				"/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: warm\n",
-			} {
-				if err := fs.WriteFile(name, []byte(doc)); err != nil {
-					return
-				}
-			}
-			_, _ = krusty.MakeKustomizer(kustomizeOptions()).Run(fs, "/")
-		}()
+		if r.inProcess {
+			return
+		}
+		sandbox.Shared().Warm()
 	})
 }

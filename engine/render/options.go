@@ -22,6 +22,10 @@ type Options struct {
 	// MaxDepth bounds how deeply a YAML or JSON document nests, aliases
 	// expanded. Default 200: the deepest CRD schemas nest about 60 levels.
 	MaxDepth int
+	// MaxMemoryBytes bounds the resident memory of the render worker
+	// running one kustomize build: past it the worker is killed and the
+	// render fails. Default 256 MiB.
+	MaxMemoryBytes int64
 	// Timeout bounds the wall time of one render, waiting for another
 	// kustomize build included. Default 30s.
 	Timeout time.Duration
@@ -34,6 +38,7 @@ const (
 	DefaultMaxAliasNodes  = 10_000
 	DefaultMaxDepth       = 200
 	DefaultTimeout        = 30 * time.Second
+	DefaultMaxMemoryBytes = 256 << 20
 )
 
 // DefaultOptions returns the default budgets.
@@ -44,6 +49,7 @@ func DefaultOptions() Options {
 		MaxAliasNodes:  DefaultMaxAliasNodes,
 		MaxDepth:       DefaultMaxDepth,
 		Timeout:        DefaultTimeout,
+		MaxMemoryBytes: DefaultMaxMemoryBytes,
 	}
 }
 
@@ -62,6 +68,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxDepth <= 0 {
 		o.MaxDepth = d.MaxDepth
 	}
+	if o.MaxMemoryBytes <= 0 {
+		o.MaxMemoryBytes = d.MaxMemoryBytes
+	}
 	if o.Timeout <= 0 {
 		o.Timeout = d.Timeout
 	}
@@ -74,7 +83,7 @@ type LimitError struct {
 	// the limit; empty for the render as a whole.
 	File string
 	// Limit names the budget: "file size", "rendered size", "read size",
-	// "alias expansion", "recursive alias", "nesting depth", "time", or for
+	// "alias expansion", "recursive alias", "nesting depth", "time", "memory" (a render worker's), or for
 	// Helm templates "template loop" and "template depth".
 	Limit string
 	// Detail says by how much.

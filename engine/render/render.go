@@ -84,8 +84,18 @@ type Renderer struct {
 	// Render; zero fields take the defaults of DefaultOptions.
 	Options Options
 
-	kbuild chan struct{} // holds a token while a kustomize build runs
-	warm   sync.Once     // Warm's build
+	kbuild chan struct{} // holds a token while an in-process build runs
+
+	// inProcess builds kustomizations in this process instead of a
+	// render worker: for the benchmark that measures the worker's cost.
+	inProcess bool
+	// noGuard skips the guard of kustomizations, so that a test proves
+	// the render worker holds on its own.
+	noGuard bool
+	// testHook names, per App folder, the misbehaviour a test binary's
+	// worker shows before it builds (see sandbox.Limits.TestHook).
+	testHook func(dir string) string
+	warm     sync.Once // Warm's build
 
 	mu   sync.Mutex
 	keys *sops.Keyring // decrypts SOPS files; see SetKeys

@@ -3,13 +3,16 @@
 // a program through git, resources and generator files fetched over HTTP,
 // exec and KRM function plugins, Helm charts from repositories or with
 // runaway templates, and YAML that exhausts a
-// parser. Each entry is an App folder and what its error must name.
+// parser; Git URLs in every spelling kustomize accepts, beside a folder
+// of the same name. Each entry is an App folder and what its error must
+// name.
 package hostile
 
 import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -73,7 +76,23 @@ func Cases(tr *Trap) []Case {
 	}
 	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {a: b}\n"
 	laughs := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol}\ndata:\n  a: &a [x, x, x, x, x, x, x, x, x, x]\n  b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n  c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n  d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n  e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n  f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n  g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n"
+	// Entries kustomize reads as Git URLs and hands a ref to `git fetch`,
+	// each with a same-named folder committed so that "is it in the
+	// repository?" says yes.
+	touch := pct("--upload-pack=touch " + tr.Marker + ";")
+	git := func(name, entry string) Case {
+		return Case{Name: name, Want: "resources entry " + fmt.Sprintf("%q", entry)[:min(len(entry), 20)],
+			Files: k(name, fmt.Sprintf("resources:\n- %q\n", entry), map[string]string{
+				entry + "/kustomization.yaml": "resources: [cm.yaml]\n",
+				entry + "/cm.yaml":            cm,
+			})}
+	}
 	return []Case{
+		git("git-user-host", "u@h/o/r?x&ref="+touch),
+		git("git-user-host-path", "user@host.example/org/repo?ref="+touch),
+		git("git-escaped-ref", "u@h/o/r?timeout=9&ref="+pct(pct("--upload-pack=touch "+tr.Marker+";"))),
+		git("git-scp", "git@host.example:org/repo?submodules=false&ref="+touch),
+		git("git-getter", "git::u@h/o/r?ref="+touch),
 		{Name: "upload-pack", Want: `resources entry "file:///tmp//?ref=--upload-pack`,
 			Files: k("upload-pack", fmt.Sprintf("resources:\n- \"file:///tmp//?ref=--upload-pack%%3Dtouch%%20%s%%3B\"\n", tr.Marker), nil)},
 		{Name: "http-resource", Want: "is a remote location",
@@ -118,6 +137,20 @@ func Cases(tr *Trap) []Case {
 		{Name: "outside", Want: "outside the repository",
 			Files: k("outside", "resources: [cm.yaml]\nconfigMapGenerator:\n- name: passwd\n  files: [../../../../../../etc/passwd]\n", map[string]string{"cm.yaml": cm})},
 	}
+}
+
+// pct percent-escapes every byte of s but letters, digits and '-'.
+func pct(s string) string {
+	var b strings.Builder
+	for _, c := range []byte(s) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-':
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 // nest is a flow sequence nested n deep.

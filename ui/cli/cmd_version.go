@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"kdrift.dev/kdrift/engine/render/sandbox"
 )
 
 func init() {
@@ -34,6 +37,9 @@ type versionInfo struct {
 	Platform  string `json:"platform"`
 	ClientGo  string `json:"clientGo"`
 	Kustomize string `json:"kustomize"`
+	// Sandbox says what confines the render worker on this machine (see
+	// sandbox.Report); nil until runVersion asked a worker.
+	Sandbox *sandbox.Report `json:"sandbox,omitempty"`
 }
 
 // buildVersion reads versionInfo from build information; bi is nil when
@@ -93,6 +99,9 @@ func (v versionInfo) writeText(w io.Writer) error {
 	}
 	_, err := fmt.Fprintf(w, "kdrift:     %s\ngo:         %s %s\nclient-go:  %s\nkustomize:  %s\n",
 		version, v.GoVersion, v.Platform, v.ClientGo, v.Kustomize)
+	if err == nil && v.Sandbox != nil {
+		_, err = fmt.Fprintf(w, "sandbox:\n  exec:     %s\n  network:  %s\n  fs:       %s\n", v.Sandbox.Exec, v.Sandbox.Network, v.Sandbox.FS)
+	}
 	return err
 }
 
@@ -124,7 +133,11 @@ was built with, and the versions of client-go and kustomize it carries.`,
 
 func runVersion(env *cliEnv, o *outputFlag, bi *debug.BuildInfo) int {
 	v := buildVersion(bi)
-	var err error
+	rep, err := sandbox.Shared().Report(context.Background())
+	if err != nil {
+		rep = sandbox.Report{Exec: "no render worker: " + err.Error(), Network: "no render worker", FS: "no render worker"}
+	}
+	v.Sandbox = &rep
 	if o.structured() {
 		err = o.write(env.stdout, v)
 	} else {

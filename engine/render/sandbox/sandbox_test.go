@@ -1,0 +1,200 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// memFS is a repository of one kustomization and one ConfigMap.
+func memFS(t *testing.T) filesys.FileSystem {
+	t.Helper()
+	fs := filesys.MakeFsInMemory()
+	for name, doc := range map[string]string{
+		"/app/kustomization.yaml": "namespace: ns\nresources:\n- cm.yaml\n",
+		"/app/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  n: \"1\"\n",
+	} {
+		if err := fs.WriteFile(name, []byte(doc)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fs
+}
+
+var lim = Limits{MaxOutputBytes: 1 << 20, MaxMemoryBytes: 256 << 20}
+
+func TestWorkerBuilds(t *testing.T) {
+	p := NewPool("", 2)
+	objs, err := p.Build(context.Background(), memFS(t), "/app", lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 || !strings.Contains(string(objs[0]), `"namespace":"ns"`) {
+		t.Fatalf("objects = %s", objs)
+	}
+	// A kustomize error comes back in kustomize's words, and the worker
+	// is reused.
+	_, err = p.Build(context.Background(), memFS(t), "/missing", lim)
+	if err == nil || errors.Is(err, ErrWorker) || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("missing folder: err = %v", err)
+	}
+	if _, err := p.Build(context.Background(), memFS(t), "/app", lim); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWorkerCannotExec: a program on the disk, started by absolute path
+// from inside the worker, never runs.
+func TestWorkerCannotExec(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the exec filter is Linux's seccomp")
+	}
+	marker := filepath.Join(t.TempDir(), "pwned")
+	script := filepath.Join(t.TempDir(), "touch.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The script works outside the worker.
+	if err := exec.Command(script).Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(marker); err != nil {
+		t.Fatal(err)
+	}
+	_, err := NewPool("", 1).Build(context.Background(), memFS(t), "/app", lim.TestHook("exec:"+script))
+	if err == nil || !strings.Contains(err.Error(), "operation not permitted") {
+		t.Fatalf("exec in the worker: err = %v, want operation not permitted", err)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the program ran: %v", err)
+	}
+}
+
+// TestWorkerCannotConnect: a loopback listener counting connections gets
+// none from the worker.
+func TestWorkerCannotConnect(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ln.Close() }()
+	var accepts atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepts.Add(1)
+			_ = c.Close()
+		}
+	}()
+	_, err = NewPool("", 1).Build(context.Background(), memFS(t), "/app", lim.TestHook("connect:"+ln.Addr().String()))
+	if err == nil {
+		t.Fatal("the worker connected")
+	}
+	if runtime.GOOS == "linux" && !strings.Contains(err.Error(), "operation not permitted") {
+		t.Errorf("connect: err = %v, want operation not permitted", err)
+	}
+	if n := accepts.Load(); n != 0 {
+		t.Fatalf("%d connections reached the listener", n)
+	}
+}
+
+// TestWorkerConfined: the worker has an empty environment and reads and
+// writes nothing of the disk.
+func TestWorkerConfined(t *testing.T) {
+	t.Setenv("KDRIFT_SECRET_FOR_TEST", "s3cret")
+	p := NewPool("", 1)
+	_, err := p.Build(context.Background(), memFS(t), "/app", lim.TestHook("env"))
+	if err == nil || err.Error() != "environment: []" {
+		t.Errorf("env: err = %v, want an empty environment", err)
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	rep, err := p.Report(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("sandbox: %+v", rep)
+	secret := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(secret, []byte("key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Build(context.Background(), memFS(t), "/app", lim.TestHook("read:"+secret))
+	if strings.HasPrefix(rep.FS, "Landlock") && (err == nil || !strings.Contains(err.Error(), "permission denied")) {
+		t.Errorf("read a file of the disk: err = %v, want permission denied", err)
+	}
+	_, err = p.Build(context.Background(), memFS(t), "/app", lim.TestHook("write:dropped"))
+	if strings.HasPrefix(rep.FS, "Landlock") && (err == nil || !strings.Contains(err.Error(), "permission denied")) {
+		t.Errorf("write to the temporary folder: err = %v, want permission denied", err)
+	}
+}
+
+// TestWorkerKilledAtTimeLimit: a build that never ends is killed when its
+// context ends, while another worker builds meanwhile.
+func TestWorkerKilledAtTimeLimit(t *testing.T) {
+	p := NewPool("", 2)
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 3*time.Second, &LimitError{Limit: "time", Detail: "test"})
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Build(ctx, memFS(t), "/app", lim.TestHook("block"))
+		done <- err
+	}()
+	for range 3 {
+		if _, err := p.Build(context.Background(), memFS(t), "/app", lim); err != nil {
+			t.Fatalf("a build beside the blocked one: %v", err)
+		}
+	}
+	select {
+	case err := <-done:
+		var le *LimitError
+		if !errors.As(err, &le) || le.Limit != "time" {
+			t.Fatalf("blocked build: err = %v, want the time limit", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the blocked worker was not killed")
+	}
+	if _, err := p.Build(context.Background(), memFS(t), "/app", lim); err != nil {
+		t.Fatalf("after the kill: %v", err)
+	}
+}
+
+// TestWorkerKilledPastMemory: a worker that holds more than its budget is
+// killed, and the pool goes on.
+func TestWorkerKilledPastMemory(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("resident memory is read from /proc")
+	}
+	p := NewPool("", 1)
+	small := Limits{MaxOutputBytes: 1 << 20, MaxMemoryBytes: 64 << 20}
+	_, err := p.Build(context.Background(), memFS(t), "/app", small.TestHook("alloc:400000000"))
+	var le *LimitError
+	if !errors.As(err, &le) || le.Limit != "memory" {
+		t.Fatalf("err = %v, want the memory limit", err)
+	}
+	if _, err := p.Build(context.Background(), memFS(t), "/app", lim); err != nil {
+		t.Fatalf("after the kill: %v", err)
+	}
+}
+
+// TestOutputBounded: objects past the output budget fail the build.
+func TestOutputBounded(t *testing.T) {
+	_, err := NewPool("", 1).Build(context.Background(), memFS(t), "/app", Limits{MaxOutputBytes: 10, MaxMemoryBytes: 256 << 20})
+	var le *LimitError
+	if !errors.As(err, &le) || le.Limit != "rendered size" {
+		t.Fatalf("err = %v, want the rendered size limit", err)
+	}
+}
