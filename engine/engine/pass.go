@@ -198,6 +198,7 @@ func (p *pass) finish() {
 		}
 	}
 	s.Fights = e.fights.Fights(p.name)
+	s.NoObjects = !p.failed && p.desired != nil && len(p.desired) == 0
 	e.mu.Lock()
 	prev := p.st.status
 	if s.Sync == status.SyncOutOfSync {
