@@ -54,7 +54,7 @@ type appsView struct {
 	marked  map[string]bool
 	height  int
 	// column widths, from the longest cell of each column
-	nameW, destW, healW, revW int
+	nameW, destW, syncW, healW, revW int
 }
 
 func newAppsView(c *common, ctxFilter string) *appsView {
@@ -155,8 +155,9 @@ func (v *appsView) recompute() {
 		})
 	}
 	v.rows = rows
-	v.nameW, v.destW, v.healW, v.revW = 8, 11, 9, 8
+	v.nameW, v.destW, v.syncW, v.healW, v.revW = 8, 11, 12, 9, 8
 	for _, r := range rows {
+		v.syncW = max(v.syncW, len([]rune(appSyncText(r.a))))
 		v.nameW = min(max(v.nameW, len([]rune(r.name))), 40)
 		v.destW = min(max(v.destW, len([]rune(r.dest))), 60)
 		v.healW = min(max(v.healW, len([]rune(r.heal))), 44)
@@ -396,7 +397,7 @@ var colMin = [colCount]int{colName: 12, colDest: 8, colSync: 11, colHealth: 10, 
 // the order above until a row fits; what is left over goes to the last
 // column shown.
 func (v *appsView) columns(w int) [colCount]int {
-	cols := [colCount]int{v.nameW, v.destW, 12, 14, 6, v.healW, 9, v.revW}
+	cols := [colCount]int{v.nameW, v.destW, v.syncW, 14, 6, v.healW, 9, v.revW}
 	// A row is the mark (2 cells), the columns and a space between each.
 	width := func() int {
 		n := 2 - 1
@@ -499,7 +500,7 @@ func (v *appsView) render(w, h int) string {
 		if len([]rune(dest)) > cols[colDest] && r.ns != "" {
 			dest = r.ns // the namespace says more than a cut context
 		}
-		cells := [colCount]string{pad(r.name, cols[colName]), pad(dest, cols[colDest]), pad(syncText(r.a.Sync), cols[colSync]),
+		cells := [colCount]string{pad(r.name, cols[colName]), pad(dest, cols[colDest]), pad(appSyncText(r.a), cols[colSync]),
 			pad(appHealthText(r.a), cols[colHealth]), pad(r.drift, cols[colDrift]), pad(r.heal, cols[colHeal]),
 			pad(oos, cols[colAge]), pad(r.rev, cols[colRev])}
 		if i == v.cursor {

@@ -186,7 +186,7 @@ func (v *appView) render(w, h int) string {
 	if !ok {
 		return s.Bad.Render(v.name + " is gone: it is no longer declared in Git (esc goes back)")
 	}
-	head := fmt.Sprintf("%s  %s  %s  %s/%s  %s", a.Name, syncText(a.Sync), appHealthText(a), orDefault(a.Destination.Context, "(current)"), a.Destination.Namespace, a.Path)
+	head := fmt.Sprintf("%s  %s  %s  %s/%s  %s", a.Name, appSyncText(a), appHealthText(a), orDefault(a.Destination.Context, "(current)"), a.Destination.Namespace, a.Path)
 	if a.OwnerEngine != "" {
 		// Who heals it, as the apps view's SELF-HEAL says, and why not
 		// when its own declaration suspends it.

@@ -23,6 +23,16 @@ func syncText(s status.Sync) string {
 	return "? " + orUnknown(string(s))
 }
 
+// appSyncText is syncText for an app, saying so when a Synced app has no
+// object at all (empty on purpose), so that it never reads like an app
+// whose objects all match.
+func appSyncText(a status.AppStatus) string {
+	if a.Sync == status.SyncSynced && a.NoObjects {
+		return syncText(a.Sync) + " · 0 objects"
+	}
+	return syncText(a.Sync)
+}
+
 func syncStyle(st *Styles, s status.Sync) lipgloss.Style {
 	switch s {
 	case status.SyncSynced:

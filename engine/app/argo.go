@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
 	yaml3 "gopkg.in/yaml.v3"
+
+	"kdrift.dev/kdrift/engine/render"
 )
 
 // ArgoAPIVersion is the apiVersion of Argo CD Applications.
@@ -53,7 +57,47 @@ type argoApplication struct {
 var argoHelmFields = map[string]bool{"releaseName": true, "valueFiles": true, "values": true, "valuesObject": true, "parameters": true, "version": true, "passCredentials": true, "ignoreMissingValueFiles": false}
 
 // argoDirectoryFields are the source.directory fields kdrift maps.
-var argoDirectoryFields = map[string]bool{"recurse": true}
+var argoDirectoryFields = map[string]bool{"recurse": true, "include": true, "exclude": true, "jsonnet": true}
+
+// argoDirectory is an Application's source.directory.
+type argoDirectory struct {
+	Recurse bool            `json:"recurse"`
+	Include string          `json:"include"`
+	Exclude string          `json:"exclude"`
+	Jsonnet *render.Jsonnet `json:"jsonnet"`
+}
+
+// argoBuildEnv are the build environment variables Argo CD substitutes in
+// Jsonnet variables that kdrift cannot know: a render of a folder is
+// shared by every revision whose folder is the same.
+var argoBuildEnv = []string{"ARGOCD_APP_REVISION", "ARGOCD_APP_REVISION_SHORT", "ARGOCD_APP_REVISION_SHORT_8"}
+
+// argoEnvsubst substitutes $VAR and ${VAR} in a Jsonnet variable's value as
+// Argo CD does ($$ is a dollar; an unknown variable is empty), or says
+// which variable kdrift cannot substitute.
+func argoEnvsubst(s, app, namespace, project, appPath, repoURL, target string) (string, string) {
+	env := map[string]string{
+		"ARGOCD_APP_NAME": app, "ARGOCD_APP_NAMESPACE": namespace, "ARGOCD_APP_PROJECT_NAME": project,
+		"ARGOCD_APP_SOURCE_PATH": appPath, "ARGOCD_APP_SOURCE_REPO_URL": repoURL, "ARGOCD_APP_SOURCE_TARGET_REVISION": target,
+	}
+	problem := ""
+	out := os.Expand(s, func(v string) string {
+		if v == "$" {
+			return "$"
+		}
+		if slices.Contains(argoBuildEnv, v) && problem == "" {
+			problem = fmt.Sprintf("$%s is the commit Argo CD renders, which kdrift does not pass to Jsonnet", v)
+		}
+		return env[v]
+	})
+	return out, problem
+}
+
+// targetRevision is source.targetRevision, or "".
+func targetRevision(src map[string]any) string {
+	t, _ := src["targetRevision"].(string)
+	return t
+}
 
 // argoApp maps one Application document into an App, or says what kdrift
 // cannot follow in it.
@@ -122,17 +166,48 @@ func argoApp(fsys fs.FS, body *yaml3.Node, file string, doc, line int, generated
 		out.Spec.Overlay = ov
 	}
 	if dir, ok := s.Source["directory"].(map[string]any); ok {
-		if _, jsonnet := dir["jsonnet"]; jsonnet {
-			return bad("spec.source.directory.jsonnet", "jsonnet is not supported", "render the manifests into the repository, or declare the app in "+Dir+"/")
-		}
 		if field := unknownKey(dir, argoDirectoryFields); field != "" {
-			return bad("spec.source.directory."+field, "is not supported by kdrift (it reads every YAML file of the folder)", "remove it, or split the folder")
+			return bad("spec.source.directory."+field, "is not supported by kdrift", "remove it, or declare the app in "+Dir+"/")
 		}
+		var d argoDirectory
+		if err := remarshal(dir, &d); err != nil {
+			return bad("spec.source.directory", "cannot be read: "+err.Error(), "fix the directory source")
+		}
+		if built(fsys, out.Spec.Path) && (d.Recurse || d.Include != "" || d.Exclude != "" || d.Jsonnet != nil) {
+			// Argo CD reads a folder as a plain directory when
+			// source.directory says something, kustomization or not.
+			return bad("spec.source.directory", fmt.Sprintf("makes Argo CD read %s as a plain folder, but it holds a kustomization or a chart, which kdrift renders as such", out.Spec.Path), "remove spec.source.directory, or point the path at a plain folder")
+		}
+		if d.Jsonnet != nil {
+			for _, list := range [][]render.JsonnetVar{d.Jsonnet.ExtVars, d.Jsonnet.TLAs} {
+				for i := range list {
+					v, problem := argoEnvsubst(list[i].Value, name, s.Destination.Namespace, s.Project, out.Spec.Path, repoURL, targetRevision(s.Source))
+					if problem != "" {
+						return bad("spec.source.directory.jsonnet", problem, "pass the value without it, or declare the app in "+Dir+"/")
+					}
+					list[i].Value = v
+				}
+			}
+			out.Spec.Jsonnet = d.Jsonnet
+		}
+		recurse := d.Recurse
+		out.Spec.Directory = &Directory{Recurse: &recurse, Include: d.Include, Exclude: d.Exclude}
+	} else {
+		// Argo CD reads a folder's own files only unless told to recurse.
+		recurse := false
+		out.Spec.Directory = &Directory{Recurse: &recurse}
 	}
-	if scalar(lookupPath(body, "spec.source.directory.recurse")) != "true" && !built(fsys, out.Spec.Path) {
-		if sub := yamlBelow(fsys, out.Spec.Path); sub != "" {
-			return bad("spec.source.directory.recurse", fmt.Sprintf("is off, but kdrift reads plain folders with their subfolders, and %s would be read too", sub), "set directory.recurse: true, or move the subfolder out of "+out.Spec.Path)
+	if !built(fsys, out.Spec.Path) {
+		a := App{File: file, Spec: out.Spec}
+		a.Metadata.Name = name
+		if errs := validateDirectory(a, fsys, "spec.source.directory", "spec.source.directory.jsonnet", func(field, problem, fix string) error {
+			return &Error{File: shown, Doc: doc, Line: line, App: name, Field: field, Problem: problem, Fix: fix}
+		}); len(errs) > 0 {
+			f.invalid = &Invalid{Name: name, File: shown, Err: errs[0]}
+			return f
 		}
+	} else {
+		out.Spec.Directory = nil
 	}
 	switch d := s.Destination; {
 	case d.Name == "in-cluster" || (d.Name == "" && strings.TrimRight(d.Server, "/") == InClusterServer) || (d.Name == "" && d.Server == ""):
@@ -250,24 +325,4 @@ func jsonable(v any) any {
 		return out
 	}
 	return v
-}
-
-// yamlBelow is the first YAML file in a subfolder of dir; "" when none.
-func yamlBelow(fsys fs.FS, dir string) string {
-	var hit string
-	_ = fs.WalkDir(fsys, dir, func(name string, e fs.DirEntry, err error) error {
-		if err != nil || hit != "" {
-			return fs.SkipAll
-		}
-		if e.IsDir() || path.Dir(name) == path.Clean(dir) {
-			return nil
-		}
-		switch strings.ToLower(path.Ext(name)) {
-		case ".yaml", ".yml", ".json":
-			hit = name
-			return fs.SkipAll
-		}
-		return nil
-	})
-	return hit
 }

@@ -128,7 +128,7 @@ func TestDiscoverUnsupportedAreErrors(t *testing.T) {
 		"guestbook/cm.yaml": cm,
 		"apps/multi.yaml":   argo("multi", "  sources:\n    - repoURL: https://github.com/example/gitops\n      path: guestbook\n    - repoURL: https://github.com/example/values\n      path: x\n"),
 		"apps/other.yaml":   argo("other", "  source:\n    repoURL: https://github.com/example/elsewhere.git\n    path: guestbook\n"),
-		"apps/jsonnet.yaml": argo("jsonnet", "  source:\n    repoURL: git@github.com:example/gitops.git\n    path: guestbook\n    directory:\n      jsonnet: {}\n"),
+		"apps/jsonnet.yaml": argo("jsonnet", "  source:\n    repoURL: git@github.com:example/gitops.git\n    path: guestbook\n    directory:\n      jsonnet:\n        extVars: [{name: rev, value: $ARGOCD_APP_REVISION}]\n"),
 		"apps/plugin.yaml":  argo("plugin", "  source:\n    repoURL: https://github.com/example/gitops\n    path: guestbook\n    plugin: {name: cmp}\n"),
 		"apps/prefix.yaml":  argo("prefix", "  source:\n    repoURL: https://github.com/example/gitops\n    path: guestbook\n    kustomize:\n      namePrefix: prod-\n"),
 		"apps/kubever.yaml": argo("kubever", "  source:\n    repoURL: https://github.com/example/gitops\n    path: guestbook\n    kustomize:\n      kubeVersion: \"1.30\"\n"),
@@ -138,7 +138,7 @@ func TestDiscoverUnsupportedAreErrors(t *testing.T) {
 	want := map[string]string{
 		"multi":   "spec.sources: several sources are not supported",
 		"other":   "spec.source.repoURL: names another repository",
-		"jsonnet": "spec.source.directory.jsonnet: jsonnet is not supported",
+		"jsonnet": "spec.source.directory.jsonnet: $ARGOCD_APP_REVISION is the commit Argo CD renders",
 		"plugin":  "spec.source.plugin: config management plugins run programs",
 		"prefix":  "spec.source.kustomize: guestbook has no kustomization.yaml; Argo CD applies these overrides with `kustomize edit`",
 		"kubever": "spec.source.kustomize.kubeVersion: is not followed by kdrift",

@@ -52,6 +52,14 @@ type Spec struct {
 	// Helm sets how a chart at Path (a folder holding Chart.yaml) is
 	// rendered; nil renders it with the chart's own values.
 	Helm *Helm `json:"helm,omitempty"`
+	// Directory says how a plain folder at Path (no kustomization, no
+	// Chart.yaml) is read; nil reads every manifest file of it and its
+	// subfolders.
+	Directory *Directory `json:"directory,omitempty"`
+	// Jsonnet sets the external variables, top-level arguments and
+	// library folders the .jsonnet files of a plain folder at Path are
+	// evaluated with (Argo CD's source.directory.jsonnet).
+	Jsonnet *render.Jsonnet `json:"jsonnet,omitempty"`
 	// Overlay is what the declaring GitOps engine applies over Path
 	// beyond its kustomization (Argo CD's source.kustomize, a Flux
 	// Kustomization's patches, images, postBuild...); set only for a
@@ -130,7 +138,8 @@ type Helm struct {
 // RenderHelm is how the App's chart renders, should Path hold one: the
 // release (the App's name unless spec.helm names one), the destination
 // namespace and spec.helm's values; and, whatever Path holds, the
-// overlay its declaring engine applies (Spec.Overlay).
+// overlay its declaring engine applies (Spec.Overlay) and how a plain
+// folder is read (Spec.Directory, Spec.Jsonnet).
 func (a App) RenderHelm() *render.Helm {
 	h := &render.Helm{ReleaseName: a.Metadata.Name, Namespace: a.Spec.Destination.Namespace}
 	if s := a.Spec.Helm; s != nil {
@@ -143,7 +152,39 @@ func (a App) RenderHelm() *render.Helm {
 		}
 	}
 	h.Overlay = a.Spec.Overlay
+	h.Directory = a.renderDirectory()
 	return h
+}
+
+// Directory says which files of a plain folder are read, as Argo CD's
+// source.directory does.
+type Directory struct {
+	// Recurse reads the subfolders too; nil (unset) means true for a
+	// kdrift App. An Argo CD Application's default is false.
+	Recurse *bool `json:"recurse,omitempty"`
+	// Include is a glob (*, ?, [...], {a,b}; * crosses "/") a file's path
+	// from Path must match to be read.
+	Include string `json:"include,omitempty"`
+	// Exclude is a glob whose matching files are not read; it wins over
+	// Include.
+	Exclude string `json:"exclude,omitempty"`
+}
+
+// renderDirectory is how the App's plain folder is read: nil when the App
+// sets neither spec.directory nor spec.jsonnet.
+func (a App) renderDirectory() *render.Directory {
+	d, j := a.Spec.Directory, a.Spec.Jsonnet
+	if d == nil && j == nil {
+		return nil
+	}
+	out := &render.Directory{Recurse: true, Jsonnet: j}
+	if d != nil {
+		if d.Recurse != nil {
+			out.Recurse = *d.Recurse
+		}
+		out.Include, out.Exclude = d.Include, d.Exclude
+	}
+	return out
 }
 
 // HelmParameter is one `--set` (or `--set-string` when ForceString) value.

@@ -40,6 +40,7 @@ func Validate(a App, fsys fs.FS) []error {
 		errs = append(errs, mk("spec.path", err.problem, err.fix))
 	}
 	errs = append(errs, validateHelm(a, fsys, mk)...)
+	errs = append(errs, validateDirectory(a, fsys, "spec.directory", "spec.jsonnet", mk)...)
 	for i, rule := range a.Spec.IgnoreDifferences {
 		field := fmt.Sprintf("spec.ignoreDifferences[%d]", i)
 		if len(rule.JSONPointers) == 0 && len(rule.ManagedFieldsManagers) == 0 && len(rule.JQPathExpressions) == 0 {
@@ -172,6 +173,74 @@ func validateHelm(a App, fsys fs.FS, mk func(field, problem, fix string) error) 
 	for i, p := range h.Parameters {
 		if strings.TrimSpace(p.Name) == "" {
 			errs = append(errs, mk(fmt.Sprintf("spec.helm.parameters[%d].name", i), "is empty", "name the value by dotted key, such as image.tag"))
+		}
+	}
+	return errs
+}
+
+// validateDirectory checks spec.directory and spec.jsonnet (dirField and
+// jsonnetField name them; an Argo CD Application's are under
+// spec.source.directory): only on a plain folder, globs that compile,
+// library folders inside the repository that exist, variables with a
+// name and top-level arguments that can name a parameter.
+func validateDirectory(a App, fsys fs.FS, dirField, jsonnetField string, mk func(field, problem, fix string) error) []error {
+	d, j := a.Spec.Directory, a.Spec.Jsonnet
+	if d == nil && j == nil {
+		return nil
+	}
+	var errs []error
+	dir := path.Clean(a.Spec.Path)
+	if checkPath(a.Spec.Path, fsys) == nil {
+		what := ""
+		switch {
+		case render.IsChart(fsys, dir):
+			what = render.ChartFile
+		case built(fsys, dir):
+			what = "a kustomization"
+		}
+		if what != "" {
+			field := dirField
+			if d == nil {
+				field = jsonnetField
+			}
+			errs = append(errs, mk(field, fmt.Sprintf("is set, but %q holds %s, which is rendered as such; these options read plain folders only", a.Spec.Path, what), "remove it, or point the path at a plain folder"))
+		}
+	}
+	if d != nil {
+		for _, g := range []struct{ field, pattern string }{{dirField + ".include", d.Include}, {dirField + ".exclude", d.Exclude}} {
+			if _, err := render.CompileGlob(g.pattern); err != nil {
+				errs = append(errs, mk(g.field, err.Error(), "write a glob such as *.yaml or {*.yml,*.json}"))
+			}
+		}
+	}
+	if j == nil {
+		return errs
+	}
+	for i, l := range j.Libs {
+		field := fmt.Sprintf("%s.libs[%d]", jsonnetField, i)
+		p := strings.TrimPrefix(l, "/")
+		if p == "" {
+			errs = append(errs, mk(field, "is empty", "name a folder from the repository root"))
+			continue
+		}
+		if perr := checkPath(p, fsys); perr != nil {
+			errs = append(errs, mk(field, perr.problem, "name a library folder of this repository from its root, such as vendor or lib"))
+		}
+	}
+	for _, vars := range []struct {
+		field string
+		list  []render.JsonnetVar
+	}{{jsonnetField + ".extVars", j.ExtVars}, {jsonnetField + ".tlas", j.TLAs}} {
+		for i, v := range vars.list {
+			field := fmt.Sprintf("%s[%d].name", vars.field, i)
+			switch {
+			case strings.TrimSpace(v.Name) == "":
+				errs = append(errs, mk(field, "is empty", "name the variable"))
+			case vars.field == jsonnetField+".tlas":
+				if p := render.CheckJsonnetTLA(v.Name); p != "" {
+					errs = append(errs, mk(field, p, "name the argument as the file's function names its parameter"))
+				}
+			}
 		}
 	}
 	return errs

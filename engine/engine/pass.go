@@ -201,6 +201,7 @@ func (p *pass) finish() {
 		s.Canaries = p.canaries()
 	}
 	s.Fights = e.fights.Fights(p.name)
+	s.NoObjects = !p.failed && p.desired != nil && len(p.desired) == 0
 	e.mu.Lock()
 	prev := p.st.status
 	if s.Sync == status.SyncOutOfSync {

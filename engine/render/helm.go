@@ -57,6 +57,11 @@ type Helm struct {
 	// folder (see Overlay); it does not apply to a chart folder. It rides
 	// here so that every caller rendering an App passes it.
 	Overlay *Overlay `json:"overlay,omitempty"`
+	// Directory says how a plain folder is read (Argo CD's
+	// source.directory, a kdrift App's spec.directory and spec.jsonnet);
+	// nil reads every manifest file of the folder and its subfolders. It
+	// rides here for the same reason as Overlay.
+	Directory *Directory `json:"directory,omitempty"`
 
 	// skipCRDs leaves the chart's crds/ out (kustomize's helmCharts
 	// without includeCRDs).

@@ -84,7 +84,8 @@ type LimitError struct {
 	File string
 	// Limit names the budget: "file size", "rendered size", "read size",
 	// "alias expansion", "recursive alias", "nesting depth", "time", "memory" (a render worker's), or for
-	// Helm templates "template loop" and "template depth".
+	// Helm templates "template loop" and "template depth", for Jsonnet
+	// "jsonnet stack".
 	Limit string
 	// Detail says by how much.
 	Detail string

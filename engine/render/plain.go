@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path"
 	"strings"
 
@@ -16,45 +15,69 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// readPlain reads every *.yaml, *.yml and *.json file in dir and below, in
-// lexical path order, several documents per file; empty documents are
-// skipped, List kinds are flattened into their items, and kustomize
-// configuration documents (kustomize.config.k8s.io) are left out. Files are
-// read through fsys, within its budgets, past CheckYAML and decrypted in
-// memory when they are SOPS files.
-func readPlain(fsys *treeFS, dir string) ([]*unstructured.Unstructured, error) {
+// readPlain reads the manifest files of plain folder dir as d says (nil:
+// every one, subfolders included), in lexical path order: *.yaml, *.yml
+// and *.json files several documents each (empty documents skipped, List
+// kinds flattened, kustomize configuration documents left out), *.jsonnet
+// files evaluated (see evalJsonnet). Files are read through fsys, within
+// its budgets, past CheckYAML and decrypted in memory when they are SOPS
+// files. A folder that gives no object while it holds files that were not
+// read is a *NothingReadError: an app is never reported Synced on files
+// kdrift skipped.
+func readPlain(fsys *treeFS, dir string, d *Directory) ([]*unstructured.Unstructured, error) {
 	tree := fsys.tree
+	w, err := walkDirectory(tree, dir, d, false)
+	if err != nil {
+		return nil, err
+	}
 	var objs []*unstructured.Unstructured
 	var errs []error
-	err := fs.WalkDir(tree, dir, func(name string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() || !d.Type().IsRegular() {
-			return nil
-		}
-		switch strings.ToLower(path.Ext(name)) {
-		case ".yaml", ".yml", ".json":
-		default:
-			return nil
+	imported := map[string]bool{}
+	for _, name := range w.read {
+		if strings.ToLower(path.Ext(name)) == ".jsonnet" {
+			var j *Jsonnet
+			if d != nil {
+				j = d.Jsonnet
+			}
+			got, err := evalJsonnet(fsys, dir, name, j, fsys.opts, imported)
+			if le := fsys.limit(); le != nil {
+				return nil, le
+			}
+			var lim *LimitError
+			var imp *ImportError
+			if errors.As(err, &lim) || errors.As(err, &imp) {
+				return nil, err
+			}
+			errs = append(errs, err)
+			objs = append(objs, got...)
+			continue
 		}
 		data, err := fsys.ReadFile("/" + name)
 		if le := fsys.limit(); le != nil {
-			return le
+			return nil, le
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		got, err := decodeFile(name, data)
 		errs = append(errs, err)
 		objs = append(objs, got...)
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	if len(objs) == 0 {
+		skipped := w.skipped
+		if !d.recursive() {
+			all, err := walkDirectory(tree, dir, d, true)
+			if err != nil {
+				return nil, err
+			}
+			skipped = all.skipped
+		}
+		if err := nothingRead(skipped, imported); err != nil {
+			return nil, err
+		}
 	}
 	return objs, nil
 }

@@ -340,11 +340,18 @@ func (r *Renderer) build(ctx context.Context, tree Tree, dir string, opts Option
 		secrets := &redact.Secrets{}
 		fsys := newTreeFS(ctx, tree, opts, secrets)
 		fsys.sops = r.newSOPSReader(dir)
-		objs, err := readPlain(fsys, dir)
+		var d *Directory
+		if h != nil {
+			d = h.Directory
+		}
+		objs, err := readPlain(fsys, dir, d)
 		if err == nil {
 			err = checkOutput(objs, opts)
 		}
-		e := &cacheEntry{inputs: map[string]string{dir: hash}, objs: objs, sealed: fsys.sops.undecrypted(), secrets: fsys.sops.secrets()}
+		// Jsonnet imports may read other folders (directory.jsonnet.libs).
+		inputs := fsys.inputs()
+		inputs[dir] = hash
+		e := &cacheEntry{inputs: inputs, objs: objs, sealed: fsys.sops.undecrypted(), secrets: fsys.sops.secrets()}
 		if err != nil {
 			e.objs, e.err = nil, &Error{Path: dir, Err: scrubbed(fsys.sops.scrub(err), secrets)}
 		}

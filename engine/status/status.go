@@ -297,7 +297,11 @@ type AppStatus struct {
 	Cause error `json:"-"`
 	// Fights are the fields where another manager kept rewriting what
 	// kdrift healed; kdrift stopped healing them.
-	Fights     []Fight   `json:"fights,omitempty"`
+	Fights []Fight `json:"fights,omitempty"`
+	// NoObjects says the app's render gave no object at all: Synced then
+	// means "empty on purpose", and views say so. (A render that gave
+	// nothing while skipping files is an Error instead.)
+	NoObjects  bool      `json:"noObjects,omitempty"`
 	ComparedAt time.Time `json:"comparedAt"`
 	// RevisionRef is the ref Revision was read from: the branch's
 	// upstream as last fetched ("origin/main"), or the local branch
@@ -334,6 +338,20 @@ func (a AppStatus) DriftedObjects() int {
 	n := 0
 	for _, r := range a.Resources {
 		if !r.Status.Neutral() {
+			n++
+		}
+	}
+	return n
+}
+
+// Objects counts the objects Git gave the app (its render's), those
+// only in the cluster (Extraneous) and those other controllers made
+// (Generated) aside: 0 for an app that is empty on purpose. A render that
+// read nothing while skipping files is an Error, never Synced on 0.
+func (a AppStatus) Objects() int {
+	n := 0
+	for _, r := range a.Resources {
+		if r.Status != ResourceExtraneous && r.Status != ResourceGenerated {
 			n++
 		}
 	}

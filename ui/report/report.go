@@ -179,7 +179,11 @@ func Status(w io.Writer, apps []status.AppStatus, now time.Time) error {
 		if n := a.EncryptedObjects(); n > 0 && msg == "" {
 			msg = fmt.Sprintf("%d Encrypted (not compared, never applied): %s", n, firstEncrypted(a))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", a.Name, a.Sync, a.Health, heal, a.DriftedObjects(), since, rev, oneLine(msg))
+		sync := string(a.Sync)
+		if a.Sync == status.SyncSynced && a.NoObjects {
+			sync += " · 0 objects" // empty on purpose, not "all match"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", a.Name, sync, a.Health, heal, a.DriftedObjects(), since, rev, oneLine(msg))
 	}
 	return tw.Flush()
 }
@@ -259,6 +263,10 @@ type AppSummary struct {
 	// not freeze it: "suspended in Git" (with Flux's reason),
 	// "skip-reconcile in Git".
 	OwnerPaused string `json:"ownerPaused,omitempty"`
+	// Objects counts the objects the app's render gave (0: the app is
+	// empty on purpose; a render that read nothing while skipping files
+	// is an Error instead).
+	Objects int `json:"objects"`
 	// DriftedObjects counts resources neither Synced nor Ignored.
 	DriftedObjects int `json:"driftedObjects"`
 	// EncryptedObjects counts resources rendered from SOPS files no
@@ -288,7 +296,7 @@ func Summarize(apps []status.AppStatus) StatusDoc {
 	for _, a := range apps {
 		s := AppSummary{Name: a.Name, File: a.File, Path: a.Path, Context: a.Destination.Context, Namespace: a.Destination.Namespace,
 			Sync: a.Sync, Health: a.Health, HealthDetail: a.HealthDetail, Canaries: a.Canaries, SelfHeal: a.SelfHeal, Prune: a.Prune, Freezes: a.Freezes, OutOfSyncSince: a.OutOfSyncSince,
-			Revision: a.Revision, RevisionRef: a.RevisionRef, NoUpstream: a.NoUpstream, LocalFreeze: a.LocalFreeze, Owner: a.Owner, OwnerFile: a.OwnerFile, OwnerPaused: a.OwnerPaused, DriftedObjects: a.DriftedObjects(), EncryptedObjects: a.EncryptedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
+			Revision: a.Revision, RevisionRef: a.RevisionRef, NoUpstream: a.NoUpstream, LocalFreeze: a.LocalFreeze, Owner: a.Owner, OwnerFile: a.OwnerFile, OwnerPaused: a.OwnerPaused, Objects: a.Objects(), DriftedObjects: a.DriftedObjects(), EncryptedObjects: a.EncryptedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
 		if a.Freeze != nil {
 			s.Freeze = a.Freeze
 		}
