@@ -116,6 +116,11 @@ type treeImporter struct {
 
 // Import implements jsonnet.Importer.
 func (im *treeImporter) Import(importedFrom, importedPath string) (jsonnet.Contents, string, error) {
+	if importedFrom == "" {
+		// kdrift's own wrapper program, evaluated as an anonymous snippet:
+		// its one import names the App's file from the repository root.
+		importedFrom = jsonnetMain
+	}
 	cands, err := importCandidates(importedFrom, importedPath, im.appDir, im.libs)
 	if err != nil {
 		if im.refused == nil {
@@ -255,7 +260,7 @@ func evalJsonnet(fsys *treeFS, appDir, file string, j *Jsonnet, opts Options, im
 			vm.TLAVar(v.Name, v.Value)
 		}
 	}
-	out, err := vm.EvaluateSnippet(jsonnetMain, jsonnetProgram(file, names, opts.MaxRenderBytes, opts.MaxDepth))
+	out, err := vm.EvaluateAnonymousSnippet(jsonnetMain, jsonnetProgram(file, names, opts.MaxRenderBytes, opts.MaxDepth))
 	if err != nil {
 		if im.refused != nil {
 			return nil, im.refused

@@ -12,7 +12,6 @@ import (
 // in their order, numbers as int when they fit, written back with a tab
 // indent. A binary file is a JSON object whose "data" holds it whole.
 
-
 // loadJSON reads the top-level object of data.
 func loadJSON(data []byte) ([]branch, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -124,7 +124,7 @@ func runHook(hook string) error {
 		for i := range b {
 			b[i] = 1
 		}
-		hold = b
+		hold = append(hold, b)
 		return nil
 	case "env":
 		return fmt.Errorf("environment: %q", os.Environ())
@@ -133,7 +133,7 @@ func runHook(hook string) error {
 }
 
 // hold keeps the alloc hook's memory reachable.
-var hold []byte
+var hold [][]byte
 
 // errReadOnly is returned by every writing method of the proxy.
 var errReadOnly = errors.New("a Git snapshot is read-only")
