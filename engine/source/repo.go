@@ -226,6 +226,11 @@ func (r *Repo) openRemote(ctx context.Context, opts Options) error {
 	cache := filepath.Dir(r.dir)
 
 	var fetchErr error
+	if _, err := os.Stat(r.dir); err == nil {
+		// A controller killed mid-write left its locks in the clone
+		// (an emptyDir that outlives the container).
+		r.clearStaleLocks()
+	}
 	repo, err := gitfs.PlainOpen(r.dir, nil)
 	switch {
 	case errors.Is(err, git.ErrRepositoryNotExists):
