@@ -213,7 +213,14 @@ func (r *Repo) openLocal(opts Options) error {
 
 func (r *Repo) openRemote(ctx context.Context, opts Options) error {
 	r.remote = true
+	// A token in the URL is kept in memory only: the clone, its config and
+	// every message get the URL without it.
+	loc, urlAuth := SplitCredentials(r.location)
+	r.location = loc
 	auth, err := opts.Auth, error(nil)
+	if auth == nil {
+		auth = urlAuth
+	}
 	if auth == nil {
 		if auth, err = AuthFromEnv(r.location); err != nil {
 			return &RemoteError{Remote: r.location, Op: "authenticate", Err: err}
