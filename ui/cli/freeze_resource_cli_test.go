@@ -50,8 +50,8 @@ func TestFieldFreezeCLI(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"freeze", ns, "--resource", "Deployment.v1/render", "--reason", "x"}, "renders no Deployment/render in the core group; did you mean Deployment.apps/" + ns + "/render?"},
-		{[]string{"freeze", ns, "--resource", "deploy/rendr", "--reason", "x"}, "did you mean Deployment.apps/" + ns + "/render?"},
+		{[]string{"freeze", ns, "--resource", "Deployment.v1/render", "--reason", "x"}, "renders no Deployment/render in the core group; did you mean Deployment.apps/render?"},
+		{[]string{"freeze", ns, "--resource", "deploy/rendr", "--reason", "x"}, "did you mean Deployment.apps/render?"},
 		{[]string{"freeze", ns, "--field", "/spec/replicas", "--reason", "x"}, "go with --resource"},
 		{[]string{"freeze", ns, "--resource", "Deployment.apps/render", "--field", "spec/replicas", "--reason", "x"}, `must start with "/"`},
 		{[]string{"freeze", ns, "other", "--resource", "Deployment.apps/render", "--reason", "x"}, "exactly one APP"},
@@ -159,7 +159,7 @@ func TestFreezeTypedAsKubectlHoldsCLI(t *testing.T) {
 		t.Fatalf("sync: %d\n%s", code, out)
 	}
 	head := git(t, repo, "rev-parse", "HEAD")
-	if code, out := run("freeze", ns, "--resource", "StatefulSet/render", "--field", "/spec/replicas", "--reason", "INC-9"); code != exitError || !strings.Contains(out, "renders no StatefulSet/render; did you mean Deployment.apps/"+ns+"/render?") {
+	if code, out := run("freeze", ns, "--resource", "StatefulSet/render", "--field", "/spec/replicas", "--reason", "INC-9"); code != exitError || !strings.Contains(out, "renders no StatefulSet/render; did you mean Deployment.apps/render?") {
 		t.Fatalf("freeze of no object: %d\n%s", code, out)
 	}
 	if git(t, repo, "rev-parse", "HEAD") != head {
