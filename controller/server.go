@@ -19,10 +19,13 @@ type Server struct {
 	log *slog.Logger
 }
 
-// Listen opens addr (":8080", "127.0.0.1:0") and returns a Server ready
-// to Serve; a bad or busy address is an error now, not later.
+// Listen opens addr ("127.0.0.1:8080", "0.0.0.0:8080") and returns a
+// Server ready to Serve; a bad or busy address is an error now, not later.
+// A port alone (":8080") binds to loopback: the metrics and probes are
+// served to other hosts only when an address says so, as the Deployment's
+// 0.0.0.0:8080 does behind its NetworkPolicy.
 func Listen(addr string, m *Metrics, p *Probes, log *slog.Logger) (*Server, error) {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", LoopbackDefault(addr))
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-addr %s: %w", addr, err)
 	}
@@ -35,6 +38,17 @@ func Listen(addr string, m *Metrics, p *Probes, log *slog.Logger) (*Server, erro
 		ln:  ln,
 		log: log,
 	}, nil
+}
+
+// LoopbackDefault is addr with the loopback host when it names only a
+// port (":8080" is "127.0.0.1:8080"); any other address is returned as it
+// is.
+func LoopbackDefault(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host != "" {
+		return addr
+	}
+	return net.JoinHostPort("127.0.0.1", port)
 }
 
 // Addr is the address the server listens on.

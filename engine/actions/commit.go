@@ -20,6 +20,9 @@ type Result struct {
 	Subject string `json:"subject"`
 	// Apps are the apps the action changed.
 	Apps []string `json:"apps,omitempty"`
+	// Resources are the objects a resource freeze or unfreeze holds, as
+	// their references were resolved (KIND[.GROUP]/[NAMESPACE/]NAME).
+	Resources []string `json:"resources,omitempty"`
 	// Branch is the branch the commit is on.
 	Branch string `json:"branch"`
 	// Upstream is the remote branch pushed to ("origin/main"); empty when
@@ -72,6 +75,8 @@ type plan struct {
 	// files are the new contents by path; a nil value deletes the path.
 	files map[string]*entry
 	apps  []string
+	// resources are the objects a resource freeze or unfreeze resolved.
+	resources []string
 }
 
 // operation builds a plan for a snapshot; it is run again, with the same
@@ -170,7 +175,7 @@ func (r *Repo) commit(ctx context.Context, op operation) (Result, error) {
 			return undo(err)
 		}
 		tip = c
-		res.Commit, res.Subject, res.Apps = c.String(), p.msg.Subject, p.apps
+		res.Commit, res.Subject, res.Apps, res.Resources = c.String(), p.msg.Subject, p.apps, p.resources
 		if !hasUp {
 			return res, nil
 		}

@@ -23,6 +23,11 @@ const (
 type ResourceFreezeRequest struct {
 	App       string
 	Resources []app.ResourceRef
+	// Queries are references as a person typed them (deploy/web); each is
+	// resolved against the objects the App renders at the head into a
+	// Resource with its group and namespace, and one that names no object
+	// is refused with the candidates.
+	Queries []app.ResourceQuery
 	// Fields are the frozen fields of every resource; empty freezes the
 	// whole resources (neither healed nor pruned).
 	Fields []string
@@ -38,6 +43,9 @@ type ResourceFreezeRequest struct {
 type ResourceUnfreezeRequest struct {
 	App      string
 	Resource app.ResourceRef
+	// Query, when set, is the reference as a person typed it; it is
+	// resolved against the App's freezes, then its rendered objects.
+	Query *app.ResourceQuery
 	// Fields lifts only these frozen fields; empty lifts every freeze of
 	// the resource.
 	Fields []string
@@ -121,8 +129,13 @@ func (r *Repo) FreezeResource(ctx context.Context, req ResourceFreezeRequest) (R
 	if strings.TrimSpace(req.App) == "" {
 		return Result{}, fmt.Errorf("no app named: pass the APP whose resource to freeze")
 	}
-	if len(req.Resources) == 0 {
+	if len(req.Resources) == 0 && len(req.Queries) == 0 {
 		return Result{}, checkResource(app.ResourceRef{})
+	}
+	for _, q := range req.Queries {
+		if err := checkResource(app.ResourceRef{Kind: q.Kind, Name: q.Name}); err != nil {
+			return Result{}, err
+		}
 	}
 	for _, res := range req.Resources {
 		if err := checkResource(res); err != nil {
@@ -149,8 +162,22 @@ func (r *Repo) FreezeResource(ctx context.Context, req ResourceFreezeRequest) (R
 		if a.Origin != nil {
 			return nil, &OwnedFreezeError{App: a.Metadata.Name, Owner: a.Origin.Owner(), Where: a.Origin.Where()}
 		}
+		refs := append([]app.ResourceRef(nil), req.Resources...)
+		if len(req.Queries) > 0 {
+			objs, kinds, err := appObjects(ctx, s, a)
+			if err != nil {
+				return nil, err
+			}
+			for _, q := range req.Queries {
+				ref, err := resolveQuery(a.Metadata.Name, a.Spec.Destination.Namespace, q, objs, kinds, true)
+				if err != nil {
+					return nil, err
+				}
+				refs = append(refs, ref)
+			}
+		}
 		var add []app.ResourceFreeze
-		for _, res := range req.Resources {
+		for _, res := range refs {
 			for _, held := range a.Spec.Freezes {
 				if held.Resource != res || !held.ActiveAt(now) {
 					continue
@@ -175,12 +202,12 @@ func (r *Repo) FreezeResource(ctx context.Context, req ResourceFreezeRequest) (R
 			// the App would otherwise hold one field frozen twice.
 			ended := false
 			for _, fr := range a.Spec.Freezes {
-				ended = ended || (!fr.ActiveAt(now) && containsRef(req.Resources, fr.Resource))
+				ended = ended || (!fr.ActiveAt(now) && containsRef(refs, fr.Resource))
 			}
 			if ended {
 				var err error
 				src, err = rewriteResourceFreezes(src, a.Metadata.Name, a.Spec.Freezes, func(_ int, fr app.ResourceFreeze) (app.ResourceFreeze, bool, bool) {
-					keep := fr.ActiveAt(now) || !containsRef(req.Resources, fr.Resource)
+					keep := fr.ActiveAt(now) || !containsRef(refs, fr.Resource)
 					return fr, keep, keep
 				})
 				if err != nil {
@@ -191,7 +218,10 @@ func (r *Repo) FreezeResource(ctx context.Context, req ResourceFreezeRequest) (R
 		}); err != nil {
 			return nil, err
 		}
-		p.msg = message{Subject: subjectFor(ActionFreeze, p.apps, reason), Body: reason, Trailers: resourceTrailers(ActionFreeze, a.Metadata.Name, req.Resources, req.Fields)}
+		p.msg = message{Subject: subjectFor(ActionFreeze, p.apps, reason), Body: reason, Trailers: resourceTrailers(ActionFreeze, a.Metadata.Name, refs, req.Fields)}
+		for _, ref := range refs {
+			p.resources = append(p.resources, ref.String())
+		}
 		if until != nil {
 			p.msg.Trailers = append(p.msg.Trailers, trailer{TrailerUntil, until.Format(time.RFC3339)})
 		}
@@ -209,6 +239,9 @@ func (r *Repo) UnfreezeResource(ctx context.Context, req ResourceUnfreezeRequest
 	if strings.TrimSpace(req.App) == "" {
 		return Result{}, fmt.Errorf("no app named: pass the APP whose resource to unfreeze")
 	}
+	if req.Query != nil {
+		req.Resource = app.ResourceRef{Kind: req.Query.Kind, Name: req.Query.Name}
+	}
 	if err := checkResource(req.Resource); err != nil {
 		return Result{}, err
 	}
@@ -219,6 +252,14 @@ func (r *Repo) UnfreezeResource(ctx context.Context, req ResourceUnfreezeRequest
 		a, err := loadApp(s, req.App)
 		if err != nil {
 			return nil, err
+		}
+		req := req
+		if req.Query != nil {
+			ref, err := resolveUnfreeze(ctx, s, a, *req.Query)
+			if err != nil {
+				return nil, err
+			}
+			req.Resource = ref
 		}
 		var held []app.ResourceFreeze
 		for _, fr := range a.Spec.Freezes {
@@ -278,8 +319,31 @@ func (r *Repo) UnfreezeResource(ctx context.Context, req ResourceUnfreezeRequest
 			return nil, fmt.Errorf("App %s: %s field %s is not frozen (frozen: %s); nothing was committed", a.Metadata.Name, req.Resource, strings.Join(missing, ", "), frozenList(held))
 		}
 		p.msg = message{Subject: subjectFor(ActionUnfreeze, p.apps, reason), Body: reason, Trailers: resourceTrailers(ActionUnfreeze, a.Metadata.Name, []app.ResourceRef{req.Resource}, req.Fields)}
+		p.resources = []string{req.Resource.String()}
 		return p, nil
 	})
+}
+
+// resolveUnfreeze resolves a typed reference against the App's freezes
+// first, so that a freeze written for no object can still be lifted, and
+// then against the objects it renders.
+func resolveUnfreeze(ctx context.Context, s *snapshot, a app.App, q app.ResourceQuery) (app.ResourceRef, error) {
+	var frozen []objectID
+	seen := map[app.ResourceRef]bool{}
+	for _, fr := range a.Spec.Freezes {
+		if !seen[fr.Resource] {
+			seen[fr.Resource] = true
+			frozen = append(frozen, objectID{Group: fr.Resource.Group, Kind: fr.Resource.Kind, Namespace: fr.Resource.Namespace, Name: fr.Resource.Name})
+		}
+	}
+	if ref, err := resolveQuery(a.Metadata.Name, a.Spec.Destination.Namespace, q, frozen, builtins(), false); err == nil {
+		return ref, nil
+	}
+	objs, kinds, err := appObjects(ctx, s, a)
+	if err != nil {
+		return app.ResourceRef{}, err
+	}
+	return resolveQuery(a.Metadata.Name, a.Spec.Destination.Namespace, q, objs, kinds, true)
 }
 
 func containsRef(refs []app.ResourceRef, r app.ResourceRef) bool {

@@ -128,13 +128,21 @@ func TestFreezeResourceRefusesBadInput(t *testing.T) {
 			t.Errorf("%+v: %v, want %q", tc.req, err, tc.want)
 		}
 	}
-	for _, s := range []string{"deployment/web", "Deployment", "Deployment/", "Deployment/a/b"} {
-		if _, err := app.ParseResourceRef(s, ""); err == nil {
-			t.Errorf("ParseResourceRef(%q) accepted it", s)
+	for _, s := range []string{"Deployment", "Deployment/", "Deployment/a/b", "/web", "Deployment./web"} {
+		if _, err := app.ParseResourceQuery(s, ""); err == nil {
+			t.Errorf("ParseResourceQuery(%q) accepted it", s)
 		}
 	}
-	if ref, err := app.ParseResourceRef("Deployment.apps/web", "prod"); err != nil || ref != (app.ResourceRef{Group: "apps", Kind: "Deployment", Namespace: "prod", Name: "web"}) {
-		t.Fatalf("ParseResourceRef: %+v %v", ref, err)
+	for in, want := range map[string]app.ResourceQuery{
+		"Deployment.apps/web":           {Kind: "Deployment", Group: "apps", GroupGiven: true, Namespace: "prod", Name: "web"},
+		"deploy/web":                    {Kind: "deploy", Namespace: "prod", Name: "web"},
+		"deployments.v1.apps/web":       {Kind: "deployments", Group: "apps", GroupGiven: true, Namespace: "prod", Name: "web"},
+		"configmaps.v1/web":             {Kind: "configmaps", GroupGiven: true, Namespace: "prod", Name: "web"},
+		"Ingress.networking.k8s.io/web": {Kind: "Ingress", Group: "networking.k8s.io", GroupGiven: true, Namespace: "prod", Name: "web"},
+	} {
+		if q, err := app.ParseResourceQuery(in, "prod"); err != nil || q != want {
+			t.Errorf("ParseResourceQuery(%q) = %+v %v, want %+v", in, q, err, want)
+		}
 	}
 }
 

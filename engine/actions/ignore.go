@@ -13,6 +13,11 @@ type IgnoreRequest struct {
 	App    string
 	Rule   app.IgnoreRule
 	Reason string
+	// Typed says the rule's kind and group are as a person typed them
+	// (deploy, deployments): they are resolved against the objects the App
+	// renders, the group written, and a rule that covers none of them is
+	// refused with the candidates.
+	Typed bool
 }
 
 // ValidateJSONPointer checks a JSON pointer per RFC 6901: empty is refused
@@ -116,6 +121,15 @@ func (r *Repo) Ignore(ctx context.Context, req IgnoreRequest) (Result, error) {
 		a, err := loadApp(s, req.App)
 		if err != nil {
 			return nil, err
+		}
+		if req.Typed {
+			objs, kinds, err := appObjects(ctx, s, a)
+			if err != nil {
+				return nil, err
+			}
+			if req.Rule, err = resolveKind(a.Metadata.Name, a.Spec.Destination.Namespace, req.Rule, objs, kinds); err != nil {
+				return nil, err
+			}
 		}
 		if n := duplicateOf(a.Spec.IgnoreDifferences, req.Rule); n > 0 {
 			return nil, fmt.Errorf("App %s already ignores %s (rule %d of spec.ignoreDifferences in %s); nothing to add", a.Metadata.Name, describeRule(req.Rule), n, a.File)

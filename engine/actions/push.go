@@ -84,7 +84,7 @@ func (r *Repo) Push(ctx context.Context) (Result, error) {
 // fetch updates the remote-tracking branch and returns the remote head;
 // the zero hash means the remote has no such branch yet.
 func (r *Repo) fetch(ctx context.Context, remote string, upRef plumbing.ReferenceName) (plumbing.Hash, error) {
-	auth, err := authFor(r.remoteURL(remote), r.opts.Getenv)
+	auth, err := r.authFor(remote)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -117,7 +117,7 @@ func (r *Repo) fetch(ctx context.Context, remote string, upRef plumbing.Referenc
 // pushBranch pushes the branch to its upstream without force and records
 // the new remote head locally.
 func (r *Repo) pushBranch(ctx context.Context, remote string, upRef plumbing.ReferenceName) error {
-	auth, err := authFor(r.remoteURL(remote), r.opts.Getenv)
+	auth, err := r.authFor(remote)
 	if err != nil {
 		return err
 	}

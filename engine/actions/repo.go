@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
 
 	"kdrift.dev/kdrift/engine/redact"
 	"kdrift.dev/kdrift/engine/source"
@@ -54,6 +55,9 @@ type Repo struct {
 	branch   string
 	location string // the path or URL the person gave, for messages
 	cache    bool   // a cache clone of a URL
+	// urlAuth are the credentials the URL given held, if any: they are
+	// sent with each fetch and push and never written to disk.
+	urlAuth transport.AuthMethod
 	// beforePush, when set (by tests), runs just before each push so a
 	// race with another writer can be staged deterministically.
 	beforePush func()
@@ -84,8 +88,12 @@ func Open(ctx context.Context, opts RepoOptions) (*Repo, error) {
 	opts.GitTimeout = timeout
 	r := &Repo{opts: opts, location: redact.URL(opts.Repo)}
 	if isURL(opts.Repo) {
+		// A token in the URL stays in memory (urlAuth), never in the
+		// cache clone's config.
+		opts.Repo, r.urlAuth = source.SplitCredentials(opts.Repo)
+		r.opts.Repo = opts.Repo
 		r.cache = true
-		r.git, err = openCache(ctx, opts)
+		r.git, err = openCache(ctx, opts, r.urlAuth)
 	} else {
 		p := opts.Repo
 		if p == "" {
@@ -144,7 +152,7 @@ func isURL(s string) bool {
 	return false
 }
 
-func openCache(ctx context.Context, opts RepoOptions) (*git.Repository, error) {
+func openCache(ctx context.Context, opts RepoOptions, urlAuth transport.AuthMethod) (*git.Repository, error) {
 	// The engine's own clone: what an action commits and cannot push yet
 	// is what the engine reads (source.Repo.Head).
 	dir, err := source.ClonePath(opts.CacheDir, opts.Repo)
@@ -160,6 +168,9 @@ func openCache(ctx context.Context, opts RepoOptions) (*git.Repository, error) {
 	auth, err := authFor(opts.Repo, opts.Getenv)
 	if err != nil {
 		return nil, err
+	}
+	if urlAuth != nil {
+		auth = urlAuth
 	}
 	co := &git.CloneOptions{URL: opts.Repo, Auth: auth}
 	if opts.Branch != "" {

@@ -45,19 +45,72 @@ func (r ResourceRef) Matches(group, kind, namespace, name, destNS string) bool {
 	return r.Namespace == namespace
 }
 
-// ParseResourceRef reads KIND[.GROUP]/NAME (as `kubectl` writes
-// deployment.apps/web, but with the kind as the object carries it) and an
+// ResourceQuery is an object reference as a person types it, the way
+// kubectl takes it (deploy/web, Deployment/web, deployments.apps/web,
+// Deployment.v1.apps/web), before it is resolved against the objects an App
+// renders into a ResourceRef with its group and namespace.
+type ResourceQuery struct {
+	// Kind is the kind, its plural or a short name, in any case.
+	Kind string
+	// Group is the API group when GroupGiven; without one the group is
+	// whatever the App's objects of that kind have.
+	Group      string
+	GroupGiven bool
+	// Namespace is the namespace given (-n); empty is any namespace the
+	// App's objects of that kind and name are in.
+	Namespace string
+	Name      string
+}
+
+// String renders the query as it was typed, with its namespace.
+func (q ResourceQuery) String() string {
+	s := q.Kind
+	if q.GroupGiven {
+		s += "." + q.Group
+	}
+	s += "/"
+	if q.Namespace != "" {
+		s += q.Namespace + "/"
+	}
+	return s + q.Name
+}
+
+// ParseResourceQuery reads KIND[.[VERSION.]GROUP]/NAME as kubectl does
+// (deploy/web, Deployment.apps/web, deployments.v1.apps/web) and an
 // optional namespace.
-func ParseResourceRef(s, namespace string) (ResourceRef, error) {
+func ParseResourceQuery(s, namespace string) (ResourceQuery, error) {
 	kg, name, ok := strings.Cut(strings.TrimSpace(s), "/")
 	if !ok || kg == "" || name == "" || strings.Contains(name, "/") {
-		return ResourceRef{}, fmt.Errorf("--resource %q: want KIND[.GROUP]/NAME, such as Deployment.apps/render-worker or ConfigMap/settings (give the namespace with --namespace)", s)
+		return ResourceQuery{}, fmt.Errorf("--resource %q: want KIND[.GROUP]/NAME, such as Deployment.apps/render-worker, deploy/render-worker or ConfigMap/settings (give the namespace with --namespace)", s)
 	}
-	kind, group, _ := strings.Cut(kg, ".")
-	if kind == "" || kind[0] < 'A' || kind[0] > 'Z' {
-		return ResourceRef{}, fmt.Errorf("--resource %q: the kind %q must be written as the object's kind is, starting with a capital letter (Deployment, not deployment)", s, kind)
+	kind, group, given := strings.Cut(kg, ".")
+	if kind == "" || (given && group == "") {
+		return ResourceQuery{}, fmt.Errorf("--resource %q: want KIND[.GROUP]/NAME, such as Deployment.apps/render-worker", s)
 	}
-	return ResourceRef{Group: group, Kind: kind, Namespace: strings.TrimSpace(namespace), Name: name}, nil
+	if given {
+		// kubectl's RESOURCE.VERSION.GROUP: the version picks no object.
+		if v, rest, ok := strings.Cut(group, "."); ok && isVersion(v) {
+			group = rest
+		} else if isVersion(group) {
+			group = ""
+		}
+	}
+	return ResourceQuery{Kind: kind, Group: group, GroupGiven: given, Namespace: strings.TrimSpace(namespace), Name: name}, nil
+}
+
+// isVersion reports whether s is an API version such as v1 or v2beta1.
+func isVersion(s string) bool {
+	if len(s) < 2 || s[0] != 'v' || s[1] < '1' || s[1] > '9' {
+		return false
+	}
+	rest := strings.TrimLeft(s[1:], "0123456789")
+	for _, p := range []string{"alpha", "beta"} {
+		if strings.HasPrefix(rest, p) {
+			n := strings.TrimPrefix(rest, p)
+			return n != "" && strings.Trim(n, "0123456789") == ""
+		}
+	}
+	return rest == ""
 }
 
 // ResourceFreeze holds one resource of an App, or only some of its fields,

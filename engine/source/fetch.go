@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -135,15 +136,15 @@ func (r *Repo) Fetch(ctx context.Context) (err error) {
 	}
 	if r.remote {
 		err := WithTimeout(ctx, r.timeout, "fetch", func(ctx context.Context) error {
-			return fresh.FetchContext(ctx, &git.FetchOptions{
-				RemoteName: RemoteName,
-				RefSpecs:   []config.RefSpec{config.RefSpec("+refs/heads/*:refs/remotes/" + RemoteName + "/*")},
-				Auth:       r.auth,
-				Tags:       git.NoTags,
-				Force:      true,
-				Prune:      true,
-			})
+			return fresh.FetchContext(ctx, r.fetchOptions())
 		})
+		if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) && r.clearStaleLocks() {
+			// A lock a killed process left failed the fetch: once it is
+			// gone, the same fetch goes through.
+			err = WithTimeout(ctx, r.timeout, "fetch", func(ctx context.Context) error {
+				return fresh.FetchContext(ctx, r.fetchOptions())
+			})
+		}
 		if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 			return r.setFetchErr(&RemoteError{Remote: r.location, Op: "fetch", Err: err})
 		}
@@ -164,6 +165,38 @@ func (r *Repo) Fetch(ctx context.Context) (err error) {
 	r.failSince = time.Time{}
 	r.mu.Unlock()
 	return nil
+}
+
+// fetchOptions fetch every branch of the remote into the cache clone.
+func (r *Repo) fetchOptions() *git.FetchOptions {
+	return &git.FetchOptions{
+		RemoteName: RemoteName,
+		RefSpecs:   []config.RefSpec{config.RefSpec("+refs/heads/*:refs/remotes/" + RemoteName + "/*")},
+		Auth:       r.auth,
+		Tags:       git.NoTags,
+		Force:      true,
+		Prune:      true,
+	}
+}
+
+// clearStaleLocks removes, from the cache clone of a remote (a folder
+// only kdrift writes), the lock files a process killed between creating
+// one and renaming it left behind (see gitfs.StaleLockAge), logging each;
+// it reports whether it removed any. A person's own repository is never
+// touched: there a lock may be their git's, and the LockedError says how
+// to clear it.
+func (r *Repo) clearStaleLocks() bool {
+	if !r.remote || r.dir == "" {
+		return false
+	}
+	removed, err := gitfs.RemoveStaleLocks(r.dir, gitfs.StaleLockAge, time.Now())
+	for _, l := range removed {
+		slog.Warn("removed a stale Git lock file from the cache clone (a kdrift process was killed while writing)", "lock", l.Path, "age", l.Age.Round(time.Second).String(), "repo", r.shown())
+	}
+	if err != nil {
+		slog.Warn("cannot clear stale Git lock files from the cache clone", "dir", r.dir, "err", err)
+	}
+	return len(removed) > 0
 }
 
 func (r *Repo) setFetchErr(err error) error {

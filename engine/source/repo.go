@@ -213,7 +213,14 @@ func (r *Repo) openLocal(opts Options) error {
 
 func (r *Repo) openRemote(ctx context.Context, opts Options) error {
 	r.remote = true
+	// A token in the URL is kept in memory only: the clone, its config and
+	// every message get the URL without it.
+	loc, urlAuth := SplitCredentials(r.location)
+	r.location = loc
 	auth, err := opts.Auth, error(nil)
+	if auth == nil {
+		auth = urlAuth
+	}
 	if auth == nil {
 		if auth, err = AuthFromEnv(r.location); err != nil {
 			return &RemoteError{Remote: r.location, Op: "authenticate", Err: err}
@@ -226,6 +233,11 @@ func (r *Repo) openRemote(ctx context.Context, opts Options) error {
 	cache := filepath.Dir(r.dir)
 
 	var fetchErr error
+	if _, err := os.Stat(r.dir); err == nil {
+		// A controller killed mid-write left its locks in the clone
+		// (an emptyDir that outlives the container).
+		r.clearStaleLocks()
+	}
 	repo, err := gitfs.PlainOpen(r.dir, nil)
 	switch {
 	case errors.Is(err, git.ErrRepositoryNotExists):

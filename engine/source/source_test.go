@@ -290,7 +290,7 @@ func TestUnreachableRemote(t *testing.T) {
 			t.Fatalf("error = %v, want RemoteError", err)
 		}
 		msg := err.Error()
-		if !strings.Contains(msg, "git remote https://kdrift:xxxxx@127.0.0.1:1/team/deploy.git: clone failed") || strings.Contains(msg, "s3cret") {
+		if !strings.Contains(msg, "git remote https://127.0.0.1:1/team/deploy.git: clone failed") || strings.Contains(msg, "s3cret") {
 			t.Errorf("message = %q", msg)
 		}
 	})

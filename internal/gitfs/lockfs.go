@@ -38,7 +38,7 @@ type LockedError struct {
 
 // Error names the lock file and says what to do about it.
 func (e *LockedError) Error() string {
-	return fmt.Sprintf("%s: exists (still after %s): another git process is updating %s; let it finish and retry, or remove %s if no git process is running in this repository (one crashed)",
+	return fmt.Sprintf("%s: exists (still after %s): another git process is updating %s; let it finish and retry; if no git process is running in this repository (one was killed mid-write), remove the lock: rm %s",
 		e.Lock, e.Waited.Round(time.Millisecond), e.Path, e.Lock)
 }
 

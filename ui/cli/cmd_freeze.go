@@ -46,15 +46,15 @@ func (r *resourceFlags) register(fs *flag.FlagSet, verb string) {
 
 // ref reads --resource and --namespace; ok is false when --resource is
 // not given (--namespace and --field then are errors).
-func (r *resourceFlags) ref() (app.ResourceRef, bool, error) {
+func (r *resourceFlags) ref() (app.ResourceQuery, bool, error) {
 	if r.resource == "" {
 		if r.namespace != "" || len(r.fields) > 0 {
-			return app.ResourceRef{}, false, fmt.Errorf("--namespace and --field go with --resource KIND[.GROUP]/NAME")
+			return app.ResourceQuery{}, false, fmt.Errorf("--namespace and --field go with --resource KIND[.GROUP]/NAME")
 		}
-		return app.ResourceRef{}, false, nil
+		return app.ResourceQuery{}, false, nil
 	}
-	ref, err := app.ParseResourceRef(r.resource, r.namespace)
-	return ref, true, err
+	q, err := app.ParseResourceQuery(r.resource, r.namespace)
+	return q, true, err
 }
 
 // oneApp is the single APP a resource or field freeze takes.
@@ -147,11 +147,11 @@ func runFreeze(ctx context.Context, env *cliEnv, f *freezeFlags, apps []string) 
 		if err != nil {
 			return env.errorf("freeze: %v", err)
 		}
-		res, err = repo.FreezeResource(ctx, actions.ResourceFreezeRequest{App: name, Resources: []app.ResourceRef{ref}, Fields: f.target.fields, Reason: f.reason, For: f.forD, Until: untilT})
+		res, err = repo.FreezeResource(ctx, actions.ResourceFreezeRequest{App: name, Queries: []app.ResourceQuery{ref}, Fields: f.target.fields, Reason: f.reason, For: f.forD, Until: untilT})
 		if err != nil {
 			return env.errorf("freeze: %v", err)
 		}
-		return printResult(env, &f.actionFlags, fmt.Sprintf("freeze %s %s%s", name, ref, fieldList(f.target.fields)), res)
+		return printResult(env, &f.actionFlags, fmt.Sprintf("freeze %s %s%s", name, strings.Join(res.Resources, ","), fieldList(f.target.fields)), res)
 	}
 	if f.extend != 0 {
 		what = "extend"
@@ -228,11 +228,11 @@ func runUnfreeze(ctx context.Context, env *cliEnv, f *unfreezeFlags, apps []stri
 		if err != nil {
 			return env.errorf("unfreeze: %v", err)
 		}
-		res, err := repo.UnfreezeResource(ctx, actions.ResourceUnfreezeRequest{App: name, Resource: ref, Fields: f.target.fields, Reason: f.reason})
+		res, err := repo.UnfreezeResource(ctx, actions.ResourceUnfreezeRequest{App: name, Query: &ref, Fields: f.target.fields, Reason: f.reason})
 		if err != nil {
 			return env.errorf("unfreeze: %v", err)
 		}
-		return printResult(env, &f.actionFlags, fmt.Sprintf("unfreeze %s %s%s", name, ref, fieldList(f.target.fields)), res)
+		return printResult(env, &f.actionFlags, fmt.Sprintf("unfreeze %s %s%s", name, strings.Join(res.Resources, ","), fieldList(f.target.fields)), res)
 	}
 	res, err := repo.Unfreeze(ctx, actions.UnfreezeRequest{Selection: actions.Selection{Apps: apps, All: f.all, Selector: f.selector}, Reason: f.reason})
 	if err != nil {

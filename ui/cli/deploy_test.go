@@ -24,6 +24,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -126,6 +127,8 @@ func TestDeployLeastPrivilege(t *testing.T) {
 		case "Deployment":
 			dep = o
 			continue // validated below, never run: no nodes, no image
+		case "NetworkPolicy":
+			checkMetricsPolicy(t, o)
 		case "Namespace", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "CustomResourceDefinition":
 		default:
 			t.Fatalf("deploy/ renders a %s (%s) the test does not know how to check", o.GetKind(), o.GetName())
@@ -378,8 +381,13 @@ func checkProbes(t *testing.T, ctr corev1.Container) {
 	if i < 0 || i+1 >= len(ctr.Args) {
 		t.Fatalf("container args %q: want --metrics-addr", ctr.Args)
 	}
+	// A port alone binds to loopback, which neither the kubelet's probes
+	// nor Prometheus reach: the Deployment names every interface.
+	if !strings.HasPrefix(ctr.Args[i+1], "0.0.0.0:") {
+		t.Fatalf("container args %q: --metrics-addr must name 0.0.0.0 (a port alone binds to loopback)", ctr.Args)
+	}
 	if !slices.ContainsFunc(ctr.Ports, func(p corev1.ContainerPort) bool {
-		return p.Name == "metrics" && ":"+strconv.Itoa(int(p.ContainerPort)) == ctr.Args[i+1]
+		return p.Name == "metrics" && "0.0.0.0:"+strconv.Itoa(int(p.ContainerPort)) == ctr.Args[i+1]
 	}) {
 		t.Fatalf("container ports %+v: want a port named metrics matching --metrics-addr %s", ctr.Ports, ctr.Args[i+1])
 	}
@@ -390,6 +398,23 @@ func checkProbes(t *testing.T, ctr corev1.Container) {
 		if p.probe == nil || p.probe.HTTPGet == nil || p.probe.HTTPGet.Path != p.path || p.probe.HTTPGet.Port.String() != "metrics" {
 			t.Fatalf("container probe %+v: want an HTTP GET of %s on port metrics", p.probe, p.path)
 		}
+	}
+}
+
+// checkMetricsPolicy checks that deploy/'s NetworkPolicy selects the
+// controller's Pods and lets in only the metrics port, only from
+// namespaces that scrape it.
+func checkMetricsPolicy(t *testing.T, o *unstructured.Unstructured) {
+	t.Helper()
+	var np networkingv1.NetworkPolicy
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &np); err != nil {
+		t.Fatal(err)
+	}
+	if np.Spec.PodSelector.MatchLabels["app.kubernetes.io/name"] != "kdrift" || !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) {
+		t.Fatalf("NetworkPolicy %s: want the kdrift Pods' ingress only: %+v", np.Name, np.Spec)
+	}
+	if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].Ports) != 1 || np.Spec.Ingress[0].Ports[0].Port.String() != "metrics" || len(np.Spec.Ingress[0].From) == 0 || np.Spec.Ingress[0].From[0].NamespaceSelector == nil {
+		t.Fatalf("NetworkPolicy %s: want one rule, the metrics port from selected namespaces: %+v", np.Name, np.Spec.Ingress)
 	}
 }
 

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -48,7 +50,8 @@ func TestFieldFreezeCLI(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"freeze", ns, "--resource", "deployment/render", "--reason", "x"}, "capital letter"},
+		{[]string{"freeze", ns, "--resource", "Deployment.v1/render", "--reason", "x"}, "renders no Deployment/render in the core group; did you mean Deployment.apps/render?"},
+		{[]string{"freeze", ns, "--resource", "deploy/rendr", "--reason", "x"}, "did you mean Deployment.apps/render?"},
 		{[]string{"freeze", ns, "--field", "/spec/replicas", "--reason", "x"}, "go with --resource"},
 		{[]string{"freeze", ns, "--resource", "Deployment.apps/render", "--field", "spec/replicas", "--reason", "x"}, `must start with "/"`},
 		{[]string{"freeze", ns, "other", "--resource", "Deployment.apps/render", "--reason", "x"}, "exactly one APP"},
@@ -59,10 +62,10 @@ func TestFieldFreezeCLI(t *testing.T) {
 	}
 
 	code, out, errOut := kdrift(t, ctx, "freeze", ns, "--resource", "Deployment.apps/render", "--field", "/spec/replicas", "--reason", "INC-1002 scaled to 12 by hand", "--for", "4h", "--repo", repo)
-	if code != exitOK || !strings.Contains(out, "freeze "+ns+" Deployment.apps/render [/spec/replicas]") {
+	if code != exitOK || !strings.Contains(out, "freeze "+ns+" Deployment.apps/"+ns+"/render [/spec/replicas]") {
 		t.Fatalf("freeze --resource: %d\n%s\n%s", code, out, errOut)
 	}
-	if msg := git(t, repo, "log", "-1", "--format=%B"); !strings.Contains(msg, "Kdrift-Action: freeze") || !strings.Contains(msg, "Kdrift-Resource: Deployment.apps/render") || !strings.Contains(msg, "Kdrift-Field: /spec/replicas") {
+	if msg := git(t, repo, "log", "-1", "--format=%B"); !strings.Contains(msg, "Kdrift-Action: freeze") || !strings.Contains(msg, "Kdrift-Resource: Deployment.apps/"+ns+"/render") || !strings.Contains(msg, "Kdrift-Field: /spec/replicas") {
 		t.Fatalf("commit message:\n%s", msg)
 	}
 
@@ -114,5 +117,75 @@ func TestFieldFreezeCLI(t *testing.T) {
 	}
 	if n, _ := deployment(); n != 6 {
 		t.Fatalf("replicas after unfreeze and sync = %d, want 6", n)
+	}
+}
+
+// TestFreezeTypedAsKubectlHoldsCLI: the real binary, given the resource
+// the way an on-call engineer types it for kubectl (Deployment/web, with
+// no group), writes a freeze of Deployment.apps in the App's namespace,
+// and a real `kubectl scale` under it survives the real binary's sync;
+// `unfreeze --resource deploy/render` lifts it. A reference that names no
+// object of the App is refused and nothing is committed.
+func TestFreezeTypedAsKubectlHoldsCLI(t *testing.T) {
+	skipSlow(t)
+	ctx := context.Background()
+	ns := "cli-freeze-typed"
+	repo := cliRepo(t, ns)
+	bin := kdriftBinary(t)
+	run := func(args ...string) (int, string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, bin, append(args, "--repo", repo, "--kubeconfig", enginetest.Kubeconfig())...)
+		cmd.Env = append(os.Environ(), "KDRIFT_AUTHOR=Lao Li <lao.li@example.com>", "NO_COLOR=1")
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if err != nil {
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatalf("kdrift %v: %v", args, err)
+			}
+			code = ee.ExitCode()
+		}
+		return code, string(out)
+	}
+	replicas := func() int32 {
+		t.Helper()
+		d, err := enginetest.Clientset(t).AppsV1().Deployments(ns).Get(ctx, "render", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *d.Spec.Replicas
+	}
+	if code, out := run("sync", ns); code != exitOK {
+		t.Fatalf("sync: %d\n%s", code, out)
+	}
+	head := git(t, repo, "rev-parse", "HEAD")
+	if code, out := run("freeze", ns, "--resource", "StatefulSet/render", "--field", "/spec/replicas", "--reason", "INC-9"); code != exitError || !strings.Contains(out, "renders no StatefulSet/render; did you mean Deployment.apps/render?") {
+		t.Fatalf("freeze of no object: %d\n%s", code, out)
+	}
+	if git(t, repo, "rev-parse", "HEAD") != head {
+		t.Fatal("a refused freeze committed")
+	}
+	code, out := run("freeze", ns, "--resource", "Deployment/render", "--field", "/spec/replicas", "--reason", "INC-9 scaled by hand", "--for", "1h")
+	if code != exitOK || !strings.Contains(out, "Deployment.apps/"+ns+"/render [/spec/replicas]") {
+		t.Fatalf("freeze Deployment/render: %d\n%s", code, out)
+	}
+	out2, err := exec.Command("kubectl", "scale", "deployment/render", "--replicas=9", "-n", ns, "--kubeconfig", enginetest.Kubeconfig()).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl scale: %v\n%s", err, out2)
+	}
+	if code, out := run("sync", ns); code != exitOK {
+		t.Fatalf("sync under the freeze: %d\n%s", code, out)
+	}
+	if n := replicas(); n != 9 {
+		t.Fatalf("replicas after sync under the freeze = %d, want the hand-scaled 9 held", n)
+	}
+	if code, out := run("unfreeze", ns, "--resource", "deploy/render", "--reason", "INC-9 over"); code != exitOK || !strings.Contains(out, "Deployment.apps/"+ns+"/render") {
+		t.Fatalf("unfreeze deploy/render: %d\n%s", code, out)
+	}
+	if code, out := run("sync", ns); code != exitOK {
+		t.Fatalf("sync after unfreeze: %d\n%s", code, out)
+	}
+	if n := replicas(); n != 6 {
+		t.Fatalf("replicas after unfreeze and sync = %d, want Git's 6", n)
 	}
 }
