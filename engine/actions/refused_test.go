@@ -39,7 +39,7 @@ func TestRefusedPushIsTyped(t *testing.T) {
 	before := gitRun(t, remote, "rev-parse", "main")
 	r := openRepo(t, dir, newClock())
 	res := freezeOne(t, r, "render-prod", "INC-77 keep manual scale")
-	if res.Pushed || res.Refused == nil {
+	if res.Refused == nil {
 		t.Fatalf("want a refused push, got %+v", res)
 	}
 	if res.Retries != 0 {
@@ -54,19 +54,8 @@ func TestRefusedPushIsTyped(t *testing.T) {
 			t.Errorf("lines %q lack %q", res.Refused.Lines, want)
 		}
 	}
-	if !strings.Contains(res.Summary(), "in force nowhere") {
-		t.Errorf("summary %q", res.Summary())
-	}
 	if got := gitRun(t, remote, "rev-parse", "main"); got != before {
 		t.Fatalf("remote main moved: %s -> %s", before, got)
-	}
-	// kdrift push says the same, and sets the same field.
-	pres, err := r.Push(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pres.Refused == nil || pres.Pushed {
-		t.Fatalf("push result %+v", pres)
 	}
 }
 
@@ -137,5 +126,91 @@ func TestRefusalRedactsAndBounds(t *testing.T) {
 		if len(l) > maxRefusedLineLen+len("…") {
 			t.Fatalf("line of %d bytes", len(l))
 		}
+	}
+}
+
+func TestRefusedFreezeGoesToTheChannel(t *testing.T) {
+	isolate(t)
+	remote := newRemote(t)
+	protectMain(t, remote)
+	dir := cloneOf(t, remote)
+	before := gitRun(t, dir, "rev-parse", "HEAD")
+	r := openRepo(t, dir, newClock())
+	res := freezeOne(t, r, "render-prod", "INC-77 keep manual scale")
+	if res.Channel != "kdrift/freezes" || !res.Pushed || res.Refused == nil {
+		t.Fatalf("result %+v", res)
+	}
+	if !strings.Contains(res.Summary(), "incident channel") {
+		t.Fatalf("summary %q", res.Summary())
+	}
+	// git is the audit: the channel's log holds the record with its trailers.
+	log := gitRun(t, remote, "log", "-1", "--format=%s%n%b", "kdrift/freezes")
+	if !strings.Contains(log, "freeze(render-prod): INC-77 keep manual scale") || !strings.Contains(log, "Kdrift-Action: freeze") {
+		t.Fatalf("channel log:\n%s", log)
+	}
+	if !strings.Contains(gitRun(t, remote, "show", "kdrift/freezes:.kdrift/apps.yaml"), "INC-77") {
+		t.Fatal("the channel does not hold the freeze")
+	}
+	if strings.Contains(gitRun(t, remote, "show", "main:.kdrift/apps.yaml"), "INC-77") {
+		t.Fatal("main holds the freeze")
+	}
+	if got := gitRun(t, dir, "rev-parse", "HEAD"); got != before {
+		t.Fatalf("the local branch kept the refused commit: %s", got)
+	}
+	if gitRun(t, dir, "status", "--porcelain") != "" {
+		t.Fatal("the working tree is dirty")
+	}
+	// The unfreeze goes the same way and lifts the channel's freeze.
+	ures, err := r.Unfreeze(t.Context(), UnfreezeRequest{Selection: Selection{Apps: []string{"render-prod"}}, Reason: "INC-77 over"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ures.Channel == "" {
+		t.Fatalf("unfreeze result %+v", ures)
+	}
+	if strings.Contains(gitRun(t, remote, "show", "kdrift/freezes:.kdrift/apps.yaml"), "INC-77 keep") {
+		t.Fatal("the channel still holds the freeze")
+	}
+	if n := gitRun(t, remote, "rev-list", "--count", "main..kdrift/freezes"); n != "2" {
+		t.Fatalf("%s channel commits", n)
+	}
+	fsckClean(t, remote, dir)
+}
+
+func TestSettingsNameTheChannelAndAlways(t *testing.T) {
+	isolate(t)
+	remote := newRemote(t)
+	seed := cloneOf(t, remote)
+	writeFile(t, seed, ".kdrift/settings.yaml", "apiVersion: kdrift.dev/v1alpha1\nkind: Settings\nspec:\n  freezes:\n    channel: oncall/holds\n    always: true\n")
+	gitRun(t, seed, "add", "-A")
+	gitRun(t, seed, "commit", "-q", "-m", "settings")
+	gitRun(t, seed, "push", "-q", "origin", "main")
+	dir := cloneOf(t, remote)
+	mainBefore := gitRun(t, remote, "rev-parse", "main")
+	res := freezeOne(t, openRepo(t, dir, newClock()), "render-prod", "INC-9 hold")
+	if res.Channel != "oncall/holds" || res.Refused != nil {
+		t.Fatalf("result %+v", res)
+	}
+	if gitRun(t, remote, "rev-parse", "main") != mainBefore {
+		t.Fatal("always: main was written")
+	}
+	gitRun(t, remote, "rev-parse", "--verify", "oncall/holds")
+}
+
+func TestRefusedWithNoChannelIsInForceNowhere(t *testing.T) {
+	isolate(t)
+	remote := newRemote(t)
+	// A hook that refuses every branch: the channel too.
+	hook := "#!/bin/sh\necho 'Gitea: Not allowed to push to protected branch' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(remote, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := cloneOf(t, remote)
+	res := freezeOne(t, openRepo(t, dir, newClock()), "render-prod", "INC-78 hold")
+	if res.Channel != "" || res.Refused == nil || res.ChannelError == "" {
+		t.Fatalf("result %+v", res)
+	}
+	if !strings.Contains(res.Summary(), "in force nowhere") {
+		t.Fatalf("summary %q", res.Summary())
 	}
 }
