@@ -91,6 +91,13 @@ type CommitResult struct {
 	// could not be reached; Warning then says what will happen to it.
 	Pushed  bool
 	Warning string
+	// Refused holds the remote's own lines when it refused the push on
+	// purpose and no incident channel took the action: it is in force
+	// nowhere, and the UI says so in a dialog.
+	Refused []string
+	// Channel is the incident channel the freeze went to when the branch
+	// refused it.
+	Channel string
 	// Note says whether the repository's leader was told to fetch the
 	// commit now ("leader told …"); empty when there is no leader to tell.
 	Note string

@@ -143,7 +143,17 @@ func (b *EngineBackend) commit(ctx context.Context, do func(*actions.Repo) (acti
 	if b.nudge != nil {
 		out.Note = b.nudge(res)
 	}
-	if res.PushError != "" {
+	switch {
+	case res.Channel != "":
+		out.Channel = res.Channel
+	case res.Refused != nil:
+		out.Pushed = false
+		out.Warning = res.Summary()
+		out.Refused = append([]string{res.Refused.Error()}, res.Refused.Lines...)
+		if res.ChannelError != "" {
+			out.Refused = append(out.Refused, "incident channel: "+res.ChannelError)
+		}
+	case res.PushError != "":
 		out.Pushed = false
 		out.Warning = "committed locally; push failed: " + res.PushError + "; `kdrift push` (or the next action) retries"
 	}

@@ -468,7 +468,17 @@ func (m *Model) commitStatus(what string, res CommitResult, err error) {
 		m.setStatus(what+" failed: "+err.Error(), true)
 		return
 	}
+	if len(res.Refused) > 0 {
+		body := append([]string{"The remote refused the push; " + what + " is committed locally only and is in force nowhere.", ""}, res.Refused...)
+		body = append(body, "", "A freeze goes to the incident channel when the channel is open to you; other changes need a pull request.")
+		m.dialog = newDialog("Push refused: "+what+" is in force nowhere", body, "enter or esc: close", func([]string) (outcome, string) { return outcome{}, "" })
+		m.setStatus(what+": push refused by the remote; in force nowhere", true)
+		return
+	}
 	t := what + ": committed " + shortHash(res.Hash)
+	if res.Channel != "" {
+		t += " on the incident channel " + res.Channel + " (the branch refused it)"
+	}
 	if res.Pushed {
 		t += " and pushed"
 	} else {

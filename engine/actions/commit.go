@@ -33,6 +33,20 @@ type Result struct {
 	// PushError says why the commit is only local; empty when pushed or
 	// when there is no upstream.
 	PushError string `json:"pushError,omitempty"`
+	// Refused is set when the remote refused the push on purpose (a hook,
+	// a protected branch, a missing permission): retrying does not help,
+	// and the action is in force nowhere until it reaches the branch by
+	// another path. PushError then holds its message.
+	Refused *PushRefusedError `json:"refused,omitempty"`
+	// Channel is the incident channel branch the freeze record was pushed
+	// to, because the branch refused it (Refused) or the settings send
+	// every freeze there; the freeze is in force through it.
+	Channel string `json:"channel,omitempty"`
+	// ChannelCommit is the record's commit on Channel.
+	ChannelCommit string `json:"channelCommit,omitempty"`
+	// ChannelError says why the incident channel could not take a freeze
+	// the branch refused; the freeze is then in force nowhere.
+	ChannelError string `json:"channelError,omitempty"`
 	// Retries counts pushes that lost a race and were re-applied.
 	Retries int `json:"retries,omitempty"`
 }
@@ -44,8 +58,16 @@ func (r Result) Summary() string {
 		short = short[:12]
 	}
 	switch {
+	case r.Channel != "" && r.Refused != nil:
+		return fmt.Sprintf("%s refused it, so it went to the incident channel: committed %s on %s, where it is in force", r.Refused.Branch, short, r.Upstream)
+	case r.Channel != "":
+		return fmt.Sprintf("committed %s on the incident channel %s, where it is in force", short, r.Upstream)
 	case r.Pushed:
 		return fmt.Sprintf("committed %s on %s and pushed to %s", short, r.Branch, r.Upstream)
+	case r.Refused != nil && r.ChannelError != "":
+		return fmt.Sprintf("committed locally as %s, but %s; and the incident channel failed too: %s; the freeze is in force nowhere", short, r.Refused.Error(), r.ChannelError)
+	case r.Refused != nil:
+		return fmt.Sprintf("committed locally as %s, but %s; the commit is in force nowhere", short, r.Refused.Error())
 	case r.PushError != "":
 		return fmt.Sprintf("committed locally as %s; push failed: %s; run `kdrift push` to retry", short, r.PushError)
 	default:
@@ -189,6 +211,11 @@ func (r *Repo) commit(ctx context.Context, op operation) (Result, error) {
 		err = r.pushBranch(ctx, remote, upRef)
 		if err == nil {
 			res.Pushed = true
+			return res, nil
+		}
+		var refused *PushRefusedError
+		if errors.As(err, &refused) {
+			res.PushError, res.Refused = refused.Error(), refused
 			return res, nil
 		}
 		if !isRejected(err) || attempt >= r.opts.MaxPushTries {

@@ -223,7 +223,7 @@ func (r *Repo) Freeze(ctx context.Context, req FreezeRequest) (Result, error) {
 		return Result{}, err
 	}
 	fr := app.Freeze{Reason: reason, By: id.String(), At: now, Until: until}
-	return r.commit(ctx, func(s *snapshot) (*plan, error) {
+	return r.commitFreeze(ctx, func(s *snapshot) (*plan, error) {
 		all, err := loadApps(s)
 		if err != nil {
 			return nil, err
@@ -255,7 +255,7 @@ func (r *Repo) Freeze(ctx context.Context, req FreezeRequest) (Result, error) {
 			p.msg.Trailers = append(p.msg.Trailers, trailer{TrailerUntil, until.Format(time.RFC3339)})
 		}
 		return p, nil
-	})
+	}, false)
 }
 
 // Unfreeze removes spec.freeze from the selected apps in one commit.
@@ -267,7 +267,7 @@ func (r *Repo) Unfreeze(ctx context.Context, req UnfreezeRequest) (Result, error
 	if err := req.validate(); err != nil {
 		return Result{}, err
 	}
-	return r.commit(ctx, func(s *snapshot) (*plan, error) {
+	return r.commitFreeze(ctx, func(s *snapshot) (*plan, error) {
 		all, err := loadApps(s)
 		if err != nil {
 			return nil, err
@@ -305,7 +305,7 @@ func (r *Repo) Unfreeze(ctx context.Context, req UnfreezeRequest) (Result, error
 		}
 		p.msg = message{Subject: subjectFor(ActionUnfreeze, p.apps, reason), Body: reason, Trailers: actionTrailers(ActionUnfreeze, p.apps)}
 		return p, nil
-	})
+	}, true)
 }
 
 // Extend moves the end of the apps' freezes in one commit; reason, author
@@ -322,7 +322,7 @@ func (r *Repo) Extend(ctx context.Context, req ExtendRequest) (Result, error) {
 		return Result{}, fmt.Errorf("no app named: pass the APP whose freeze to extend")
 	}
 	now := r.opts.Now().UTC().Truncate(time.Second)
-	return r.commit(ctx, func(s *snapshot) (*plan, error) {
+	return r.commitFreeze(ctx, func(s *snapshot) (*plan, error) {
 		all, err := loadApps(s)
 		if err != nil {
 			return nil, err
@@ -372,5 +372,5 @@ func (r *Repo) Extend(ctx context.Context, req ExtendRequest) (Result, error) {
 			p.msg.Trailers = append(p.msg.Trailers, trailer{TrailerUntil, last.Format(time.RFC3339)})
 		}
 		return p, nil
-	})
+	}, true)
 }

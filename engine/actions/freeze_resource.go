@@ -154,7 +154,7 @@ func (r *Repo) FreezeResource(ctx context.Context, req ResourceFreezeRequest) (R
 	if err != nil {
 		return Result{}, err
 	}
-	return r.commit(ctx, func(s *snapshot) (*plan, error) {
+	return r.commitFreeze(ctx, func(s *snapshot) (*plan, error) {
 		a, err := loadApp(s, req.App)
 		if err != nil {
 			return nil, err
@@ -226,7 +226,7 @@ func (r *Repo) FreezeResource(ctx context.Context, req ResourceFreezeRequest) (R
 			p.msg.Trailers = append(p.msg.Trailers, trailer{TrailerUntil, until.Format(time.RFC3339)})
 		}
 		return p, nil
-	})
+	}, false)
 }
 
 // UnfreezeResource removes a resource's freezes from the app's
@@ -248,7 +248,7 @@ func (r *Repo) UnfreezeResource(ctx context.Context, req ResourceUnfreezeRequest
 	if err := checkFields(req.Fields); err != nil {
 		return Result{}, err
 	}
-	return r.commit(ctx, func(s *snapshot) (*plan, error) {
+	return r.commitFreeze(ctx, func(s *snapshot) (*plan, error) {
 		a, err := loadApp(s, req.App)
 		if err != nil {
 			return nil, err
@@ -321,7 +321,7 @@ func (r *Repo) UnfreezeResource(ctx context.Context, req ResourceUnfreezeRequest
 		p.msg = message{Subject: subjectFor(ActionUnfreeze, p.apps, reason), Body: reason, Trailers: resourceTrailers(ActionUnfreeze, a.Metadata.Name, []app.ResourceRef{req.Resource}, req.Fields)}
 		p.resources = []string{req.Resource.String()}
 		return p, nil
-	})
+	}, true)
 }
 
 // resolveUnfreeze resolves a typed reference against the App's freezes

@@ -22,7 +22,8 @@ const maxPending = 200
 // Push sends the branch's unpushed commits to its upstream. When the
 // upstream moved on, kdrift's own unpushed commits are re-applied on top of
 // it (never a force-push); commits kdrift did not make are left for the
-// person to rebase. Result.PushError says why nothing was pushed.
+// person to rebase. Result.PushError says why nothing was pushed, and
+// Result.Refused is set when the remote refused the push on purpose.
 func (r *Repo) Push(ctx context.Context) (Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -73,6 +74,11 @@ func (r *Repo) Push(ctx context.Context) (Result, error) {
 			res.Pushed = true
 			return res, nil
 		}
+		var refused *PushRefusedError
+		if errors.As(err, &refused) {
+			res.PushError, res.Refused = refused.Error(), refused
+			return res, nil
+		}
 		if !isRejected(err) || attempt >= r.opts.MaxPushTries {
 			res.PushError = redact.Text(err.Error())
 			return res, nil
@@ -117,27 +123,41 @@ func (r *Repo) fetch(ctx context.Context, remote string, upRef plumbing.Referenc
 // pushBranch pushes the branch to its upstream without force and records
 // the new remote head locally.
 func (r *Repo) pushBranch(ctx context.Context, remote string, upRef plumbing.ReferenceName) error {
-	auth, err := r.authFor(remote)
-	if err != nil {
-		return err
-	}
-	local := plumbing.NewBranchReferenceName(r.branch)
-	err = source.WithTimeout(ctx, r.opts.GitTimeout, "push", func(ctx context.Context) error {
-		return r.git.PushContext(ctx, &git.PushOptions{
-			RemoteName: remote,
-			RefSpecs:   []config.RefSpec{config.RefSpec(fmt.Sprintf("%s:%s", local, upRef))},
-			Auth:       auth,
-		})
-	})
-	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return redact.Error(fmt.Errorf("push to %s (%s) failed: %w", remote, r.remoteURL(remote), err))
-	}
 	head, err := r.head()
 	if err != nil {
 		return err
 	}
-	tracking := plumbing.NewRemoteReferenceName(remote, upRef.Short())
-	if err := r.git.Storer.SetReference(plumbing.NewHashReference(tracking, head)); err != nil {
+	return r.pushRef(ctx, remote, plumbing.NewBranchReferenceName(r.branch), upRef, head)
+}
+
+// pushRef pushes the local ref (holding hash) to the remote's ref dst
+// without force and records hash as the remote-tracking head. A refusal
+// is a *PushRefusedError.
+func (r *Repo) pushRef(ctx context.Context, remote string, local, dst plumbing.ReferenceName, hash plumbing.Hash) error {
+	auth, err := r.authFor(remote)
+	if err != nil {
+		return err
+	}
+	// The remote's "remote:" lines (a hook's output, a forge's
+	// protection message) arrive on the sideband, not in the error.
+	progress := &progressBuffer{}
+	err = source.WithTimeout(ctx, r.opts.GitTimeout, "push", func(ctx context.Context) error {
+		return r.git.PushContext(ctx, &git.PushOptions{
+			RemoteName: remote,
+			RefSpecs:   []config.RefSpec{config.RefSpec(fmt.Sprintf("%s:%s", local, dst))},
+			Auth:       auth,
+			Progress:   progress,
+		})
+	})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		where := fmt.Sprintf("%s (%s)", remote, redact.URL(r.remoteURL(remote)))
+		if refused := refusal(err, where, dst.Short(), progress.String()); refused != nil {
+			return refused
+		}
+		return redact.Error(fmt.Errorf("push to %s (%s) failed: %w", remote, r.remoteURL(remote), err))
+	}
+	tracking := plumbing.NewRemoteReferenceName(remote, dst.Short())
+	if err := r.git.Storer.SetReference(plumbing.NewHashReference(tracking, hash)); err != nil {
 		return fmt.Errorf("pushed, but recording %s failed: %w", tracking.Short(), err)
 	}
 	return nil

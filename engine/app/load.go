@@ -100,6 +100,9 @@ func Load(fsys fs.FS, root string) LoadResult {
 			continue
 		}
 		file := path.Join(Dir, e.Name())
+		if file == SettingsFile {
+			continue // the Settings document (settings.go), not an App
+		}
 		if info, err := e.Info(); err == nil && info.Size() > render.DefaultMaxFileBytes {
 			res.Invalid = append(res.Invalid, Invalid{File: file, Err: &Error{File: file,
 				Problem: fmt.Sprintf("is %d bytes, more than the %d an App file may have", info.Size(), render.DefaultMaxFileBytes), Fix: "split the Apps over several files"}})

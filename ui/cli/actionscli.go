@@ -35,8 +35,10 @@ func (a *actionFlags) open(ctx context.Context) (*actions.Repo, error) {
 }
 
 // printResult reports a committing action: the summary on stdout (or the
-// Result as JSON or YAML), and a push failure also on stderr. The commit
-// exists, so the exit code is 0 either way.
+// Result as JSON or YAML), and a push failure also on stderr. The exit
+// code is 0 when the commit exists, except when the remote refused it and
+// no incident channel took it: the action is then in force nowhere
+// (exitRefused), and the remote's own lines are printed.
 func printResult(env *cliEnv, a *actionFlags, what string, res actions.Result) int {
 	if a.output.structured() {
 		if err := a.output.write(env.stdout, res); err != nil {
@@ -45,7 +47,15 @@ func printResult(env *cliEnv, a *actionFlags, what string, res actions.Result) i
 	} else {
 		fmt.Fprintf(env.stdout, "%s: %s\n", what, res.Summary())
 	}
-	if res.PushError != "" {
+	if res.Refused != nil && res.Channel == "" {
+		fmt.Fprintf(env.stderr, "kdrift: error: %s\n", res.Summary())
+		for _, l := range res.Refused.Lines {
+			fmt.Fprintf(env.stderr, "remote: %s\n", l)
+		}
+		fmt.Fprintln(env.stderr, "kdrift: a freeze goes to the incident channel (see Protected branches in README); other changes need a pull request")
+		return exitRefused
+	}
+	if res.PushError != "" && res.Channel == "" {
 		fmt.Fprintf(env.stderr, "kdrift: warning: %s\n", res.Summary())
 	}
 	note := "leader: " + nudgeLeader(a, res)

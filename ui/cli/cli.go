@@ -34,6 +34,10 @@ const (
 	exitOK    = 0
 	exitDrift = 1
 	exitError = 2
+	// exitRefused: the remote refused the action's push on purpose (a
+	// hook, a protected branch, a missing permission) and the action is
+	// in force nowhere; a freeze the incident channel took exits 0.
+	exitRefused = 3
 )
 
 // Names kdrift answers to: its own, and kubectl's plugin names (kubectl

@@ -55,6 +55,10 @@ func runPush(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag) in
 			return env.errorf("writing output failed: %v", err)
 		}
 	}
+	if res.Refused != nil {
+		env.errorf("push: the remote refused it: %s; the commits stay local and are in force nowhere", res.Refused.Error())
+		return exitRefused
+	}
 	if !res.Pushed {
 		return env.errorf("push: nothing pushed: %s; the commits stay local", res.PushError)
 	}

@@ -1,0 +1,74 @@
+package app
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+)
+
+// FreezeOnlyChange checks that a change of App file file, from before to
+// after (nil for a file that is absent), touches nothing but freezes:
+// spec.freeze and spec.freezes of Apps present on both sides. It is what
+// an incident channel commit may do; anything else is returned as an
+// error naming the App and what changed.
+func FreezeOnlyChange(file string, before, after []byte) error {
+	if before == nil || after == nil {
+		what := "adds"
+		if after == nil {
+			what = "deletes"
+		}
+		return fmt.Errorf("%s %s", what, file)
+	}
+	ba, berrs := Parse(file, before)
+	aa, aerrs := Parse(file, after)
+	if len(aerrs) > 0 && len(berrs) == 0 {
+		return fmt.Errorf("makes %s invalid: %v", file, aerrs[0])
+	}
+	if len(ba) != len(aa) {
+		return fmt.Errorf("changes which Apps %s declares", file)
+	}
+	for i := range ba {
+		b, a := withoutFreezes(ba[i]), withoutFreezes(aa[i])
+		if !reflect.DeepEqual(b, a) {
+			return fmt.Errorf("changes App %s in %s beyond its freezes", aa[i].Metadata.Name, file)
+		}
+	}
+	return nil
+}
+
+// withoutFreezes is a with its freezes cleared.
+func withoutFreezes(a App) App {
+	a.Spec.Freeze, a.Spec.Freezes = nil, nil
+	return a
+}
+
+// ChannelFreezes merges the freezes an incident channel declares for an
+// App into the App as the desired branch declares it: the desired
+// branch's own freeze wins while it holds; otherwise the channel's app
+// freeze (when active at now) holds. Resource and field freezes are the
+// union. A channel therefore only ever adds a stop: lifting a freeze on
+// the channel lifts only what the channel set.
+func ChannelFreezes(a App, channel App, now time.Time) (App, bool) {
+	fromChannel := false
+	if !a.Spec.Freeze.ActiveAt(now) && channel.Spec.Freeze.ActiveAt(now) {
+		f := *channel.Spec.Freeze
+		a.Spec.Freeze, fromChannel = &f, true
+	}
+	for _, c := range channel.Spec.Freezes {
+		if !c.ActiveAt(now) {
+			continue
+		}
+		known := false
+		for _, m := range a.Spec.Freezes {
+			if m.Resource == c.Resource && m.At.Equal(c.At) && m.By == c.By && strings.Join(m.Fields, ",") == strings.Join(c.Fields, ",") {
+				known = true
+			}
+		}
+		if !known {
+			a.Spec.Freezes = append(append([]ResourceFreeze(nil), a.Spec.Freezes...), c)
+			fromChannel = true
+		}
+	}
+	return a, fromChannel
+}

@@ -1,0 +1,131 @@
+package app
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	yaml3 "gopkg.in/yaml.v3"
+
+	"kdrift.dev/kdrift/engine/render"
+)
+
+// SettingsKind is the kind of the repository's kdrift settings document.
+const SettingsKind = "Settings"
+
+// SettingsFile is where a repository keeps its kdrift settings. It is read
+// on the desired branch only (main), so that only a reviewed change can
+// move what it names, such as the incident channel.
+var SettingsFile = path.Join(Dir, "settings.yaml")
+
+// DefaultChannel is the incident channel when the settings name none: the
+// branch freezes go to when the desired branch refuses them.
+const DefaultChannel = "kdrift/freezes"
+
+// Settings is the repository's kdrift settings document.
+type Settings struct {
+	APIVersion string       `yaml:"apiVersion"`
+	Kind       string       `yaml:"kind"`
+	Spec       SettingsSpec `yaml:"spec"`
+}
+
+// SettingsSpec holds the settings.
+type SettingsSpec struct {
+	// Freezes says where freezes go when the desired branch is protected.
+	Freezes FreezeSettings `yaml:"freezes"`
+}
+
+// FreezeSettings name the incident channel.
+type FreezeSettings struct {
+	// Channel is the branch freeze records go to when the desired branch
+	// refuses them; DefaultChannel when empty.
+	Channel string `yaml:"channel"`
+	// Always sends every freeze to the channel without trying the desired
+	// branch first.
+	Always bool `yaml:"always"`
+}
+
+// ChannelBranch is the incident channel's branch name.
+func (s Settings) ChannelBranch() string {
+	if s.Spec.Freezes.Channel == "" {
+		return DefaultChannel
+	}
+	return s.Spec.Freezes.Channel
+}
+
+// ReadSettings reads SettingsFile from the repository tree fsys; a
+// repository without one has the default settings.
+func ReadSettings(fsys fs.FS) (Settings, error) {
+	data, err := fs.ReadFile(fsys, SettingsFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Settings{}, nil
+	}
+	if err != nil {
+		return Settings{}, &Error{File: SettingsFile, Problem: "cannot read: " + err.Error(), Fix: "check the file in Git"}
+	}
+	return ParseSettings(SettingsFile, data)
+}
+
+// ParseSettings reads a settings document: one document, kind Settings,
+// known fields only, a channel that is a valid branch name.
+func ParseSettings(file string, data []byte) (Settings, error) {
+	var s Settings
+	if len(data) > render.DefaultMaxFileBytes {
+		return s, &Error{File: file, Problem: fmt.Sprintf("is %d bytes, more than the %d a settings file may have", len(data), render.DefaultMaxFileBytes), Fix: "keep only the settings in it"}
+	}
+	if err := render.CheckYAML(file, data, render.DefaultOptions()); err != nil {
+		return s, &Error{File: file, Problem: strings.TrimPrefix(err.Error(), file+": "), Fix: "write the settings as plain YAML"}
+	}
+	dec := yaml3.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		return Settings{}, &Error{File: file, Problem: "cannot parse: " + err.Error(),
+			Fix: "write apiVersion: " + APIVersion + ", kind: " + SettingsKind + " and spec.freezes.channel / spec.freezes.always only"}
+	}
+	var extra yaml3.Node
+	if err := dec.Decode(&extra); err == nil {
+		return Settings{}, &Error{File: file, Doc: 2, Problem: "holds more than one document", Fix: "keep one Settings document in " + file}
+	}
+	if s.APIVersion != APIVersion {
+		return Settings{}, &Error{File: file, Field: "apiVersion", Problem: fmt.Sprintf("is %q", s.APIVersion), Fix: "set apiVersion: " + APIVersion}
+	}
+	if s.Kind != SettingsKind {
+		return Settings{}, &Error{File: file, Field: "kind", Problem: fmt.Sprintf("is %q", s.Kind), Fix: "set kind: " + SettingsKind}
+	}
+	if c := s.Spec.Freezes.Channel; c != "" {
+		if err := ValidChannel(c); err != nil {
+			return Settings{}, &Error{File: file, Field: "spec.freezes.channel", Problem: err.Error(), Fix: "name a branch such as " + DefaultChannel}
+		}
+	}
+	return s, nil
+}
+
+// ValidChannel checks that name is a branch name Git accepts and that a
+// person can read: no "..", no control bytes or spaces, no leading "-" or
+// "/", no ".lock" component, at most 200 bytes.
+func ValidChannel(name string) error {
+	switch {
+	case name == "" || len(name) > 200:
+		return fmt.Errorf("%q is not a branch name of 1 to 200 bytes", name)
+	case strings.HasPrefix(name, "-") || strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/") || strings.HasSuffix(name, "."):
+		return fmt.Errorf("%q may not start with - or /, nor end with / or .", name)
+	case strings.Contains(name, "..") || strings.Contains(name, "//") || strings.Contains(name, "@{"):
+		return fmt.Errorf("%q may not contain .., // or @{", name)
+	case strings.HasPrefix(name, "refs/"):
+		return fmt.Errorf("%q: give the branch name, not a ref (drop refs/heads/)", name)
+	}
+	for _, r := range name {
+		if r <= ' ' || r == 0x7f || strings.ContainsRune("~^:?*[\\", r) {
+			return fmt.Errorf("%q holds %q, which a branch name may not", name, r)
+		}
+	}
+	for _, part := range strings.Split(name, "/") {
+		if strings.HasPrefix(part, ".") || strings.HasSuffix(part, ".lock") {
+			return fmt.Errorf("%q: a component may not start with . or end with .lock", name)
+		}
+	}
+	return nil
+}
