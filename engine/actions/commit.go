@@ -30,6 +30,11 @@ type Result struct {
 	// PushError says why the commit is only local; empty when pushed or
 	// when there is no upstream.
 	PushError string `json:"pushError,omitempty"`
+	// Refused is set when the remote refused the push on purpose (a hook,
+	// a protected branch, a missing permission): retrying does not help,
+	// and the action is in force nowhere until it reaches the branch by
+	// another path. PushError then holds its message.
+	Refused *PushRefusedError `json:"refused,omitempty"`
 	// Retries counts pushes that lost a race and were re-applied.
 	Retries int `json:"retries,omitempty"`
 }
@@ -43,6 +48,8 @@ func (r Result) Summary() string {
 	switch {
 	case r.Pushed:
 		return fmt.Sprintf("committed %s on %s and pushed to %s", short, r.Branch, r.Upstream)
+	case r.Refused != nil:
+		return fmt.Sprintf("committed locally as %s, but %s; the commit is in force nowhere", short, r.Refused.Error())
 	case r.PushError != "":
 		return fmt.Sprintf("committed locally as %s; push failed: %s; run `kdrift push` to retry", short, r.PushError)
 	default:
@@ -184,6 +191,11 @@ func (r *Repo) commit(ctx context.Context, op operation) (Result, error) {
 		err = r.pushBranch(ctx, remote, upRef)
 		if err == nil {
 			res.Pushed = true
+			return res, nil
+		}
+		var refused *PushRefusedError
+		if errors.As(err, &refused) {
+			res.PushError, res.Refused = refused.Error(), refused
 			return res, nil
 		}
 		if !isRejected(err) || attempt >= r.opts.MaxPushTries {

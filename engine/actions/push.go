@@ -22,7 +22,8 @@ const maxPending = 200
 // Push sends the branch's unpushed commits to its upstream. When the
 // upstream moved on, kdrift's own unpushed commits are re-applied on top of
 // it (never a force-push); commits kdrift did not make are left for the
-// person to rebase. Result.PushError says why nothing was pushed.
+// person to rebase. Result.PushError says why nothing was pushed, and
+// Result.Refused is set when the remote refused the push on purpose.
 func (r *Repo) Push(ctx context.Context) (Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -71,6 +72,11 @@ func (r *Repo) Push(ctx context.Context) (Result, error) {
 		err = r.pushBranch(ctx, remote, upRef)
 		if err == nil {
 			res.Pushed = true
+			return res, nil
+		}
+		var refused *PushRefusedError
+		if errors.As(err, &refused) {
+			res.PushError, res.Refused = refused.Error(), refused
 			return res, nil
 		}
 		if !isRejected(err) || attempt >= r.opts.MaxPushTries {
@@ -122,14 +128,22 @@ func (r *Repo) pushBranch(ctx context.Context, remote string, upRef plumbing.Ref
 		return err
 	}
 	local := plumbing.NewBranchReferenceName(r.branch)
+	// The remote's "remote:" lines (a hook's output, a forge's
+	// protection message) arrive on the sideband, not in the error.
+	progress := &progressBuffer{}
 	err = source.WithTimeout(ctx, r.opts.GitTimeout, "push", func(ctx context.Context) error {
 		return r.git.PushContext(ctx, &git.PushOptions{
 			RemoteName: remote,
 			RefSpecs:   []config.RefSpec{config.RefSpec(fmt.Sprintf("%s:%s", local, upRef))},
 			Auth:       auth,
+			Progress:   progress,
 		})
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		where := fmt.Sprintf("%s (%s)", remote, redact.URL(r.remoteURL(remote)))
+		if refused := refusal(err, where, upRef.Short(), progress.String()); refused != nil {
+			return refused
+		}
 		return redact.Error(fmt.Errorf("push to %s (%s) failed: %w", remote, r.remoteURL(remote), err))
 	}
 	head, err := r.head()
