@@ -9,6 +9,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // CodeownersPaths are where a CODEOWNERS file is looked for, in the order
@@ -332,4 +336,67 @@ func matchSegs(ps, xs []string) bool {
 		ok, next = next, ok
 	}
 	return ok[len(xs)]
+}
+
+// CodeownersAt reads the CODEOWNERS file of a commit (the first of
+// CodeownersPaths there); nil when it has none.
+func CodeownersAt(repo *git.Repository, commit plumbing.Hash) (*Codeowners, error) {
+	c, err := object.GetCommit(repo.Storer, commit)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", commit, err)
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("commit %s tree: %w", commit, err)
+	}
+	for _, p := range CodeownersPaths {
+		f, err := tree.File(p)
+		if err != nil {
+			continue
+		}
+		if f.Size > MaxCodeownersSize {
+			return nil, fmt.Errorf("%s is %d bytes, over the %d the forges read", p, f.Size, MaxCodeownersSize)
+		}
+		data, err := f.Contents()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		return ParseCodeowners(p, []byte(data))
+	}
+	return nil, nil
+}
+
+// ChangedFiles are the paths a commit changes against its first parent.
+func ChangedFiles(repo *git.Repository, commit plumbing.Hash) ([]string, error) {
+	c, err := object.GetCommit(repo.Storer, commit)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	var parent *object.Tree
+	if c.NumParents() > 0 {
+		pc, err := c.Parent(0)
+		if err != nil {
+			return nil, err
+		}
+		if parent, err = pc.Tree(); err != nil {
+			return nil, err
+		}
+	}
+	changes, err := object.DiffTree(parent, tree)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, ch := range changes {
+		for _, n := range []string{ch.From.Name, ch.To.Name} {
+			if n != "" && (len(out) == 0 || out[len(out)-1] != n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out, nil
 }

@@ -125,6 +125,26 @@ func Binary(ctx context.Context, opts BuildOptions) (string, error) {
 	return bin, nil
 }
 
+// CachedPath is where Binary keeps (or will keep) the binary for the
+// sources in opts.SourceDir.
+func CachedPath(opts BuildOptions) (string, error) {
+	if opts.Name == "" {
+		opts.Name = "localcluster"
+	}
+	if opts.CacheDir == "" {
+		d, err := CacheDirFor(opts.Name)
+		if err != nil {
+			return "", err
+		}
+		opts.CacheDir = d
+	}
+	hash, err := sourceHash(opts.SourceDir, opts.Tags)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(opts.CacheDir, hash, opts.Name), nil
+}
+
 // sourceHash hashes what decides the binary: every Go file, go.mod and
 // go.sum of the nested module, plus the Go version that builds it.
 func sourceHash(dir, tags string) (string, error) {
