@@ -205,6 +205,9 @@ func (r *Repo) commit(ctx context.Context, op operation) (Result, error) {
 			res.PushError = offline.Error()
 			return res, nil
 		}
+		if r.opts.Propose {
+			return res, nil
+		}
 		if r.beforePush != nil {
 			r.beforePush()
 		}

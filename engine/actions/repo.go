@@ -46,6 +46,11 @@ type RepoOptions struct {
 	// $KDRIFT_GIT_TIMEOUT, then 30s (source.GitTimeout). A timed-out push
 	// leaves the commit local and says so.
 	GitTimeout time.Duration
+	// Propose, when set (the upstream branch is known to be protected),
+	// makes a committing action leave its commit local without trying to
+	// push it to the upstream branch: the caller proposes it on a branch
+	// of its own (Repo.Propose).
+	Propose bool
 }
 
 // Repo is an opened repository and branch that actions commit to.

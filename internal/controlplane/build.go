@@ -42,18 +42,31 @@ type BuildOptions struct {
 	// compile are counted, for every package compiled, when linking starts
 	// and when the build ends. It is not called when the binary is cached.
 	Progress func(BuildProgress)
+	// Name is the binary's name and its cache folder's; default
+	// "localcluster". Another nested module (testdata/gitea) is built and
+	// cached the same way under its own name.
+	Name string
+	// Tags are build tags, e.g. "sqlite sqlite_unlock_notify".
+	Tags string
+	// LDFlags replace the default linker flags (the control plane's
+	// Kubernetes version stamps).
+	LDFlags []string
 }
 
 // DefaultCacheDir is where built control-plane binaries are kept.
-func DefaultCacheDir() (string, error) {
+func DefaultCacheDir() (string, error) { return CacheDirFor("localcluster") }
+
+// CacheDirFor is where binaries of the nested module built as name are
+// kept: $KDRIFT_CACHE_DIR/name, else the user cache folder + /kdrift/name.
+func CacheDirFor(name string) (string, error) {
 	if d := os.Getenv("KDRIFT_CACHE_DIR"); d != "" {
-		return filepath.Join(d, "localcluster"), nil
+		return filepath.Join(d, name), nil
 	}
 	d, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("no cache folder: %w (set KDRIFT_CACHE_DIR)", err)
 	}
-	return filepath.Join(d, "kdrift", "localcluster"), nil
+	return filepath.Join(d, "kdrift", name), nil
 }
 
 // Binary returns the path of the control-plane binary for the sources in
@@ -61,8 +74,11 @@ func DefaultCacheDir() (string, error) {
 // cached. Concurrent callers (test packages run in parallel) wait for one
 // build through a file lock instead of building twice.
 func Binary(ctx context.Context, opts BuildOptions) (string, error) {
+	if opts.Name == "" {
+		opts.Name = "localcluster"
+	}
 	if opts.CacheDir == "" {
-		d, err := DefaultCacheDir()
+		d, err := CacheDirFor(opts.Name)
 		if err != nil {
 			return "", err
 		}
@@ -71,12 +87,12 @@ func Binary(ctx context.Context, opts BuildOptions) (string, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	hash, err := sourceHash(opts.SourceDir)
+	hash, err := sourceHash(opts.SourceDir, opts.Tags)
 	if err != nil {
-		return "", fmt.Errorf("localcluster sources at %s: %w", opts.SourceDir, err)
+		return "", fmt.Errorf("%s sources at %s: %w", opts.Name, opts.SourceDir, err)
 	}
 	dir := filepath.Join(opts.CacheDir, hash)
-	bin := filepath.Join(dir, "localcluster")
+	bin := filepath.Join(dir, opts.Name)
 	if fileExists(bin) {
 		return bin, nil
 	}
@@ -109,9 +125,29 @@ func Binary(ctx context.Context, opts BuildOptions) (string, error) {
 	return bin, nil
 }
 
+// CachedPath is where Binary keeps (or will keep) the binary for the
+// sources in opts.SourceDir.
+func CachedPath(opts BuildOptions) (string, error) {
+	if opts.Name == "" {
+		opts.Name = "localcluster"
+	}
+	if opts.CacheDir == "" {
+		d, err := CacheDirFor(opts.Name)
+		if err != nil {
+			return "", err
+		}
+		opts.CacheDir = d
+	}
+	hash, err := sourceHash(opts.SourceDir, opts.Tags)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(opts.CacheDir, hash, opts.Name), nil
+}
+
 // sourceHash hashes what decides the binary: every Go file, go.mod and
 // go.sum of the nested module, plus the Go version that builds it.
-func sourceHash(dir string) (string, error) {
+func sourceHash(dir, tags string) (string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -139,6 +175,9 @@ func sourceHash(dir string) (string, error) {
 		return "", fmt.Errorf("the go command is needed to build the control plane: %w", err)
 	}
 	h.Write(goVersion)
+	if tags != "" { // the control plane's hash stays what it was
+		fmt.Fprintf(h, "tags\x00%s\x00", tags)
+	}
 	for _, f := range files {
 		rel, err := filepath.Rel(dir, f)
 		if err != nil {

@@ -74,14 +74,18 @@ func build(ctx context.Context, opts BuildOptions, out string, start time.Time) 
 	fail := func(what string, err error) error {
 		saidMu.Lock()
 		defer saidMu.Unlock()
-		return fmt.Errorf("build the local control plane (%s in %s) failed after %s: %w\n%s",
-			what, opts.SourceDir, time.Since(start).Round(time.Second), err, tail(said.String(), 40))
+		return fmt.Errorf("build %s (%s in %s) failed after %s: %w\n%s",
+			opts.Name, what, opts.SourceDir, time.Since(start).Round(time.Second), err, tail(said.String(), 40))
 	}
 
 	report(BuildProgress{Phase: PhaseCount})
 	// Stale is what `go build -trimpath` would compile: the packages whose
 	// result is not in the build cache.
-	list := goCommand(ctx, opts.SourceDir, "list", "-trimpath", "-deps", "-f", "{{if .Stale}}S{{else}}C{{end}} {{.ImportPath}}", ".")
+	listArgs := []string{"list", "-trimpath", "-deps", "-f", "{{if .Stale}}S{{else}}C{{end}} {{.ImportPath}}"}
+	if opts.Tags != "" {
+		listArgs = append(listArgs, "-tags", opts.Tags)
+	}
+	list := goCommand(ctx, opts.SourceDir, append(listArgs, ".")...)
 	var listOut bytes.Buffer
 	list.Stdout = &listOut
 	listErr, waitList := lineWriter(func(line string) {
@@ -114,15 +118,23 @@ func build(ctx context.Context, opts BuildOptions, out string, start time.Time) 
 	total := len(stale)
 	report(BuildProgress{Phase: PhaseCompile, Total: total, Cached: cached})
 
-	ldflags := strings.Join([]string{
-		"-s", "-w",
-		"-X k8s.io/component-base/version.gitVersion=" + KubeVersion,
-		"-X k8s.io/component-base/version.gitMajor=1",
-		"-X k8s.io/component-base/version.gitMinor=37",
-		"-X k8s.io/component-base/version.gitTreeState=clean",
-	}, " ")
+	flags := opts.LDFlags
+	if flags == nil {
+		flags = []string{
+			"-s", "-w",
+			"-X k8s.io/component-base/version.gitVersion=" + KubeVersion,
+			"-X k8s.io/component-base/version.gitMajor=1",
+			"-X k8s.io/component-base/version.gitMinor=37",
+			"-X k8s.io/component-base/version.gitTreeState=clean",
+		}
+	}
+	ldflags := strings.Join(flags, " ")
 	// -v names each package as the go command compiles it.
-	cmd := goCommand(ctx, opts.SourceDir, "build", "-v", "-trimpath", "-ldflags", ldflags, "-o", out, ".")
+	args := []string{"build", "-v", "-trimpath", "-ldflags", ldflags}
+	if opts.Tags != "" {
+		args = append(args, "-tags", opts.Tags)
+	}
+	cmd := goCommand(ctx, opts.SourceDir, append(args, "-o", out, ".")...)
 	done := 0
 	lw, waitBuild := lineWriter(func(line string) {
 		if stale[line] {

@@ -19,6 +19,9 @@ type actionFlags struct {
 	lease  leaseFlags
 	// opened is the repository open returned, for the leader nudge.
 	opened *actions.Repo
+	// propose: the branch is protected; commits stay local for a
+	// proposal branch (set by the command from its --propose).
+	propose bool
 }
 
 func (a *actionFlags) register(fs *flag.FlagSet) {
@@ -29,7 +32,7 @@ func (a *actionFlags) register(fs *flag.FlagSet) {
 }
 
 func (a *actionFlags) open(ctx context.Context) (*actions.Repo, error) {
-	r, err := actions.Open(ctx, actions.RepoOptions{Repo: a.repo, Branch: a.branch, Author: a.author})
+	r, err := actions.Open(ctx, actions.RepoOptions{Repo: a.repo, Branch: a.branch, Author: a.author, Propose: a.propose})
 	a.opened = r
 	return r, err
 }

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
@@ -18,6 +21,7 @@ func init() {
 // revertFlags are `kdrift revert`'s flags.
 type revertFlags struct {
 	actionFlags
+	proposeFlags
 	reason   string
 	mainline int
 	preview  bool
@@ -25,6 +29,7 @@ type revertFlags struct {
 
 func (f *revertFlags) register(fs *flag.FlagSet) {
 	f.actionFlags.register(fs)
+	f.proposeFlags.register(fs)
 	fs.StringVar(&f.reason, "reason", "", "why (required; recorded in the commit)")
 	fs.IntVarP(&f.mainline, "mainline", "m", 0, "for a merge commit: the parent (1-based) whose side to keep, as git revert -m")
 	fs.BoolVar(&f.preview, "preview", false, "print what the revert would change, commit nothing")
@@ -59,6 +64,7 @@ value after the revert; objects added, pruned or left) and commits nothing.`,
 }
 
 func runRevert(ctx context.Context, env *cliEnv, f *revertFlags, commit string) int {
+	f.actionFlags.propose = f.proposeFlags.propose && !f.preview
 	repo, err := f.open(ctx)
 	if err != nil {
 		return env.errorf("%v", err)
@@ -83,6 +89,25 @@ func runRevert(ctx context.Context, env *cliEnv, f *revertFlags, commit string) 
 	res, err := repo.Revert(ctx, req)
 	if err != nil {
 		return env.errorf("revert %s: %v", commit, err)
+	}
+	if res.Commit != "" && !res.Pushed && (res.Refused != nil || f.proposeFlags.propose) {
+		// The branch is protected: the revert becomes a pull request,
+		// with the preview of the branch as it is (the commit is moved
+		// off it first).
+		reverted := commit
+		if h, err := repo.Git().ResolveRevision(plumbing.Revision(commit)); err == nil {
+			reverted = h.String()[:7]
+		}
+		branch := actions.ProposalBranch("revert", reverted)
+		preview := func() string {
+			rd, err := repo.RevertPreview(ctx, req)
+			if err != nil {
+				return "preview unavailable: " + err.Error()
+			}
+			p := report.RevertPreview{Files: rd.Files, Cluster: previewCluster(ctx, &f.globalFlags, rd)}
+			return writeTo(func(b *bytes.Buffer) error { return report.WriteRevertPreview(b, p) })
+		}
+		return proposeResult(ctx, env, &f.actionFlags, &f.proposeFlags, repo, "revert "+commit, res, branch, f.reason, preview)
 	}
 	return printResult(env, &f.actionFlags, "revert "+commit, res)
 }

@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kdrift.dev/kdrift/internal/forgetest"
+)
+
+// TestRevertOnProtectedMainOpensGiteaPullRequest runs `kdrift revert` on a
+// clone of a repository on a real Gitea server whose main is protected:
+// the refused push becomes a branch and one pull request with the preview
+// and the code owners as reviewers; a second run updates the same one.
+func TestRevertOnProtectedMainOpensGiteaPullRequest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a Gitea server")
+	}
+	g := forgetest.StartGitea(t)
+	g.CreateUser(t, "alice")
+	g.API(t, "POST", "/user/repos", map[string]any{"name": "shop", "default_branch": "main"}, nil)
+	g.API(t, "PUT", "/repos/"+g.Admin+"/shop/collaborators/alice", map[string]any{"permission": "write"}, nil)
+
+	src := gitRepo(t, map[string]string{
+		"CODEOWNERS":      "* @" + g.Admin + "\n/deploy/ @alice\n",
+		"deploy/dep.yaml": "replicas: 3\n",
+	})
+	if err := os.WriteFile(filepath.Join(src, "deploy/dep.yaml"), []byte("replicas: 9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, src, "commit", "-qam", "scale to 9")
+	bad := git(t, src, "rev-parse", "HEAD")
+	git(t, src, "push", "-q", g.CloneURL(g.Admin, "shop"), "main")
+	g.API(t, "POST", "/repos/"+g.Admin+"/shop/branch_protections", map[string]any{"rule_name": "main", "enable_push": false}, nil)
+
+	clone := filepath.Join(t.TempDir(), "clone")
+	git(t, filepath.Dir(clone), "clone", "-q", g.CloneURL(g.Admin, "shop"), clone)
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(g.Token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"revert", bad[:9], "--repo", clone, "--reason", "INC-77 nine replicas starve the node", "--author", "On Call <oncall@example.com>", "--forge", "gitea", "--forge-token-file", tokenFile}
+
+	type pull struct {
+		Number int    `json:"number"`
+		State  string `json:"state"`
+		Body   string `json:"body"`
+		Title  string `json:"title"`
+		Head   struct {
+			Ref string `json:"ref"`
+			Sha string `json:"sha"`
+		} `json:"head"`
+		RequestedReviewers []struct {
+			Login string `json:"login"`
+		} `json:"requested_reviewers"`
+	}
+	var firstSha string
+	for run := 1; run <= 2; run++ {
+		code, out, errOut := kdriftAction(t, args...)
+		if code != 0 {
+			t.Fatalf("run %d: exit %d\n%s\n%s", run, code, out, errOut)
+		}
+		for _, s := range []string{out, errOut} {
+			if strings.Contains(s, g.Token) || strings.Contains(s, g.Password) {
+				t.Fatalf("run %d: a credential reached the output:\n%s", run, s)
+			}
+		}
+		want := map[int]string{1: "pull request #1 opened", 2: "pull request #1 updated"}[run]
+		for _, w := range []string{"proposed:", "kdrift/revert-" + bad[:7], want, "nothing is in force until the pull request is merged into main"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("run %d: output lacks %q:\n%s\n%s", run, w, out, errOut)
+			}
+		}
+		var pulls []pull
+		g.API(t, "GET", "/repos/"+g.Admin+"/shop/pulls?state=all", nil, &pulls)
+		if len(pulls) != 1 {
+			t.Fatalf("run %d: want one pull request, got %d", run, len(pulls))
+		}
+		p := pulls[0]
+		if p.State != "open" || p.Head.Ref != "kdrift/revert-"+bad[:7] || !strings.HasPrefix(p.Title, `Revert "scale to 9"`) {
+			t.Errorf("run %d: pull request %+v", run, p)
+		}
+		for _, w := range []string{"INC-77 nine replicas", "**Incident:** INC-77", "On Call <oncall@example.com>", "What the cluster would change", "-replicas: 9", "+replicas: 3"} {
+			if !strings.Contains(p.Body, w) {
+				t.Errorf("run %d: body lacks %q:\n%s", run, w, p.Body)
+			}
+		}
+		var reviewers []string
+		for _, r := range p.RequestedReviewers {
+			reviewers = append(reviewers, r.Login)
+		}
+		if strings.Join(reviewers, ",") != "alice" {
+			// The admin owns the rest but opened the request: a forge
+			// never asks its author for a review.
+			t.Errorf("run %d: requested reviewers %v, want alice (owner of /deploy/)", run, reviewers)
+		}
+		if run == 1 {
+			firstSha = p.Head.Sha
+		} else if p.Head.Sha == firstSha {
+			t.Errorf("run 2 did not move the proposal branch")
+		}
+	}
+	// main is untouched on the server and in the clone.
+	if got := git(t, clone, "rev-parse", "main"); got != bad {
+		t.Errorf("clone's main moved to %s; it must stay at %s", got, bad)
+	}
+	if got := strings.Fields(git(t, clone, "ls-remote", g.CloneURL(g.Admin, "shop"), "refs/heads/main"))[0]; got != bad {
+		t.Errorf("server's main is %s, want %s", got, bad)
+	}
+}

@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	flag "github.com/spf13/pflag"
+
+	"kdrift.dev/kdrift/engine/actions"
+	"kdrift.dev/kdrift/engine/forge"
+	"kdrift.dev/kdrift/engine/redact"
+)
+
+// proposeFlags are the flags of the actions that change desired state
+// (revert, ignore): how to propose the change when the branch is
+// protected.
+type proposeFlags struct {
+	propose   bool
+	forge     string
+	forgeURL  string
+	tokenFile string
+}
+
+func (p *proposeFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&p.propose, "propose", false, "the branch is protected: push the change to a branch of its own and open a pull request, without trying the branch first (a refused push does this too)")
+	fs.StringVar(&p.forge, "forge", "", "the forge hosting the remote: github, gitlab, gitea or forgejo (default: from the remote's host)")
+	fs.StringVar(&p.forgeURL, "forge-url", "", "the forge's web root, for one not served at the remote host's root (https://host/prefix)")
+	fs.StringVar(&p.tokenFile, "forge-token-file", "", "read the forge API token from this file (default: $KDRIFT_FORGE_TOKEN, then $GITHUB_TOKEN/$GH_TOKEN, $GITLAB_TOKEN, $GITEA_TOKEN/$FORGEJO_TOKEN)")
+}
+
+// proposal is what `--propose` (or a refused push) did, as printed.
+type proposal struct {
+	actions.Proposal
+	// PullRequest is the opened or updated request; nil without a token.
+	PullRequest *forge.PullRequest `json:"pullRequest,omitempty"`
+	// OpenURL is where the forge offers to open the request by hand.
+	OpenURL string `json:"openURL"`
+	// InForce is always false: nothing is in force until the request is
+	// merged.
+	InForce bool `json:"inForce"`
+	// Reviewers are the code owners of the changed files.
+	Reviewers []string `json:"reviewers,omitempty"`
+}
+
+// incidentRef finds an incident reference (INC-123, or a ticket key such
+// as OPS-42) in a reason.
+var incidentRef = regexp.MustCompile(`\b(INC-[0-9]+|[A-Z][A-Z0-9]{1,9}-[0-9]+)\b`)
+
+// maxRequestBody bounds the body of a pull request (GitHub refuses more
+// than 65536 characters).
+const maxRequestBody = 60000
+
+// proposeResult turns an action's local commit into a proposal: push the
+// proposal branch, then open or update the pull request (with a token) or
+// print where to open it. preview, called after the branch is back at the
+// base, is the cluster preview for the body. The exit code is 0: the change
+// is proposed, and the output says that nothing is in force until merged.
+func proposeResult(ctx context.Context, env *cliEnv, a *actionFlags, p *proposeFlags, repo *actions.Repo, what string, res actions.Result, branch, reason string, preview func() string) int {
+	prop, err := repo.Propose(ctx, res, branch)
+	if err != nil {
+		return env.errorf("%s: %v", what, err)
+	}
+	out := proposal{Proposal: prop}
+	var kind forge.Kind
+	if p.forge != "" {
+		if kind, err = forge.ParseKind(p.forge); err != nil {
+			return env.errorf("%v", err)
+		}
+	}
+	remote, err := forge.ParseRemote(prop.RemoteURL, kind, p.forgeURL)
+	if err != nil {
+		return env.errorf("%s: pushed %s, but %v", what, prop.Branch, err)
+	}
+	out.OpenURL = remote.NewRequestURL(prop.Base, prop.Branch)
+	if owners, err := forge.CodeownersAt(repo.Git(), plumbing.NewHash(prop.Commit)); err != nil {
+		fmt.Fprintf(env.stderr, "kdrift: warning: CODEOWNERS: %v\n", err)
+	} else if owners != nil {
+		files, err := forge.ChangedFiles(repo.Git(), plumbing.NewHash(prop.Commit))
+		if err != nil {
+			return env.errorf("%s: %v", what, err)
+		}
+		out.Reviewers = owners.RequiredOwners(files)
+	}
+	token, err := forge.Token(remote.Kind, p.tokenFile, os.Getenv)
+	if err != nil {
+		return env.errorf("%v", err)
+	}
+	var reqErr error
+	if token != "" {
+		var client forge.Client
+		client, reqErr = forge.New(remote, token)
+		if reqErr == nil {
+			id, _ := repo.Identity()
+			body := requestBody(what, reason, id, prop, preview())
+			var pr forge.PullRequest
+			pr, reqErr = client.Ensure(ctx, forge.Request{Head: prop.Branch, Base: prop.Base, Title: prop.Subject, Body: body, Reviewers: out.Reviewers})
+			if reqErr == nil {
+				out.PullRequest = &pr
+			}
+		}
+	}
+	if a.output.structured() {
+		if err := a.output.write(env.stdout, out); err != nil {
+			return env.errorf("writing output failed: %v", err)
+		}
+	} else {
+		verb := "pushed"
+		if prop.Updated {
+			verb = "updated"
+		}
+		fmt.Fprintf(env.stdout, "%s: proposed: %s branch %s (commit %s) for a pull request into %s\n", what, verb, prop.Branch, prop.Commit[:12], prop.Base)
+		if pr := out.PullRequest; pr != nil {
+			state := "opened"
+			if !pr.Created {
+				state = "updated"
+			}
+			fmt.Fprintf(env.stdout, "pull request #%d %s: %s (%s", pr.Number, state, pr.URL, pr.State)
+			if pr.Review != "" {
+				fmt.Fprintf(env.stdout, ", %s", pr.Review)
+			}
+			fmt.Fprintln(env.stdout, ")")
+			if len(pr.Reviewers) > 0 {
+				fmt.Fprintf(env.stdout, "reviewers requested: %s\n", strings.Join(pr.Reviewers, ", "))
+			}
+			if pr.ReviewerError != "" {
+				fmt.Fprintf(env.stderr, "kdrift: warning: requesting reviewers %s failed: %s\n", strings.Join(out.Reviewers, ", "), pr.ReviewerError)
+			}
+		} else {
+			fmt.Fprintf(env.stdout, "open the pull request at: %s\n", out.OpenURL)
+			if len(out.Reviewers) > 0 {
+				fmt.Fprintf(env.stdout, "code owners to ask for review: %s\n", strings.Join(out.Reviewers, ", "))
+			}
+		}
+		fmt.Fprintf(env.stdout, "nothing is in force until the pull request is merged into %s\n", prop.Base)
+	}
+	switch {
+	case reqErr != nil:
+		fmt.Fprintf(env.stderr, "kdrift: warning: the pull request was not opened: %s; open it at %s\n", redact.Text(reqErr.Error()), out.OpenURL)
+	case token == "":
+		fmt.Fprintf(env.stderr, "kdrift: no forge token (%s, or --forge-token-file): the pull request was not opened for you\n", strings.Join(forge.TokenEnv(remote.Kind), ", "))
+	}
+	return exitOK
+}
+
+// requestBody is the pull request's description: the action, the reason,
+// who, the incident reference and the cluster preview.
+func requestBody(what, reason string, id actions.Identity, prop actions.Proposal, preview string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Action:** `kdrift %s`\n\n", what)
+	fmt.Fprintf(&b, "**Reason:** %s\n\n", strings.TrimSpace(reason))
+	if id.Name != "" {
+		fmt.Fprintf(&b, "**By:** %s <%s>\n\n", id.Name, id.Email)
+	}
+	if m := incidentRef.FindString(reason); m != "" {
+		fmt.Fprintf(&b, "**Incident:** %s\n\n", m)
+	}
+	fmt.Fprintf(&b, "Proposed by kdrift on `%s` because `%s` is protected. Nothing is in force until this is merged; after the merge the usual path applies.\n\n", prop.Branch, prop.Base)
+	if preview != "" {
+		b.WriteString("### What the cluster would change\n\n```\n")
+		if len(preview) > maxRequestBody-b.Len()-100 {
+			preview = preview[:maxRequestBody-b.Len()-100] + "\n… (cut; run the preview locally for the rest)"
+		}
+		b.WriteString(strings.ReplaceAll(preview, "```", "'''"))
+		b.WriteString("\n```\n")
+	}
+	return b.String()
+}
+
+// writeTo renders a preview writer into a string, or says why it failed.
+func writeTo(write func(*bytes.Buffer) error) string {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return "preview unavailable: " + err.Error()
+	}
+	return buf.String()
+}
