@@ -13,7 +13,7 @@ STATICCHECK_VERSION := v0.8.2
 CACHE_DIR   ?= $(or $(KDRIFT_CACHE_DIR),$(HOME)/.cache/kdrift)
 STATICCHECK := $(CACHE_DIR)/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-.PHONY: all build test test-short demo bench lint localcluster clean
+.PHONY: all build test test-short demo bench lint localcluster gitea clean
 
 all: lint build test
 
@@ -28,7 +28,7 @@ build:
 ## go.mod must not; its first build compiles them, minutes on a cold
 ## cache).
 test: LOCALCLUSTER_NEXT = run the tests
-test: localcluster
+test: localcluster gitea
 	$(GO) test -timeout $(TEST_TIMEOUT) $(PKGS)
 	cd testdata/sopsref && $(GO) test -timeout $(TEST_TIMEOUT) ./...
 
@@ -42,6 +42,12 @@ test-short: localcluster
 LOCALCLUSTER_NEXT ?= use it
 localcluster:
 	@$(GO) run ./internal/controlplane/cmd/buildlocalcluster --next "$(LOCALCLUSTER_NEXT)"
+
+## gitea: build (or find cached) the Gitea server the forge tests run
+## against (testdata/gitea, Gitea's own module with SQLite), once, into
+## the cache (~/.cache/kdrift/gitea).
+gitea:
+	@$(GO) run ./internal/forgetest/cmd/buildgitea >/dev/null
 
 ## demo: kdrift against the embedded default: a local control plane with
 ## two hollow nodes and a demo repository.
