@@ -69,8 +69,9 @@ func TestHostileRepository(t *testing.T) {
 }
 
 // TestTokenNeverPrinted: a Git URL with a token, whose server answers with
-// an error that go-git words with the URL it requested, is redacted in the
-// error the engine returns.
+// an error that go-git words with the URL it requested: the error the engine
+// returns names the URL without its credentials (they are kept in memory,
+// never in the URL go-git is given).
 func TestTokenNeverPrinted(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "broken", http.StatusInternalServerError)
@@ -82,8 +83,9 @@ func TestTokenNeverPrinted(t *testing.T) {
 	if err == nil {
 		t.Fatal("opening a failing remote succeeded")
 	}
-	if strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), "kdrift:xxxxx@") {
-		t.Fatalf("error shows the token or no redacted URL: %v", err)
+	bare := strings.TrimPrefix(srv.URL, "http://") + "/org/repo.git"
+	if msg := err.Error(); strings.Contains(msg, token) || strings.Contains(msg, "kdrift:") || !strings.Contains(msg, bare) {
+		t.Fatalf("error shows the credentials or not the URL %s: %v", bare, err)
 	}
 	tokenOnly := strings.Replace(srv.URL, "http://", "http://"+token+"@", 1) + "/org/repo.git"
 	_, err = engine.New(engine.Options{Repo: tokenOnly, Branch: "main", CacheDir: t.TempDir(), Kubeconfig: enginetest.Kubeconfig()})

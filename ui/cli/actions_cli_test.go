@@ -43,7 +43,7 @@ func TestActionCommandsEndToEnd(t *testing.T) {
 	dir := filepath.Join(root, "clone")
 	git(t, root, "clone", "-q", remote, dir)
 	appFile := "# render apps\napiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata:\n  name: render-prod\n  labels: {env: prod}\nspec:\n  path: deploy/prod  # overlay\n  syncPolicy:\n    selfHeal: true\n"
-	for p, c := range map[string]string{".kdrift/apps.yaml": appFile, "deploy/prod/d.yaml": "replicas: 6\n"} {
+	for p, c := range map[string]string{".kdrift/apps.yaml": appFile, "deploy/prod/d.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: render\nspec:\n  replicas: 6\n"} {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -99,14 +99,14 @@ func TestActionCommandsEndToEnd(t *testing.T) {
 	}
 
 	// Revert a person's bad commit: preview, then commit.
-	if err := os.WriteFile(filepath.Join(dir, "deploy/prod/d.yaml"), []byte("replicas: 1\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "deploy/prod/d.yaml"), []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: render\nspec:\n  replicas: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	git(t, dir, "commit", "-q", "-am", "scale down")
 	git(t, dir, "push", "-q")
 	bad := git(t, dir, "rev-parse", "HEAD")
 	code, stdout, _ = kdriftAction(t, append([]string{"revert", bad, "--preview"}, repo...)...)
-	if code != exitOK || !strings.Contains(stdout, "-replicas: 1\n+replicas: 6\n") {
+	if code != exitOK || !strings.Contains(stdout, "-  replicas: 1\n+  replicas: 6\n") {
 		t.Fatalf("preview: %d %s", code, stdout)
 	}
 	code, _, stderr = kdriftAction(t, append([]string{"revert", bad, "--reason", "INC-2 render at 1 replica"}, repo...)...)

@@ -171,7 +171,7 @@ func plausible(t *testing.T, repo *demo.Repo, line, stdout string) string {
 				return "HEAD's message does not contain " + strconv.Quote(w) + ":\n" + body
 			}
 		}
-		if res := flagValue(line, "--resource"); res != "" && !strings.Contains(body, "Kdrift-Resource: "+res) {
+		if res := flagValue(line, "--resource"); res != "" && !namesResource(body, res) {
 			return "HEAD's message does not name the frozen resource " + strconv.Quote(res) + ":\n" + body
 		}
 		if h, r := git(t, repo.Clone, "rev-parse", "HEAD"), git(t, repo.Remote, "rev-parse", "main"); h != r {
@@ -207,4 +207,24 @@ func quoted(line, flag string) string {
 	}
 	v, _, _ := strings.Cut(rest, `"`)
 	return v
+}
+
+// namesResource reports whether a commit message's Kdrift-Resource trailer
+// is ref as typed (Kind.group/name) once resolved: the same kind and name,
+// with the namespace the App renders it in.
+func namesResource(body, ref string) bool {
+	kind, name, ok := strings.Cut(ref, "/")
+	if !ok {
+		return false
+	}
+	for _, l := range strings.Split(body, "\n") {
+		v, ok := strings.CutPrefix(l, "Kdrift-Resource: ")
+		if !ok {
+			continue
+		}
+		if v == ref || (strings.HasPrefix(v, kind+"/") && strings.HasSuffix(v, "/"+name)) {
+			return true
+		}
+	}
+	return false
 }
