@@ -21,6 +21,7 @@ import (
 	"helm.sh/helm/v4/pkg/ignore"
 	"helm.sh/helm/v4/pkg/strvals"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"kdrift.dev/kdrift/engine/redact"
 )
@@ -124,15 +125,13 @@ func (e *ChartError) Error() string {
 	return s
 }
 
-// helm renders the chart in dir of tree as `helm template` would, in
-// process and offline: the chart's files come from the tree through the
-// render's budgets, templates see no cluster (`lookup` returns nothing,
-// DNS lookups are off, `env` is gone), and the functions that allocate by
-// an argument are bounded.
+// helm renders the chart in dir of tree as `helm template` would,
+// offline, in a render worker (see renderChart).
 func (r *Renderer) helm(ctx context.Context, tree Tree, dir string, opts Options, h *Helm) *cacheEntry {
 	secrets := &redact.Secrets{}
 	fsys := newTreeFS(ctx, tree, opts, secrets)
 	fsys.sops = r.newSOPSReader(dir)
+	r.sandboxFS(fsys, dir)
 	objs, err := renderChart(ctx, fsys, dir, h)
 	e := r.entry(fsys)
 	if le := fsys.limit(); le != nil {
@@ -146,27 +145,162 @@ func (r *Renderer) helm(ctx context.Context, tree Tree, dir string, opts Options
 	return e
 }
 
-// renderChart loads, values and renders the chart in dir; objects come
-// back ordered by template path, then document.
+// chartRoot and valuesFile are where a chart's files and its merged
+// values are, in the file system the parent answers a Helm render
+// worker's reads from.
+const (
+	chartRoot  = "/chart/"
+	valuesFile = "/values.json"
+)
+
+// helmRequest is what a render worker renders: the chart of Dir, whose
+// files (Files, relative to the chart) and merged values it reads, the
+// release, the parameters set last and the budgets.
+type helmRequest struct {
+	Dir         string          `json:"dir"`
+	Files       []string        `json:"files"`
+	Release     string          `json:"release"`
+	Namespace   string          `json:"namespace"`
+	KubeVersion string          `json:"kubeVersion,omitempty"`
+	APIVersions []string        `json:"apiVersions,omitempty"`
+	Parameters  []HelmParameter `json:"parameters,omitempty"`
+	SkipCRDs    bool            `json:"skipCRDs,omitempty"`
+	Options     Options         `json:"options"`
+}
+
+// renderedFile is one manifest a chart rendered: its path from the
+// repository root, and its text.
+type renderedFile struct {
+	Name string `json:"name"`
+	Text string `json:"text"`
+}
+
+// renderChart renders the chart in dir; objects come back ordered by
+// template path, then document. The parent (this function) reads the
+// chart's files and the values files through fsys, within its budgets
+// (vendored archives are measured unpacked before anything loads them),
+// and merges the values; a render worker loads the chart, checks the
+// values against its schemas and runs the templates (see helmHandler),
+// confined and bounded in time and memory, reading the files through its
+// pipes; the parent passes the rendered manifests through the YAML guard
+// and decodes them. Templates see no cluster (`lookup` returns nothing,
+// DNS lookups are off, `env` is gone), and the functions that allocate by
+// an argument are bounded.
 func renderChart(ctx context.Context, fsys *treeFS, dir string, h *Helm) (objs []*unstructured.Unstructured, err error) {
 	if h == nil {
 		h = &Helm{}
 	}
-	c, err := loadChart(fsys, dir)
+	files, err := readChart(fsys, dir)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkVendored(dir, c); err != nil {
 		return nil, err
 	}
 	vals, err := helmValues(fsys, dir, h)
 	if err != nil {
 		return nil, err
 	}
+	mem := filesys.MakeFsInMemory()
+	req := &helmRequest{Dir: dir, Release: h.ReleaseName, Namespace: h.Namespace, KubeVersion: h.KubeVersion, APIVersions: h.APIVersions,
+		Parameters: h.Parameters, SkipCRDs: h.skipCRDs, Options: fsys.opts}
+	for _, f := range files {
+		if err := mem.WriteFile(chartRoot+f.Name, f.Data); err != nil {
+			return nil, fmt.Errorf("chart %s: %s: %w", dir, f.Name, err)
+		}
+		req.Files = append(req.Files, f.Name)
+	}
+	js, err := json.Marshal(vals)
+	if err != nil {
+		return nil, &ChartError{Chart: dir, Problem: "the values cannot be written as JSON: " + err.Error(), Fix: "fix the values"}
+	}
+	if err := mem.WriteFile(valuesFile, js); err != nil {
+		return nil, err
+	}
+	out, err := runRenderer(fsys, mem, kindHelm, helmHandler, req)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	var size int64
+	for _, raw := range out {
+		var f renderedFile
+		if err := json.Unmarshal(raw, &f); err != nil {
+			return nil, fmt.Errorf("chart %s: the render worker sent a manifest that is not one: %w", dir, err)
+		}
+		if size += int64(len(f.Text)); size > fsys.opts.MaxRenderBytes {
+			return nil, limitf("", "rendered size", "the chart's templates rendered more than %d bytes", fsys.opts.MaxRenderBytes)
+		}
+		got, err := decodeRendered(f.Name, []byte(f.Text), fsys.opts)
+		errs = append(errs, err)
+		objs = append(objs, got...)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return objs, nil
+}
+
+// helmHandler is the render worker's side of renderChart: it reads the
+// chart's files and values from fsys and renders the chart.
+func helmHandler(fsys filesys.FileSystem, payload json.RawMessage, _ int64) ([]json.RawMessage, error) {
+	var req helmRequest
+	if err := json.Unmarshal(payload, &req); err != nil {
+		return nil, fmt.Errorf("helm request: %w", err)
+	}
+	files := make([]*archive.BufferedFile, 0, len(req.Files))
+	for _, name := range req.Files {
+		data, err := fsys.ReadFile(chartRoot + name)
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: %s: %w", req.Dir, name, err)
+		}
+		files = append(files, &archive.BufferedFile{Name: name, Data: data})
+	}
+	data, err := fsys.ReadFile(valuesFile)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: values: %w", req.Dir, err)
+	}
+	vals := map[string]any{}
+	if err := json.Unmarshal(data, &vals); err != nil {
+		return nil, fmt.Errorf("chart %s: values: %w", req.Dir, err)
+	}
+	// Budget errors of the template functions are recorded here, as in
+	// the parent's treeFS.
+	wfs := newTreeFS(context.Background(), nil, req.Options, &redact.Secrets{})
+	rendered, err := renderLoaded(context.Background(), wfs, &req, files, vals)
+	if le := wfs.limit(); le != nil {
+		err = le
+	}
+	if err != nil {
+		return nil, coded(err)
+	}
+	out := make([]json.RawMessage, 0, len(rendered))
+	for _, f := range rendered {
+		js, err := json.Marshal(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, js)
+	}
+	return out, nil
+}
+
+// renderLoaded loads the chart of req from files, sets the parameters
+// over vals and renders it: its CRDs first (unless SkipCRDs), then its
+// templates by path. A budget is recorded in fsys.
+func renderLoaded(ctx context.Context, fsys *treeFS, req *helmRequest, files []*archive.BufferedFile, vals map[string]any) ([]renderedFile, error) {
+	dir := req.Dir
+	c, err := loadChart(fsys, dir, files)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkVendored(dir, c); err != nil {
+		return nil, err
+	}
+	if err := setParameters(dir, req.Parameters, vals); err != nil {
+		return nil, err
+	}
 	if err := chartutil.ProcessDependencies(c, vals); err != nil {
 		return nil, &ChartError{Chart: dir, Problem: err.Error(), Fix: "fix the dependencies in Chart.yaml"}
 	}
-	release := common.ReleaseOptions{Name: h.ReleaseName, Namespace: h.Namespace, Revision: 1, IsInstall: true}
+	release := common.ReleaseOptions{Name: req.Release, Namespace: req.Namespace, Revision: 1, IsInstall: true}
 	if release.Name == "" {
 		release.Name = path.Base(dir)
 	}
@@ -175,7 +309,7 @@ func renderChart(ctx context.Context, fsys *treeFS, dir string, h *Helm) (objs [
 	}
 	// Helm's own schema check is skipped: it fetches a $ref to a URL and
 	// opens one to a file; validateSchemas checks the same values offline.
-	top, err := util.ToRenderValuesWithSchemaValidation(c, vals, release, capabilities(h), true)
+	top, err := util.ToRenderValuesWithSchemaValidation(c, vals, release, capabilities(&Helm{KubeVersion: req.KubeVersion, APIVersions: req.APIVersions}), true)
 	if err != nil {
 		return nil, &ChartError{Chart: dir, Problem: err.Error(), Fix: "fix the values"}
 	}
@@ -189,7 +323,7 @@ func renderChart(ctx context.Context, fsys *treeFS, dir string, h *Helm) (objs [
 		funcs[name] = fn
 	}
 	eng := engine.Engine{CustomTemplateFuncs: funcs}
-	files, err := eng.RenderWithContext(ctx, c, top)
+	rendered, err := eng.RenderWithContext(ctx, c, top)
 	if le := fsys.limit(); le != nil {
 		return nil, le
 	}
@@ -203,9 +337,9 @@ func renderChart(ctx context.Context, fsys *treeFS, dir string, h *Helm) (objs [
 		}
 		return nil, &ChartError{Chart: dir, Problem: oneLine(err.Error()), Fix: "fix the template (`helm template` shows the same error)"}
 	}
-	names := make([]string, 0, len(files))
+	names := make([]string, 0, len(rendered))
 	var size int64
-	for name, text := range files {
+	for name, text := range rendered {
 		if strings.HasSuffix(name, "NOTES.txt") || strings.HasPrefix(path.Base(name), "_") || strings.TrimSpace(text) == "" {
 			continue
 		}
@@ -215,26 +349,19 @@ func renderChart(ctx context.Context, fsys *treeFS, dir string, h *Helm) (objs [
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	var errs []error
+	var out []renderedFile
 	// CRDs first, as Helm installs them (their documents are not templates).
 	for _, crd := range c.CRDObjects() {
-		if h.skipCRDs {
+		if req.SkipCRDs {
 			break
 		}
-		got, err := decodeRendered(path.Join(path.Dir(dir), crd.Filename), crd.File.Data, fsys.opts)
-		errs = append(errs, err)
-		objs = append(objs, got...)
+		out = append(out, renderedFile{Name: path.Join(path.Dir(dir), crd.Filename), Text: string(crd.File.Data)})
 	}
 	for _, name := range names {
 		// name is CHART/templates/...; shown relative to the repository.
-		got, err := decodeRendered(path.Join(path.Dir(dir), name), []byte(files[name]), fsys.opts)
-		errs = append(errs, err)
-		objs = append(objs, got...)
+		out = append(out, renderedFile{Name: path.Join(path.Dir(dir), name), Text: rendered[name]})
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return objs, nil
+	return out, nil
 }
 
 // decodeRendered passes one rendered manifest through the YAML guard (a
@@ -257,10 +384,11 @@ func oneLine(s string) string {
 	return s
 }
 
-// loadChart reads every file of the chart in dir through fsys (within its
-// budgets), leaves out what .helmignore names, and loads it as Helm does;
-// archives in charts/ are unpacked in memory.
-func loadChart(fsys *treeFS, dir string) (*chart.Chart, error) {
+// readChart reads every file of the chart in dir through fsys (within its
+// budgets) and leaves out what .helmignore names; the archives in charts/
+// are measured unpacked against what is left of the read budget before
+// anything loads them.
+func readChart(fsys *treeFS, dir string) ([]*archive.BufferedFile, error) {
 	rules := ignore.Empty()
 	if data, err := fsys.ReadFile("/" + path.Join(dir, ignore.HelmIgnore)); err == nil {
 		if rules, err = ignore.Parse(strings.NewReader(string(data))); err != nil {
@@ -315,6 +443,13 @@ func loadChart(fsys *treeFS, dir string) (*chart.Chart, error) {
 		}
 		return nil, err
 	}
+	return files, nil
+}
+
+// loadChart loads the chart of dir from its files as Helm does (archives
+// in charts/ are unpacked in memory) and counts what the archives
+// unpacked to against fsys's budget.
+func loadChart(fsys *treeFS, dir string, files []*archive.BufferedFile) (*chart.Chart, error) {
 	c, err := loadFilesSafe(files)
 	if err != nil {
 		return nil, &ChartError{Chart: dir, Problem: oneLine(err.Error()), Fix: "fix the chart so that `helm template` loads it"}
@@ -378,9 +513,9 @@ func checkVendored(dir string, c *chart.Chart) error {
 	return nil
 }
 
-// helmValues merges the user values of h: value files, inline values, the
-// values object and the parameters (the chart's values.yaml is merged
-// under them by Helm).
+// helmValues merges the user values of h: value files, inline values and
+// the values object (the parameters are set over them by setParameters,
+// and the chart's values.yaml is merged under them by Helm).
 func helmValues(fsys *treeFS, dir string, h *Helm) (map[string]any, error) {
 	vals := map[string]any{}
 	if h.inlineFirst {
@@ -426,16 +561,24 @@ func helmValues(fsys *treeFS, dir string, h *Helm) (map[string]any, error) {
 			return nil, err
 		}
 	}
-	for _, p := range h.Parameters {
+	return vals, nil
+}
+
+// setParameters sets the parameters over vals, as `--set` does; the
+// render worker does it after the values came through the pipe as JSON,
+// so that a parameter's value keeps the type `--set` gives it (an int64,
+// not JSON's float64).
+func setParameters(dir string, params []HelmParameter, vals map[string]any) error {
+	for _, p := range params {
 		set := strvals.ParseInto
 		if p.ForceString {
 			set = strvals.ParseIntoString
 		}
 		if err := set(p.Name+"="+setValue(p.Value), vals); err != nil {
-			return nil, &ChartError{Chart: dir, Problem: fmt.Sprintf("spec.helm.parameters %q: %s", p.Name, err), Fix: "write a dotted key such as image.tag"}
+			return &ChartError{Chart: dir, Problem: fmt.Sprintf("spec.helm.parameters %q: %s", p.Name, err), Fix: "write a dotted key such as image.tag"}
 		}
 	}
-	return vals, nil
+	return nil
 }
 
 // setValue escapes a parameter value for `--set` syntax, as Argo CD does:

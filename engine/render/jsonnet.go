@@ -10,10 +10,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/go-jsonnet"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
 // JsonnetMaxStack bounds how deeply a Jsonnet evaluation may call (go-jsonnet's
@@ -100,16 +102,15 @@ func importCandidates(importedFrom, importedPath, appDir string, libs []string) 
 	return out, nil
 }
 
-// treeImporter is go-jsonnet's Importer over the render's tree: every
-// file through the treeFS (budgets, the render's context, inputs of the
+// treeImporter is go-jsonnet's Importer over the repository: every file
+// through fsys (in a render worker, a read the parent answers through the
+// render's treeFS, with its budgets, its context and the inputs of the
 // cache), nothing outside the repository.
 type treeImporter struct {
-	fsys   *treeFS
+	fsys   filesys.FileSystem
 	appDir string
 	libs   []string
 	files  map[string]jsonnet.Contents
-	// imported are the files imported, by repository path.
-	imported map[string]bool
 	// refused is the first import refused, reported as the render's error.
 	refused error
 }
@@ -133,24 +134,39 @@ func (im *treeImporter) Import(importedFrom, importedPath string) (jsonnet.Conte
 			return got, c, nil
 		}
 		data, err := im.fsys.ReadFile("/" + c)
-		if le := im.fsys.limit(); le != nil {
-			if im.refused == nil {
-				im.refused = le
-			}
-			return jsonnet.Contents{}, "", le
-		}
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
+			// A budget the parent refused the read for is the render's
+			// error: the parent reports it (see evalJsonnet).
 			return jsonnet.Contents{}, "", fmt.Errorf("%s: %w", c, err)
 		}
 		got := jsonnet.MakeContentsRaw(data)
 		im.files[c] = got
-		im.imported[c] = true
 		return got, c, nil
 	}
 	return jsonnet.Contents{}, "", fmt.Errorf("couldn't open import %q: not in %s", importedPath, strings.Join(cands, ", "))
+}
+
+// importFS is the parent's side of a Jsonnet evaluation's reads: the
+// render's treeFS, recording the files read (the importer reads nothing
+// else).
+type importFS struct {
+	*treeFS
+	mu       sync.Mutex
+	imported map[string]bool
+}
+
+// ReadFile reads through the treeFS and records the file.
+func (f *importFS) ReadFile(name string) ([]byte, error) {
+	data, err := f.treeFS.ReadFile(name)
+	if err == nil {
+		f.mu.Lock()
+		f.imported[strings.TrimPrefix(name, "/")] = true
+		f.mu.Unlock()
+	}
+	return data, err
 }
 
 // jsonnetIdent is a Jsonnet identifier.
@@ -212,77 +228,61 @@ local kdrift__check(v) =
 	return b.String()
 }
 
+// jsonnetRequest is what a render worker evaluates: one .jsonnet file
+// of an App folder, with its variables, its library folders (checked) and
+// the output budgets.
+type jsonnetRequest struct {
+	AppDir   string       `json:"appDir"`
+	File     string       `json:"file"`
+	Libs     []string     `json:"libs,omitempty"`
+	ExtVars  []JsonnetVar `json:"extVars,omitempty"`
+	TLAs     []JsonnetVar `json:"tlas,omitempty"`
+	MaxBytes int64        `json:"maxBytes"`
+	MaxDepth int          `json:"maxDepth"`
+}
+
 // evalJsonnet evaluates one .jsonnet file of appDir and flattens its
 // value into objects as Argo CD does: an object is one object (a List
 // kind its items), an array is its elements (each an object; nulls are
 // skipped). Files it imports are added to imported.
 //
-// go-jsonnet cannot be interrupted: the render's timeout returns the
-// render at once (see RenderApp) while the evaluation runs on to its end
-// in its abandoned goroutine, holding the App path's render slot so that
-// no second evaluation of it starts meanwhile; an import after the
-// timeout fails at once. Endless recursion stops at JsonnetMaxStack, an
-// output past the size or depth budget before it is written out.
+// The evaluation runs in a render worker (see jsonnetHandler), which
+// reads the files it imports through fsys: go-jsonnet cannot be
+// interrupted and bounds no memory, so an evaluation that runs past the
+// render's time or allocates past the worker's memory budget is ended by
+// killing the worker, as that app's *LimitError. Endless recursion stops
+// at JsonnetMaxStack, an output past the size or depth budget before it
+// is written out.
 func evalJsonnet(fsys *treeFS, appDir, file string, j *Jsonnet, opts Options, imported map[string]bool) ([]*unstructured.Unstructured, error) {
 	if j == nil {
 		j = &Jsonnet{}
 	}
-	libs := make([]string, 0, len(j.Libs))
+	req := &jsonnetRequest{AppDir: appDir, File: file, ExtVars: j.ExtVars, TLAs: j.TLAs, MaxBytes: opts.MaxRenderBytes, MaxDepth: opts.MaxDepth}
 	for _, l := range j.Libs {
 		p := path.Clean(strings.TrimPrefix(l, "/"))
 		if strings.Contains(l, "://") || p == ".." || strings.HasPrefix(p, "../") || !fs.ValidPath(p) {
 			return nil, fmt.Errorf("directory.jsonnet.libs: %q is not a folder inside the repository; name a folder by its path from the repository root", l)
 		}
-		libs = append(libs, p)
+		req.Libs = append(req.Libs, p)
 	}
-	im := &treeImporter{fsys: fsys, appDir: appDir, libs: libs, files: map[string]jsonnet.Contents{}, imported: imported}
-	vm := jsonnet.MakeVM()
-	vm.MaxStack = JsonnetMaxStack
-	vm.SetTraceOut(io.Discard)
-	vm.ErrorFormatter.SetMaxStackTraceSize(5)
-	vm.Importer(im)
-	for _, v := range j.ExtVars {
-		if v.Code {
-			vm.ExtCode(v.Name, v.Value)
-		} else {
-			vm.ExtVar(v.Name, v.Value)
-		}
-	}
-	var names []string
 	for _, v := range j.TLAs {
 		if p := CheckJsonnetTLA(v.Name); p != "" {
 			return nil, fmt.Errorf("directory.jsonnet.tlas: %s; rename the argument", p)
 		}
-		names = append(names, v.Name)
-		if v.Code {
-			vm.TLACode(v.Name, v.Value)
-		} else {
-			vm.TLAVar(v.Name, v.Value)
-		}
 	}
-	out, err := vm.EvaluateAnonymousSnippet(jsonnetMain, jsonnetProgram(file, names, opts.MaxRenderBytes, opts.MaxDepth))
+	answer := &importFS{treeFS: fsys, imported: imported}
+	out, err := runRenderer(fsys, answer, kindJsonnet, jsonnetHandler, req)
 	if err != nil {
-		if im.refused != nil {
-			return nil, im.refused
-		}
-		msg := err.Error()
-		switch {
-		case strings.Contains(msg, jsonnetSizeError):
-			detail := "the output is larger than " + fmt.Sprint(opts.MaxRenderBytes) + " bytes"
-			if strings.Contains(msg, "nesting deeper") {
-				return nil, limitf(file, "nesting depth", "the output nests deeper than %d levels", opts.MaxDepth)
-			}
-			return nil, limitf(file, "rendered size", "%s", detail)
-		case strings.Contains(msg, "max stack frames exceeded"):
-			return nil, limitf(file, "jsonnet stack", "the evaluation went deeper than %d calls (endless recursion?)", JsonnetMaxStack)
-		}
-		return nil, fmt.Errorf("%s: jsonnet: %s", file, strings.TrimSpace(msg))
+		return nil, err
 	}
-	if int64(len(out)) > opts.MaxRenderBytes {
+	if len(out) != 1 {
+		return nil, fmt.Errorf("%s: the render worker sent %d Jsonnet outputs, not one", file, len(out))
+	}
+	if int64(len(out[0])) > opts.MaxRenderBytes {
 		return nil, limitf(file, "rendered size", "the output is larger than %d bytes", opts.MaxRenderBytes)
 	}
 	var v any
-	if err := utiljson.Unmarshal([]byte(out), &v); err != nil {
+	if err := utiljson.Unmarshal(out[0], &v); err != nil {
 		return nil, fmt.Errorf("%s: jsonnet output: %w", file, err)
 	}
 	var objs []*unstructured.Unstructured
@@ -312,6 +312,73 @@ func evalJsonnet(fsys *treeFS, appDir, file string, j *Jsonnet, opts Options, im
 		return nil, fmt.Errorf("%s: the value is a %s; a .jsonnet file gives an object or a list of objects", file, jsonType(v))
 	}
 	return objs, nil
+}
+
+// jsonnetHandler is the render worker's side of evalJsonnet: it evaluates
+// the request's file with go-jsonnet, importing through fsys, and returns
+// the output, one JSON value.
+func jsonnetHandler(fsys filesys.FileSystem, payload json.RawMessage, _ int64) ([]json.RawMessage, error) {
+	var req jsonnetRequest
+	if err := json.Unmarshal(payload, &req); err != nil {
+		return nil, fmt.Errorf("jsonnet request: %w", err)
+	}
+	out, err := evaluateJsonnet(fsys, &req)
+	if err != nil {
+		return nil, coded(err)
+	}
+	return []json.RawMessage{json.RawMessage(out)}, nil
+}
+
+// evaluateJsonnet runs go-jsonnet on req; a budget is a *LimitError, a
+// refused import an *ImportError.
+func evaluateJsonnet(fsys filesys.FileSystem, req *jsonnetRequest) (string, error) {
+	file := req.File
+	im := &treeImporter{fsys: fsys, appDir: req.AppDir, libs: req.Libs, files: map[string]jsonnet.Contents{}}
+	vm := jsonnet.MakeVM()
+	vm.MaxStack = JsonnetMaxStack
+	vm.SetTraceOut(io.Discard)
+	vm.ErrorFormatter.SetMaxStackTraceSize(5)
+	vm.Importer(im)
+	for _, v := range req.ExtVars {
+		if v.Code {
+			vm.ExtCode(v.Name, v.Value)
+		} else {
+			vm.ExtVar(v.Name, v.Value)
+		}
+	}
+	var names []string
+	for _, v := range req.TLAs {
+		if p := CheckJsonnetTLA(v.Name); p != "" {
+			return "", fmt.Errorf("directory.jsonnet.tlas: %s; rename the argument", p)
+		}
+		names = append(names, v.Name)
+		if v.Code {
+			vm.TLACode(v.Name, v.Value)
+		} else {
+			vm.TLAVar(v.Name, v.Value)
+		}
+	}
+	out, err := vm.EvaluateAnonymousSnippet(jsonnetMain, jsonnetProgram(file, names, req.MaxBytes, req.MaxDepth))
+	if err != nil {
+		if im.refused != nil {
+			return "", im.refused
+		}
+		msg := err.Error()
+		switch {
+		case strings.Contains(msg, jsonnetSizeError):
+			if strings.Contains(msg, "nesting deeper") {
+				return "", limitf(file, "nesting depth", "the output nests deeper than %d levels", req.MaxDepth)
+			}
+			return "", limitf(file, "rendered size", "the output is larger than %d bytes", req.MaxBytes)
+		case strings.Contains(msg, "max stack frames exceeded"):
+			return "", limitf(file, "jsonnet stack", "the evaluation went deeper than %d calls (endless recursion?)", JsonnetMaxStack)
+		}
+		return "", fmt.Errorf("%s: jsonnet: %s", file, strings.TrimSpace(msg))
+	}
+	if int64(len(out)) > req.MaxBytes {
+		return "", limitf(file, "rendered size", "the output is larger than %d bytes", req.MaxBytes)
+	}
+	return out, nil
 }
 
 // jsonType names a decoded JSON value's type.

@@ -21,6 +21,7 @@ func (r *Renderer) kustomize(ctx context.Context, tree Tree, dir string, opts Op
 	secrets := &redact.Secrets{}
 	fsys := newTreeFS(ctx, tree, opts, secrets)
 	fsys.sops = r.newSOPSReader(dir)
+	r.sandboxFS(fsys, dir)
 	if err := applyOverlay(fsys, dir, ov); err != nil {
 		e = r.entry(fsys)
 		if le := fsys.limit(); le != nil {
@@ -156,10 +157,18 @@ type PanicError struct {
 	Value any
 	// Stack is the goroutine's stack at the panic.
 	Stack []byte
+	// Renderer is "helm" or "jsonnet" for a panic of theirs; "" is
+	// kustomize (or kdrift's own code around a render).
+	Renderer string
 }
 
-// Error renders `kustomize panicked: VALUE`.
-func (e *PanicError) Error() string { return fmt.Sprintf("kustomize panicked: %v", e.Value) }
+// Error renders `kustomize panicked: VALUE` (or the renderer's name).
+func (e *PanicError) Error() string {
+	if e.Renderer != "" {
+		return fmt.Sprintf("%s panicked: %v", e.Renderer, e.Value)
+	}
+	return fmt.Sprintf("kustomize panicked: %v", e.Value)
+}
 
 // Warm starts, in the background, a render worker (see package sandbox)
 // and in it kustomize's one-time set-up (parsing its default transformer

@@ -340,6 +340,7 @@ func (r *Renderer) build(ctx context.Context, tree Tree, dir string, opts Option
 		secrets := &redact.Secrets{}
 		fsys := newTreeFS(ctx, tree, opts, secrets)
 		fsys.sops = r.newSOPSReader(dir)
+		r.sandboxFS(fsys, dir)
 		var d *Directory
 		if h != nil {
 			d = h.Directory

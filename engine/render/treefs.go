@@ -43,6 +43,10 @@ type treeFS struct {
 	// tree: a kustomization whose local helmCharts kdrift rendered, and
 	// their output. Set before kustomize runs.
 	virtual map[string][]byte
+	// inProcess runs Helm and Jsonnet in this process, not in a render
+	// worker; hook is the test hook of the worker. See sandboxFS.
+	inProcess bool
+	hook      string
 
 	mu       sync.Mutex
 	seen     map[string]string // folder -> tree hash, "" when absent
@@ -74,6 +78,15 @@ func (t *treeFS) refuse(err error) error {
 	}
 	t.broken = true
 	return err
+}
+
+// markBroken records that the render failed for a reason that is not its
+// input (a render worker that failed, a render that ran out of time): it
+// is not cached.
+func (t *treeFS) markBroken() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.broken = true
 }
 
 // inputs returns a copy of the recorded folders and hashes.

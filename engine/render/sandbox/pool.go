@@ -127,7 +127,7 @@ func acquire(ctx context.Context, sem chan struct{}) error {
 	case sem <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("waited for another app's kustomize build, which is still running: %w", context.Cause(ctx))
+		return fmt.Errorf("waited for another app's render, which is still running: %w", context.Cause(ctx))
 	}
 }
 
@@ -266,6 +266,25 @@ func (w *worker) discard() { w.kill() }
 // when its resident memory passes lim.MaxMemoryBytes ("memory"), or when
 // it breaks the protocol; a build error is kustomize's message.
 func (p *Pool) Build(ctx context.Context, fsys filesys.FileSystem, dir string, lim Limits) ([]json.RawMessage, error) {
+	return p.run(ctx, fsys, &request{Dir: dir}, lim)
+}
+
+// Run runs the handler registered under kind (see Register) on payload
+// in a worker, answering the worker's file system calls from fsys, under
+// the limits and with the kills of Build. The handler's *CodedError comes
+// back as one, its *LimitError as one, a panic as a *PanicError.
+func (p *Pool) Run(ctx context.Context, fsys filesys.FileSystem, kind string, payload json.RawMessage, lim Limits) ([]json.RawMessage, error) {
+	if kind == "" {
+		return nil, errors.New("sandbox: Run needs a kind; Build builds kustomizations")
+	}
+	if len(payload) > maxCallFrame-4<<10 {
+		return nil, &LimitError{Limit: "rendered size", Detail: fmt.Sprintf("the %s request comes to %d bytes, more than a worker takes (%d)", kind, len(payload), maxCallFrame-4<<10)}
+	}
+	return p.run(ctx, fsys, &request{Kind: kind, Payload: payload}, lim)
+}
+
+// run sends req to a worker; see Build and Run.
+func (p *Pool) run(ctx context.Context, fsys filesys.FileSystem, req *request, lim Limits) ([]json.RawMessage, error) {
 	if err := acquire(ctx, p.sem); err != nil {
 		return nil, err
 	}
@@ -274,7 +293,7 @@ func (p *Pool) Build(ctx context.Context, fsys filesys.FileSystem, dir string, l
 	if err != nil {
 		return nil, err
 	}
-	res, err := w.build(ctx, fsys, dir, lim)
+	res, err := w.build(ctx, fsys, req, lim)
 	if err != nil {
 		w.discard()
 		return nil, err
@@ -282,9 +301,11 @@ func (p *Pool) Build(ctx context.Context, fsys filesys.FileSystem, dir string, l
 	p.put(w)
 	switch {
 	case res.Panic != "":
-		return nil, &PanicError{Value: res.Panic, Stack: res.Stack}
+		return nil, &PanicError{Value: res.Panic, Stack: res.Stack, Kind: req.Kind}
 	case res.Limit != "":
 		return nil, &LimitError{Limit: res.Limit, Detail: res.Err}
+	case res.Code != "":
+		return nil, &CodedError{Code: res.Code, Data: res.Data, Msg: res.Err}
 	case res.Err != "":
 		return nil, errors.New(res.Err)
 	}
@@ -292,7 +313,7 @@ func (p *Pool) Build(ctx context.Context, fsys filesys.FileSystem, dir string, l
 }
 
 // build runs one request on w; an error means w must be discarded.
-func (w *worker) build(ctx context.Context, fsys filesys.FileSystem, dir string, lim Limits) (*result, error) {
+func (w *worker) build(ctx context.Context, fsys filesys.FileSystem, req *request, lim Limits) (*result, error) {
 	done := make(chan struct{})
 	defer close(done)
 	var (
@@ -342,7 +363,7 @@ func (w *worker) build(ctx context.Context, fsys filesys.FileSystem, dir string,
 		<-w.exited
 		return nil, fmt.Errorf("%w: %v%s", ErrWorker, err, w.stderr.say())
 	}
-	req := &request{Dir: dir, MaxOutput: lim.MaxOutputBytes, MaxMemory: lim.MaxMemoryBytes, Hook: lim.testHook}
+	req.MaxOutput, req.MaxMemory, req.Hook = lim.MaxOutputBytes, lim.MaxMemoryBytes, lim.testHook
 	if err := writeFrame(w.in, down{Request: req}); err != nil {
 		return failed(err)
 	}

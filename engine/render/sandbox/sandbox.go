@@ -59,16 +59,59 @@ type LimitError struct {
 // Error renders `LIMIT limit: DETAIL`.
 func (e *LimitError) Error() string { return e.Limit + " limit: " + e.Detail }
 
-// PanicError is a panic inside kustomize, recovered in the worker.
+// CodedError is an error a Handler returns so that the parent can rebuild
+// its type: Code names the type, Data holds its fields as JSON, Msg is
+// its message.
+type CodedError struct {
+	// Code names the error's type, for the code that reads it back.
+	Code string
+	// Data holds the error's fields as JSON.
+	Data json.RawMessage
+	// Msg is the error's message.
+	Msg string
+}
+
+// Error returns Msg.
+func (e *CodedError) Error() string { return e.Msg }
+
+// Handler is a renderer other than kustomize that a worker runs: it reads
+// the files it needs through fsys (each read answered by the parent),
+// decodes its request from payload, and returns its output as JSON
+// values of at most maxOutput bytes in all. An error that is a
+// *CodedError or a *LimitError keeps its type across the pipe; any other
+// error keeps its message.
+type Handler func(fsys filesys.FileSystem, payload json.RawMessage, maxOutput int64) ([]json.RawMessage, error)
+
+// handlers are the registered handlers by kind; see Register.
+var handlers = map[string]Handler{}
+
+// Register makes kind a request a worker serves with h. Call it from an
+// init function, before ServeIfWorker; "" is kustomize's and is taken.
+func Register(kind string, h Handler) {
+	if kind == "" {
+		panic("sandbox: the empty kind is kustomize's")
+	}
+	handlers[kind] = h
+}
+
+// PanicError is a panic inside a renderer, recovered in the worker.
 type PanicError struct {
 	// Value is the panic's value, printed.
 	Value string
 	// Stack is the worker goroutine's stack at the panic.
 	Stack []byte
+	// Kind is the request's kind (see Register); "" for kustomize.
+	Kind string
 }
 
-// Error renders `kustomize panicked: VALUE`.
-func (e *PanicError) Error() string { return "kustomize panicked: " + e.Value }
+// Error renders `kustomize panicked: VALUE` (or the renderer's name for
+// another kind).
+func (e *PanicError) Error() string {
+	if e.Kind != "" {
+		return e.Kind + " panicked: " + e.Value
+	}
+	return "kustomize panicked: " + e.Value
+}
 
 // KustomizeOptions are kustomize's own defences, a layer behind kdrift's
 // guard and in front of the worker's confinement: builtin plugins only

@@ -16,6 +16,13 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
+// TestMain makes this test binary a render worker when it is started as
+// one (the tests start workers running it).
+func TestMain(m *testing.M) {
+	ServeIfWorker()
+	os.Exit(m.Run())
+}
+
 // memFS is a repository of one kustomization and one ConfigMap.
 func memFS(t *testing.T) filesys.FileSystem {
 	t.Helper()

@@ -32,12 +32,15 @@ type down struct {
 	Reply   *reply   `json:"reply,omitempty"`
 }
 
-// request asks the worker to build one folder.
+// request asks the worker to build one folder (Kind "") or to run the
+// handler registered under Kind on Payload.
 type request struct {
-	Dir       string `json:"dir"`
-	MaxOutput int64  `json:"maxOutput"`
-	MaxMemory int64  `json:"maxMemory"`
-	Hook      string `json:"hook,omitempty"`
+	Kind      string          `json:"kind,omitempty"`
+	Payload   json.RawMessage `json:"payload,omitempty"`
+	Dir       string          `json:"dir"`
+	MaxOutput int64           `json:"maxOutput"`
+	MaxMemory int64           `json:"maxMemory"`
+	Hook      string          `json:"hook,omitempty"`
 }
 
 // call is one method of filesys.FileSystem, by name, on Path.
@@ -81,6 +84,9 @@ type result struct {
 	Limit   string            `json:"limit,omitempty"`
 	Panic   string            `json:"panic,omitempty"`
 	Stack   []byte            `json:"stack,omitempty"`
+	// Code and Data are a *CodedError's.
+	Code string          `json:"code,omitempty"`
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 func toInfo(fi fs.FileInfo) *info {

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,17 +21,23 @@ import (
 )
 
 // WorkerArg is the first argument that makes a kdrift binary a render
-// worker. The package's init checks for it, so that every binary that
-// renders (kdrift, and each test binary of a package that renders) is a
-// worker too, before any flag is parsed and without a subcommand of its
-// own: a worker never reaches kdrift's command line.
+// worker. ServeIfWorker checks for it from the init function of the
+// package that registers the handlers (engine/render), so that every
+// binary that renders (kdrift, and each test binary of a package that
+// renders) is a worker too, before any flag is parsed and without a
+// subcommand of its own: a worker never reaches kdrift's command line.
 const WorkerArg = "__kdrift-render-worker"
 
 // netnsArg follows WorkerArg when the parent started the worker in a
 // network namespace of its own.
 const netnsArg = "netns"
 
-func init() {
+// ServeIfWorker makes this process a render worker, and never returns,
+// when it was started as one (os.Args[1] is WorkerArg); otherwise it
+// returns at once. Call it from an init function after the last
+// Register: a package's init runs after those of the packages it
+// imports, so this package cannot call it from its own.
+func ServeIfWorker() {
 	if len(os.Args) > 1 && os.Args[1] == WorkerArg {
 		os.Exit(workerMain(os.Args[2:]))
 	}
@@ -64,13 +71,19 @@ func workerMain(args []string) int {
 	}
 }
 
-// serve runs one build; a panic is its result.
+// serve runs one request; a panic is its result.
 func (p *proxy) serve(req *request) (res *result) {
 	defer func() {
 		if v := recover(); v != nil {
 			res = &result{Panic: fmt.Sprint(v), Stack: debug.Stack()}
 		}
 	}()
+	var h Handler
+	if req.Kind != "" {
+		if h = handlers[req.Kind]; h == nil {
+			return &result{Err: fmt.Sprintf("this render worker has no renderer %q", req.Kind)}
+		}
+	}
 	if req.MaxMemory > 0 {
 		// The parent kills past MaxMemory of resident memory; collecting
 		// harder as the heap nears it keeps a legitimate build under it.
@@ -82,11 +95,21 @@ func (p *proxy) serve(req *request) (res *result) {
 			return &result{Err: err.Error()}
 		}
 	}
-	objs, err := Build(p, req.Dir, req.MaxOutput)
+	var objs []json.RawMessage
+	var err error
+	if h != nil {
+		objs, err = h(p, req.Payload, req.MaxOutput)
+	} else {
+		objs, err = Build(p, req.Dir, req.MaxOutput)
+	}
 	if err != nil {
 		var le *LimitError
-		if errors.As(err, &le) {
+		var ce *CodedError
+		switch {
+		case errors.As(err, &le):
 			return &result{Limit: le.Limit, Err: le.Detail}
+		case errors.As(err, &ce):
+			return &result{Code: ce.Code, Data: ce.Data, Err: ce.Msg}
 		}
 		return &result{Err: err.Error()}
 	}
