@@ -138,9 +138,8 @@ func TestRenderJsonnetHostile(t *testing.T) {
 	r := render.NewRenderer()
 	// Doubled 22 times (4 MiB) a string is built, and the size guard
 	// refuses the output before it is written out. Doubled 30 times it
-	// would take minutes and gigabytes in this process: Jsonnet is not
-	// yet evaluated in the render worker, whose memory ceiling is what
-	// bounds that case.
+	// would take gigabytes: the render worker's memory budget kills it
+	// (see TestJsonnetAllocationKilledAtMemory).
 	r.Options.Timeout = 15 * time.Second
 	r.Options.MaxRenderBytes = 1 << 20
 	for _, tc := range []struct {

@@ -23,8 +23,8 @@ type Options struct {
 	// expanded. Default 200: the deepest CRD schemas nest about 60 levels.
 	MaxDepth int
 	// MaxMemoryBytes bounds the resident memory of the render worker
-	// running one kustomize build: past it the worker is killed and the
-	// render fails. Default 256 MiB.
+	// running one kustomize build, Helm chart or Jsonnet file: past it
+	// the worker is killed and the render fails. Default 256 MiB.
 	MaxMemoryBytes int64
 	// Timeout bounds the wall time of one render, waiting for another
 	// kustomize build included. Default 30s.

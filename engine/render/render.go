@@ -86,8 +86,9 @@ type Renderer struct {
 
 	kbuild chan struct{} // holds a token while an in-process build runs
 
-	// inProcess builds kustomizations in this process instead of a
-	// render worker: for the benchmark that measures the worker's cost.
+	// inProcess builds kustomizations, renders charts and evaluates
+	// Jsonnet in this process instead of a render worker: for the
+	// benchmarks that measure the worker's cost.
 	inProcess bool
 	// noGuard skips the guard of kustomizations, so that a test proves
 	// the render worker holds on its own.

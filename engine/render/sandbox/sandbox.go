@@ -1,14 +1,17 @@
-// Package sandbox runs kustomize builds in a worker process that cannot do
-// harm: started from kdrift's own binary, with an empty environment, no
-// file descriptors but its pipes and an empty private working folder, and
-// on Linux a seccomp filter that refuses starting a program and opening a
-// socket, a network namespace of its own where the kernel allows, and
-// Landlock rules that leave it no file of the disk. The worker reads the
-// repository only through its pipes: every file system call of kustomize
-// is a request the parent answers from the filesys.FileSystem it was
-// given, so the parent keeps everything trust-related (the tree, the read
-// budgets, the YAML guard, SOPS decryption, the record of inputs) and no
-// key or repository file ever enters the worker.
+// Package sandbox runs kustomize builds, and the renderers registered with
+// it (engine/render registers Helm's templates and Jsonnet), in a worker
+// process that cannot do harm: started from kdrift's own binary, with an
+// empty environment, no file descriptors but its pipes and an empty
+// private working folder, and on Linux a seccomp filter that refuses
+// starting a program and opening a socket, a network namespace of its own
+// where the kernel allows, and Landlock rules that leave it no file of
+// the disk. The worker reads the repository only through its pipes:
+// every file system call of kustomize, and every file a registered
+// renderer reads, is a request the parent answers from the
+// filesys.FileSystem it was given, so the parent keeps everything
+// trust-related (the tree, the read budgets, the YAML guard, SOPS
+// decryption, the record of inputs) and no key or repository file ever
+// enters the worker unless the parent sends it.
 //
 // The parent keeps a small pool of workers. A worker that overruns its
 // time or memory, fails or breaks the protocol is killed (never waited
@@ -36,8 +39,8 @@ type Report struct {
 	FS string `json:"fs"`
 }
 
-// Limits are the budgets of one build in a worker; the wall time is the
-// context's.
+// Limits are the budgets of one build or render in a worker; the wall
+// time is the context's.
 type Limits struct {
 	// MaxOutputBytes bounds the objects a build returns, as JSON.
 	MaxOutputBytes int64
