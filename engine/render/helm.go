@@ -132,7 +132,7 @@ func (r *Renderer) helm(ctx context.Context, tree Tree, dir string, opts Options
 	fsys := newTreeFS(ctx, tree, opts, secrets)
 	fsys.sops = r.newSOPSReader(dir)
 	r.sandboxFS(fsys, dir)
-	objs, err := renderChart(ctx, fsys, dir, h)
+	objs, err := renderChart(fsys, dir, h)
 	e := r.entry(fsys)
 	if le := fsys.limit(); le != nil {
 		err = le
@@ -186,7 +186,7 @@ type renderedFile struct {
 // and decodes them. Templates see no cluster (`lookup` returns nothing,
 // DNS lookups are off, `env` is gone), and the functions that allocate by
 // an argument are bounded.
-func renderChart(ctx context.Context, fsys *treeFS, dir string, h *Helm) (objs []*unstructured.Unstructured, err error) {
+func renderChart(fsys *treeFS, dir string, h *Helm) (objs []*unstructured.Unstructured, err error) {
 	if h == nil {
 		h = &Helm{}
 	}
@@ -476,7 +476,7 @@ func loadChart(fsys *treeFS, dir string, files []*archive.BufferedFile) (*chart.
 func loadFilesSafe(files []*archive.BufferedFile) (c *chart.Chart, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			c, err = nil, &PanicError{Value: p, Stack: debug.Stack()}
+			c, err = nil, &PanicError{Value: p, Stack: debug.Stack(), Renderer: kindHelm}
 		}
 	}()
 	return loader.LoadFiles(files)

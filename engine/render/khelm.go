@@ -87,7 +87,7 @@ func (g *kguard) inflateHelmCharts(file string, k map[string]any) error {
 		default:
 			return &RefusedError{File: file, Field: field + ".valuesMerge", Entry: c.ValuesMerge, Problem: "is not override, merge or replace", Fix: "use one of them"}
 		}
-		objs, err := renderChart(g.fsys.ctx, g.fsys, chartDir, h)
+		objs, err := renderChart(g.fsys, chartDir, h)
 		if err != nil {
 			return fmt.Errorf("%s: %s (chart %s): %w", file, field, c.Name, err)
 		}
