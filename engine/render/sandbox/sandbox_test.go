@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"os"
@@ -19,6 +20,7 @@ import (
 // TestMain makes this test binary a render worker when it is started as
 // one (the tests start workers running it).
 func TestMain(m *testing.M) {
+	Register("echo", echoHandler)
 	ServeIfWorker()
 	os.Exit(m.Run())
 }
@@ -203,5 +205,55 @@ func TestOutputBounded(t *testing.T) {
 	var le *LimitError
 	if !errors.As(err, &le) || le.Limit != "rendered size" {
 		t.Fatalf("err = %v, want the rendered size limit", err)
+	}
+}
+
+// echoHandler returns the file its payload names, as a JSON string, or
+// fails with a *CodedError when the payload says "coded".
+func echoHandler(fsys filesys.FileSystem, payload json.RawMessage, _ int64) ([]json.RawMessage, error) {
+	var name string
+	if err := json.Unmarshal(payload, &name); err != nil {
+		return nil, err
+	}
+	if name == "coded" {
+		return nil, &CodedError{Code: "test", Data: json.RawMessage(`{"n":1}`), Msg: "a coded failure"}
+	}
+	data, err := fsys.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	js, _ := json.Marshal(string(data))
+	return []json.RawMessage{js}, nil
+}
+
+// TestWorkerRunsRegisteredRenderer: a registered renderer runs in the
+// worker, reads through the parent, and its typed error keeps its code
+// and data; an unknown kind and a payload past the request bound fail
+// clearly, and the worker stays usable.
+func TestWorkerRunsRegisteredRenderer(t *testing.T) {
+	p := NewPool("", 1)
+	ctx := context.Background()
+	out, err := p.Run(ctx, memFS(t), "echo", json.RawMessage(`"/app/cm.yaml"`), lim)
+	if err != nil || len(out) != 1 || !strings.Contains(string(out[0]), "kind: ConfigMap") {
+		t.Fatalf("echo = %s, %v", out, err)
+	}
+	_, err = p.Run(ctx, memFS(t), "echo", json.RawMessage(`"coded"`), lim)
+	var ce *CodedError
+	if !errors.As(err, &ce) || ce.Code != "test" || string(ce.Data) != `{"n":1}` || ce.Msg != "a coded failure" {
+		t.Fatalf("coded = %#v", err)
+	}
+	if _, err := p.Run(ctx, memFS(t), "echo", json.RawMessage(`"/missing"`), lim); err == nil || errors.Is(err, ErrWorker) {
+		t.Fatalf("missing file: %v", err)
+	}
+	if _, err := p.Run(ctx, memFS(t), "nope", json.RawMessage(`1`), lim); err == nil || !strings.Contains(err.Error(), `no renderer "nope"`) {
+		t.Fatalf("unknown kind: %v", err)
+	}
+	big, _ := json.Marshal(strings.Repeat("x", maxCallFrame))
+	var le *LimitError
+	if _, err := p.Run(ctx, memFS(t), "echo", big, lim); !errors.As(err, &le) {
+		t.Fatalf("oversized request: %v", err)
+	}
+	if _, err := p.Run(ctx, memFS(t), "echo", json.RawMessage(`"/app/cm.yaml"`), lim); err != nil {
+		t.Fatalf("after the failures: %v", err)
 	}
 }
