@@ -346,7 +346,7 @@ func (w *worker) build(ctx context.Context, fsys filesys.FileSystem, req *reques
 				return
 			case <-t.C:
 				if rss := residentBytes(w.cmd.Process.Pid); lim.MaxMemoryBytes > 0 && rss > lim.MaxMemoryBytes {
-					stop(&LimitError{Limit: "memory", Detail: fmt.Sprintf("the render worker's resident memory came to %d bytes, more than %d", rss, lim.MaxMemoryBytes)})
+					stop(&LimitError{Limit: "memory", Detail: fmt.Sprintf("the render worker's resident memory passed its %.0f MiB budget (%.1f MiB) and the worker was killed: the render allocates without bound, or needs a larger budget", float64(lim.MaxMemoryBytes)/(1<<20), float64(rss)/(1<<20))})
 					return
 				}
 			}
