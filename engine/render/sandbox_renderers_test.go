@@ -169,3 +169,44 @@ func TestHelmChartForeverKilledAtTime(t *testing.T) {
 	}
 	renderGood(t, r, s)
 }
+
+// TestHostileChartsInWorker: charts whose templates loop without end,
+// recurse without end, or hold more memory than the worker may have
+// (each value small enough for the size budgets, a million of them kept)
+// are each that App's Error naming the budget, typed across the worker's
+// pipe; nothing runs, nothing connects, and the other Apps render.
+func TestHostileChartsInWorker(t *testing.T) {
+	tr := hostile.NewTrap(t)
+	files := rendererApps(t)
+	cases := map[string]struct{ tpl, limit string }{
+		"range":   {`{{ range 1000000000000 }}x{{ end }}`, "template loop"},
+		"include": {`{{ define "loop" }}{{ include "loop" . }}{{ end }}{{ include "loop" . }}`, "template depth"},
+		"hoard":   {`{{ $d := dict }}{{ range $i := until 900000 }}{{ $_ := set $d (toString $i) (repeat 1000 "x") }}{{ end }}`, "memory"},
+	}
+	for name, c := range cases {
+		files["evil/"+name+"/Chart.yaml"] = "apiVersion: v2\nname: " + name + "\nversion: 0.1.0\n"
+		files["evil/"+name+"/templates/evil.yaml"] = c.tpl
+	}
+	_, snap := repo(t, files)
+	s := snap()
+	r := render.NewRenderer()
+	r.Options.Timeout = 2 * time.Minute
+	for name, c := range cases {
+		if runtime.GOOS != "linux" && c.limit == "memory" {
+			continue // the worker's resident memory is read from /proc
+		}
+		_, err := r.RenderApp(t.Context(), s, "evil/"+name, nil)
+		var le *render.LimitError
+		if !errors.As(err, &le) || le.Limit != c.limit {
+			t.Errorf("%s: error = %v, want the %s limit", name, err, c.limit)
+		}
+		t.Logf("%s: %v", name, err)
+	}
+	renderGood(t, r, s)
+	if _, err := os.Stat(tr.Marker); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("marker %s exists (or cannot be checked: %v): a command ran", tr.Marker, err)
+	}
+	if n := tr.Accepts(); n != 0 {
+		t.Fatalf("%d connections reached the loopback listener", n)
+	}
+}
