@@ -135,18 +135,15 @@ func WalkChannel(ctx context.Context, g *git.Repository, channel, ref string, ti
 	if err != nil {
 		return out, fmt.Errorf("incident channel %s: desired commit %s: %w", ref, head, err)
 	}
-	bases, err := tc.MergeBase(hc)
+	// The walk follows first parents back to where the chain meets the
+	// desired branch; past a merge (refused anyway) it meets it where the
+	// merge's first parent does.
+	base, found, err := mergeBase(tc, hc)
 	if err != nil {
-		return out, fmt.Errorf("incident channel %s: no common history with %s: %w", ref, head.String()[:7], err)
+		return out, fmt.Errorf("incident channel %s: %w", ref, err)
 	}
-	if len(bases) == 0 {
-		out.Refused = &ChannelRefusal{Commit: out.Tip, Problem: "shares no history with the desired branch"}
-		return out, nil
-	}
-	base := bases[0].Hash
-	out.Base = base.String()
 	var chain []*object.Commit // newest first
-	for c := tc; c.Hash != base; {
+	for c := tc; !found || c.Hash != base; {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
@@ -162,7 +159,15 @@ func WalkChannel(ctx context.Context, g *git.Repository, channel, ref string, ti
 		if err != nil {
 			return out, fmt.Errorf("incident channel %s: parent of %s: %w", ref, c.Hash.String()[:7], err)
 		}
+		if c.NumParents() > 1 {
+			if base, found, err = mergeBase(p, hc); err != nil {
+				return out, fmt.Errorf("incident channel %s: %w", ref, err)
+			}
+		}
 		c = p
+	}
+	if found {
+		out.Base = base.String()
 	}
 	for i := len(chain) - 1; i >= 0; i-- {
 		c := chain[i]
@@ -268,4 +273,17 @@ func entryBytes(t *object.Tree, e object.ChangeEntry) ([]byte, error) {
 		return nil, fmt.Errorf("%s cannot be read: %v", e.Name, err)
 	}
 	return data, nil
+}
+
+// mergeBase is the newest commit both a and b descend from; found is
+// false when they share no history.
+func mergeBase(a, b *object.Commit) (plumbing.Hash, bool, error) {
+	bases, err := a.MergeBase(b)
+	if err != nil {
+		return plumbing.ZeroHash, false, fmt.Errorf("common history of %s and %s: %w", a.Hash.String()[:7], b.Hash.String()[:7], err)
+	}
+	if len(bases) == 0 {
+		return plumbing.ZeroHash, false, nil
+	}
+	return bases[0].Hash, true, nil
 }
