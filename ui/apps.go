@@ -561,6 +561,9 @@ func (v *appsView) detailLine(w int) string {
 		if a.LocalFreeze {
 			t += " · in a local commit not pushed yet"
 		}
+		if a.FreezeChannel != "" {
+			t += " · on the incident channel " + a.FreezeChannel
+		}
 		return s.Info.Render(cut(t, w))
 	case a.Error != "":
 		return s.Bad.Render(cut("✗ "+a.Name+": "+a.Error, w))

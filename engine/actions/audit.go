@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/go-git/go-git/v5"
@@ -34,6 +35,7 @@ const (
 //	revertOf     for revert: the reverted commit's hash
 //	until        for freeze and extend: when the freeze ends (absent: no end)
 //	freezeState  for freeze and extend: app -> active | expired | lifted
+//	channel      the incident channel the record is on (absent: the branch)
 type AuditEntry struct {
 	Time        time.Time         `json:"time"`
 	Author      string            `json:"author"`
@@ -45,6 +47,7 @@ type AuditEntry struct {
 	RevertOf    string            `json:"revertOf,omitempty"`
 	Until       *time.Time        `json:"until,omitempty"`
 	FreezeState map[string]string `json:"freezeState,omitempty"`
+	Channel     string            `json:"channel,omitempty"`
 }
 
 // AuditOptions filters the audit log.
@@ -96,6 +99,16 @@ func (r *Repo) Audit(ctx context.Context, opts AuditOptions) ([]AuditEntry, erro
 		current[a.Metadata.Name] = a.Spec.Freeze != nil
 	}
 	freezeStates(all, r.opts.Now(), current)
+	// The incident channel's records, with their own states: a channel
+	// unfreeze lifts only channel freezes.
+	channel, err := r.channelAudit(ctx, head)
+	if err != nil {
+		return nil, fmt.Errorf("incident channel: %w", err)
+	}
+	if len(channel) > 0 {
+		all = append(all, channel...)
+		sort.SliceStable(all, func(i, j int) bool { return all[i].Time.After(all[j].Time) })
+	}
 	var out []AuditEntry
 	for _, e := range all {
 		if opts.App != "" && !containsString(e.Apps, opts.App) {

@@ -72,3 +72,43 @@ func ChannelFreezes(a App, channel App, now time.Time) (App, bool) {
 	}
 	return a, fromChannel
 }
+
+// ChannelOnly is channel, an App as an incident channel declares it, with
+// only the freezes the channel added to base, the same App at the desired
+// branch's commit the channel starts from: an app freeze base already
+// declared (same author, start, reason and end) and resource freezes base
+// already declared are dropped, so that a freeze the desired branch has
+// since lifted is not brought back by the channel.
+func ChannelOnly(channel, base App) App {
+	if sameEnd(channel.Spec.Freeze, base.Spec.Freeze) {
+		channel.Spec.Freeze = nil
+	}
+	var kept []ResourceFreeze
+	for _, c := range channel.Spec.Freezes {
+		inBase := false
+		for _, b := range base.Spec.Freezes {
+			if c.Resource == b.Resource && c.At.Equal(b.At) && c.By == b.By && c.Reason == b.Reason &&
+				strings.Join(c.Fields, ",") == strings.Join(b.Fields, ",") && sameUntil(c.Until, b.Until) {
+				inBase = true
+			}
+		}
+		if !inBase {
+			kept = append(kept, c)
+		}
+	}
+	channel.Spec.Freezes = kept
+	return channel
+}
+
+// sameEnd says f and o are the same freeze with the same end.
+func sameEnd(f, o *Freeze) bool {
+	return f != nil && f.Same(o) && sameUntil(f.Until, o.Until)
+}
+
+// sameUntil says two ends are equal (nil only equals nil).
+func sameUntil(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Equal(*b)
+}

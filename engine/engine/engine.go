@@ -182,6 +182,10 @@ type Engine struct {
 	// localApps (guarded by mu) are the Apps of the local branch when it
 	// is ahead of the upstream: only their freezes count.
 	localApps app.LoadResult
+	// channel (guarded by mu) is the incident channel as last read, and
+	// channelReported the problems with it already reported.
+	channel         channelState
+	channelReported map[string]bool
 	// applied (guarded by mu) is the newest revision kdrift applied;
 	// self-heal never applies a revision that does not contain it.
 	applied string

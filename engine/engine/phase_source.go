@@ -43,8 +43,10 @@ func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
 	e.mu.Lock()
 	e.localApps = local
 	same := e.snap != nil && e.head.Hash == rev.Hash
+	cur := e.snap
 	e.mu.Unlock()
 	if same {
+		e.loadChannel(ctx, rev, cur)
 		return nil
 	}
 	snap, err := e.repo.Snapshot(rev.Hash)
@@ -55,29 +57,30 @@ func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
 	e.mu.Lock()
 	e.head, e.snap, e.apps = rev, snap, apps
 	e.mu.Unlock()
+	e.loadChannel(ctx, rev, snap)
 	return nil
 }
 
 // findApp is App name as the upstream declares it, with a freeze that
 // only a local commit not pushed yet declares (localFreeze says so), and
 // the resource and field freezes of such a commit added to the
-// upstream's. Callers hold e.mu.
-func (e *Engine) findApp(name string, now time.Time) (a app.App, localFreeze, ok bool) {
+// upstream's; then with the freezes the incident channel adds (channel
+// names it when it adds any). Callers hold e.mu.
+func (e *Engine) findApp(name string, now time.Time) (a app.App, localFreeze bool, channel string, ok bool) {
 	a, ok = e.apps.Find(name)
 	if !ok {
-		return a, false, ok
+		return a, false, "", ok
 	}
 	if la, found := e.localApps.Find(name); found {
 		a.Spec.Freezes = withLocalFreezes(a.Spec.Freezes, la.Spec.Freezes, now)
 	}
-	if a.Spec.Freeze.ActiveAt(now) {
-		return a, false, ok
+	if !a.Spec.Freeze.ActiveAt(now) {
+		if la, found := e.localApps.Find(name); found && la.Spec.Freeze.ActiveAt(now) {
+			a.Spec.Freeze, localFreeze = la.Spec.Freeze, true
+		}
 	}
-	if la, found := e.localApps.Find(name); found && la.Spec.Freeze.ActiveAt(now) {
-		a.Spec.Freeze = la.Spec.Freeze
-		return a, true, true
-	}
-	return a, false, true
+	a, channel = e.withChannel(a, now)
+	return a, localFreeze, channel, true
 }
 
 // movedBack reports, with the reason, whether healing at this pass's
@@ -137,7 +140,7 @@ func (p *pass) phaseSource() bool {
 	e := p.e
 	e.mu.Lock()
 	p.rev, p.snap = e.head, e.snap
-	a, localFreeze, ok := e.findApp(p.name, p.now)
+	a, localFreeze, channel, ok := e.findApp(p.name, p.now)
 	inv, bad := e.apps.FindInvalid(p.name)
 	e.mu.Unlock()
 	p.status.Revision = p.rev.Hash
@@ -147,6 +150,7 @@ func (p *pass) phaseSource() bool {
 		p.status.RevisionRef, p.status.NoUpstream = e.repo.Branch(), true
 	}
 	p.status.LocalFreeze = localFreeze
+	p.status.FreezeChannel = channel
 	if p.snap == nil {
 		return p.fail(status.SyncUnknown, errors.New("Git has not been read yet"))
 	}

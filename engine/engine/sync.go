@@ -178,7 +178,7 @@ func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncR
 		return SyncResult{App: name}, err
 	}
 	e.mu.Lock()
-	a, _, valid := e.findApp(name, e.opts.Now())
+	a, _, _, valid := e.findApp(name, e.opts.Now())
 	e.mu.Unlock()
 	if valid && opts.AllowFrozen && opts.SeenFreeze != nil && !opts.DryRun && a.Spec.Freeze.ActiveAt(e.opts.Now()) && !opts.SeenFreeze.Same(a.Spec.Freeze) {
 		return SyncResult{App: name}, &app.FreezeChangedError{App: name, Seen: opts.SeenFreeze, Now: a.Spec.Freeze}

@@ -314,7 +314,7 @@ func (r *Repo) refreshed() <-chan struct{} {
 
 // Watch fetches every interval (DefaultInterval when interval <= 0) and on
 // Refresh, and sends the head revision first when it starts and then each
-// time it changes. A failed fetch sends nothing; LastFetchError tells why.
+// time it or the incident channel's head (SetChannel) changes. A failed fetch sends nothing; LastFetchError tells why.
 // The channel is closed when ctx ends.
 func (r *Repo) Watch(ctx context.Context, interval time.Duration) <-chan Revision {
 	if interval <= 0 {
@@ -332,12 +332,13 @@ func (r *Repo) Watch(ctx context.Context, interval time.Duration) <-chan Revisio
 				r.setFetchErr(err)
 				return ctx.Err() == nil
 			}
-			if rev.Hash == last {
+			key := rev.Hash + " " + r.channelTip()
+			if key == last {
 				return true
 			}
 			select {
 			case out <- rev:
-				last = rev.Hash
+				last = key
 				return true
 			case <-ctx.Done():
 				return false

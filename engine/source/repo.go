@@ -82,6 +82,7 @@ type Repo struct {
 	mu      sync.Mutex
 	h       *handle // the read handle; replaced after every fetch
 	lastErr error   // the last fetch error, nil after a success
+	channel string  // the incident channel Watch watches (SetChannel)
 	// failSince is when the current run of failed fetches began.
 	failSince time.Time
 

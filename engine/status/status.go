@@ -314,6 +314,10 @@ type AppStatus struct {
 	// it stops healing at once, while the rest of that commit is not
 	// applied until the upstream has it.
 	LocalFreeze bool `json:"localFreeze,omitempty"`
+	// FreezeChannel names the incident channel (kdrift/freezes) when the
+	// app's freeze, or one of its resource or field freezes, comes from
+	// there rather than from the desired branch.
+	FreezeChannel string `json:"freezeChannel,omitempty"`
 	// Owner is the GitOps engine's declaration that owns the app ("Argo
 	// CD Application argocd/guestbook"); empty for a kdrift App. kdrift
 	// never heals or prunes an owned app: SelfHeal and Prune are the

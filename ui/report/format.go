@@ -25,7 +25,11 @@ func WriteAuditTable(w io.Writer, entries []actions.AuditEntry) error {
 				apps[i] += " (" + st + ")"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339), e.Author, e.Action,
+		action := e.Action
+		if e.Channel != "" {
+			action += " (channel " + e.Channel + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339), e.Author, action,
 			strings.Join(apps, ", "), e.Commit[:min(12, len(e.Commit))], firstLine(e.Reason))
 	}
 	return tw.Flush()

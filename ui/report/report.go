@@ -163,6 +163,9 @@ func Status(w io.Writer, apps []status.AppStatus, now time.Time) error {
 		if n, fields := FrozenParts(a); n > 0 {
 			heal += fmt.Sprintf(", %d resource(s) frozen (%d drifted field(s) held)", n, fields)
 		}
+		if a.FreezeChannel != "" {
+			heal += " (channel " + a.FreezeChannel + ")"
+		}
 		if a.Owner != "" {
 			// Another engine heals it, not kdrift: say whose setting it is.
 			heal += " (" + a.Owner + ")"
@@ -253,6 +256,8 @@ type AppSummary struct {
 	NoUpstream bool `json:"noUpstream,omitempty"`
 	// LocalFreeze says Freeze is in a local commit not pushed yet.
 	LocalFreeze bool `json:"localFreeze,omitempty"`
+	// FreezeChannel names the incident channel a freeze comes from.
+	FreezeChannel string `json:"freezeChannel,omitempty"`
 	// Owner is the Argo CD Application or Flux Kustomization that owns
 	// the app and heals it (kdrift never does); absent for a kdrift App.
 	// SelfHeal and Prune are then the owner's settings.
@@ -296,7 +301,7 @@ func Summarize(apps []status.AppStatus) StatusDoc {
 	for _, a := range apps {
 		s := AppSummary{Name: a.Name, File: a.File, Path: a.Path, Context: a.Destination.Context, Namespace: a.Destination.Namespace,
 			Sync: a.Sync, Health: a.Health, HealthDetail: a.HealthDetail, Canaries: a.Canaries, SelfHeal: a.SelfHeal, Prune: a.Prune, Freezes: a.Freezes, OutOfSyncSince: a.OutOfSyncSince,
-			Revision: a.Revision, RevisionRef: a.RevisionRef, NoUpstream: a.NoUpstream, LocalFreeze: a.LocalFreeze, Owner: a.Owner, OwnerFile: a.OwnerFile, OwnerPaused: a.OwnerPaused, Objects: a.Objects(), DriftedObjects: a.DriftedObjects(), EncryptedObjects: a.EncryptedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
+			Revision: a.Revision, RevisionRef: a.RevisionRef, NoUpstream: a.NoUpstream, LocalFreeze: a.LocalFreeze, FreezeChannel: a.FreezeChannel, Owner: a.Owner, OwnerFile: a.OwnerFile, OwnerPaused: a.OwnerPaused, Objects: a.Objects(), DriftedObjects: a.DriftedObjects(), EncryptedObjects: a.EncryptedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
 		if a.Freeze != nil {
 			s.Freeze = a.Freeze
 		}

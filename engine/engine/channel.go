@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/source"
+	"kdrift.dev/kdrift/engine/status"
+)
+
+// channelState is the incident channel as the engine last read it.
+type channelState struct {
+	// key is the desired head and the channel's tip it was read at.
+	key string
+	// read is the channel's commits, checked (source.ReadChannel).
+	read source.ChannelRead
+	// apps are the Apps at the newest valid freeze record, each with only
+	// the freezes the channel added to the desired branch it starts from.
+	apps app.LoadResult
+	// err is why the channel could not be read.
+	err error
+}
+
+// maxChannelReports bounds the problems the engine remembers having
+// reported, so that a channel rewritten in a loop cannot grow it.
+const maxChannelReports = 256
+
+// loadChannel reads the incident channel the settings on the desired
+// branch's revision rev name, when it or the channel moved, and reports
+// (once each) a channel commit that is not a freeze record, a channel too
+// long to read, and a channel that cannot be read. Only freezes are ever
+// taken from the channel.
+func (e *Engine) loadChannel(ctx context.Context, rev source.Revision, snap *source.Snapshot) {
+	settings, err := app.ReadSettings(snap)
+	if err != nil {
+		e.setChannel(channelState{key: rev.Hash, err: fmt.Errorf("incident channel not read: %w", err)})
+		return
+	}
+	name := settings.ChannelBranch()
+	e.repo.SetChannel(name)
+	read, err := e.repo.ReadChannel(ctx, name, rev.Hash)
+	key := rev.Hash + " " + name + " " + read.Tip.Hash
+	e.mu.Lock()
+	same := e.channel.key == key
+	e.mu.Unlock()
+	if same {
+		return
+	}
+	st := channelState{key: key, read: read, err: err}
+	if err == nil && read.Valid != "" {
+		st.apps, st.err = e.channelApps(read)
+	}
+	e.setChannel(st)
+}
+
+// channelApps loads the Apps at the channel's newest valid record and
+// keeps, of each, only the freezes the channel itself added: those not
+// already at the desired branch's commit the channel starts from. A
+// freeze the desired branch declared (and may since have lifted) is
+// therefore never brought back by the channel.
+func (e *Engine) channelApps(read source.ChannelRead) (app.LoadResult, error) {
+	vs, err := e.repo.Snapshot(read.Valid)
+	if err != nil {
+		return app.LoadResult{}, fmt.Errorf("incident channel %s: %w", read.Ref, err)
+	}
+	bs, err := e.repo.Snapshot(read.Base)
+	if err != nil {
+		return app.LoadResult{}, fmt.Errorf("incident channel %s: %w", read.Ref, err)
+	}
+	at, base := app.Load(vs, "."), app.Load(bs, ".")
+	var out app.LoadResult
+	for _, a := range at.Apps {
+		b, found := base.Find(a.Metadata.Name)
+		if !found {
+			continue // a freeze record never adds an App
+		}
+		out.Apps = append(out.Apps, app.ChannelOnly(a, b))
+	}
+	return out, nil
+}
+
+// setChannel keeps st and reports its problems that were not reported
+// yet.
+func (e *Engine) setChannel(st channelState) {
+	var msg, id string
+	switch {
+	case st.err != nil:
+		msg, id = st.err.Error(), "err "+st.err.Error()
+	case st.read.TooLong:
+		msg = fmt.Sprintf("incident channel %s has more than %d commits that %s lacks: kdrift reads none of its freezes; put the freezes that must hold on %s and reset the channel", st.read.Ref, source.MaxChannelCommits, e.repo.Branch(), e.repo.Branch())
+		id = "long " + st.read.Tip.Hash
+	case st.read.Refused != nil:
+		msg, id = st.read.Refused.Error(), "refused "+st.read.Refused.Commit.Hash
+	}
+	e.mu.Lock()
+	e.channel = st
+	report := id != "" && !e.channelReported[id]
+	if report {
+		if e.channelReported == nil || len(e.channelReported) >= maxChannelReports {
+			e.channelReported = map[string]bool{}
+		}
+		e.channelReported[id] = true
+	}
+	e.mu.Unlock()
+	if report {
+		e.bus.publish(status.ErrorEvent{Base: status.Base{Time: e.opts.Now()}, Message: msg})
+	}
+}
+
+// Channel is the incident channel as last read: its name, where it was
+// read, its valid freeze records (oldest first) and the commit refused,
+// if any.
+func (e *Engine) Channel() source.ChannelRead {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.channel.read
+}
+
+// withChannel is a with the freezes the incident channel adds at now
+// (app.ChannelFreezes); fromChannel names the channel when it adds any.
+// Callers hold e.mu.
+func (e *Engine) withChannel(a app.App, now time.Time) (app.App, string) {
+	c, found := e.channel.apps.Find(a.Metadata.Name)
+	if !found {
+		return a, ""
+	}
+	out, from := app.ChannelFreezes(a, c, now)
+	if !from {
+		return a, ""
+	}
+	return out, e.channel.read.Name
+}
