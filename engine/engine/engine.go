@@ -182,9 +182,9 @@ type Engine struct {
 	// localApps (guarded by mu) are the Apps of the local branch when it
 	// is ahead of the upstream: only their freezes count.
 	localApps app.LoadResult
-	// applied (guarded by mu) is the newest revision kdrift applied;
-	// self-heal never applies a revision that does not contain it.
-	applied string
+	// marks (guarded by mu), when set, keeps each App's newest applied
+	// revision where a restarted healer reads it (see SetMarks).
+	marks Marks
 
 	passes, dryRuns, applies atomic.Int64
 
