@@ -7,8 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/publish"
@@ -104,8 +109,8 @@ func TestNeverOlderAcrossRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	var raw status.Mark
-	if err := json.Unmarshal([]byte(obj.GetAnnotations()[publish.AnnotationApplied]), &raw); err != nil || raw.Revision != first {
-		t.Fatalf("annotation %s: %q", publish.AnnotationApplied, obj.GetAnnotations()[publish.AnnotationApplied])
+	if b, err := json.Marshal(obj.Object["status"].(map[string]any)[publish.StatusMarkField]); err != nil || json.Unmarshal(b, &raw) != nil || raw.Revision != first {
+		t.Fatalf("status.%s: %v", publish.StatusMarkField, obj.Object["status"])
 	}
 
 	// Restarted again: it heals from the accepted revision.
@@ -120,8 +125,8 @@ func TestNeverOlderAcrossRestarts(t *testing.T) {
 
 	// A mark that cannot be read (here: not a mark) stops applying: kdrift
 	// cannot tell whether the revision is older.
-	patch := []byte(`{"metadata":{"annotations":{"` + publish.AnnotationApplied + `":"HEAD~3"}}}`)
-	if _, err := enginetest.Dynamic(t).Resource(publish.GVR).Namespace(home).Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	patch := []byte(`{"status":{"` + publish.StatusMarkField + `":{"revision":"HEAD~3"}}}`)
+	if _, err := enginetest.Dynamic(t).Resource(publish.GVR).Namespace(home).Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
 		t.Fatal(err)
 	}
 	scaleAs(t, ns, "web", "kubectl", 4)
@@ -131,5 +136,76 @@ func TestNeverOlderAcrossRestarts(t *testing.T) {
 	}
 	if got := replicasOf(t, ns, "web"); got != 4 {
 		t.Fatalf("replicas %d: applied although the mark could not be read", got)
+	}
+}
+
+// TestViewerCannotRewriteStatus: with the status subresource, a
+// ServiceAccount holding the viewers' rights (patch on appstatuses, for
+// the fetch annotation; not on appstatuses/status) cannot change the
+// published status nor the applied mark, while the publisher's writes
+// land; checked with a real token against the real apiserver's RBAC.
+func TestViewerCannotRewriteStatus(t *testing.T) {
+	ctx := context.Background()
+	home := namespace(t, "viewer-status")
+	cs, dyn := enginetest.Clientset(t), enginetest.Dynamic(t)
+	if err := publish.Ensure(ctx, cs, dyn, home); err != nil {
+		t.Fatal(err)
+	}
+	const id = "https://git.example/shop#main"
+	rev := strings.Repeat("ab", 20)
+	if _, err := publish.NewPublisher(dyn, home, id).Publish(ctx, status.AppStatus{Name: "web", Sync: status.SyncSynced, Revision: rev}); err != nil {
+		t.Fatal(err)
+	}
+	marks := publish.NewMarks(dyn, home, id)
+	if err := marks.SetMark(ctx, "web", status.Mark{Revision: rev}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ServiceAccounts(home).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "viewer"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "kdrift-viewer"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{publish.Group}, Resources: []string{"appstatuses"}, Verbs: []string{"get", "list", "watch", "patch"}},
+	}}
+	if _, err := cs.RbacV1().Roles(home).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "kdrift-viewer"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "kdrift-viewer"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "viewer", Namespace: home}}}
+	if _, err := cs.RbacV1().RoleBindings(home).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", enginetest.TokenKubeconfig(t, home, "viewer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vdyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := publish.ObjectName(id, "web")
+	forged := []byte(`{"status":{"sync":"Synced","appliedMark":{"revision":"` + strings.Repeat("cd", 20) + `"}}}`)
+	vc := vdyn.Resource(publish.GVR).Namespace(home)
+	if _, err := vc.Patch(ctx, name, types.MergePatchType, forged, metav1.PatchOptions{}, "status"); !apierrors.IsForbidden(err) {
+		t.Fatalf("viewer patching the status subresource: %v, want forbidden", err)
+	}
+	// Through the object the status is ignored; the fetch annotation is
+	// what a viewer may write.
+	withAnn := []byte(`{"metadata":{"annotations":{"` + publish.AnnotationFetch + `":"abc"}},"status":{"sync":"OutOfSync","appliedMark":{"revision":"` + strings.Repeat("cd", 20) + `"}}}`)
+	if _, err := vc.Patch(ctx, name, types.MergePatchType, withAnn, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("viewer writing the fetch annotation: %v", err)
+	}
+	obj, err := dyn.Resource(publish.GVR).Namespace(home).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := obj.Object["status"].(map[string]any)["sync"]; got != string(status.SyncSynced) {
+		t.Fatalf("status.sync %v: a viewer rewrote the status", got)
+	}
+	if m, err := marks.Mark(ctx, "web"); err != nil || m.Revision != rev {
+		t.Fatalf("mark %+v %v: a viewer moved it", m, err)
+	}
+	if obj.GetAnnotations()[publish.AnnotationFetch] != "abc" {
+		t.Fatalf("fetch annotation not written: %v", obj.GetAnnotations())
 	}
 }

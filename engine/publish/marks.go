@@ -7,17 +7,18 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
 	"kdrift.dev/kdrift/engine/leader"
 	"kdrift.dev/kdrift/engine/status"
 )
 
-// AnnotationApplied holds an App's status.Mark (JSON) on its AppStatus:
-// the newest revision kdrift applied to the App, read by every healer
-// after a restart or a change of leader.
-const AnnotationApplied = "kdrift.dev/applied"
+// StatusMarkField is the field of an AppStatus's status that holds the
+// App's status.Mark: the newest revision kdrift applied to the App, read
+// by every healer after a restart or a change of leader. It is written
+// through the status subresource, which the viewers' role cannot patch.
+const StatusMarkField = "appliedMark"
 
 // MarkFieldManager is the field manager of AnnotationApplied, apart from
 // the publisher's so that neither write removes the other's fields.
@@ -53,16 +54,20 @@ func (m *Marks) Mark(ctx context.Context, app string) (status.Mark, error) {
 	if got := obj.GetAnnotations()[leader.AnnotationRepo]; got != m.identity {
 		return status.Mark{}, fmt.Errorf("AppStatus %s/%s belongs to repository %q, not %q; delete it and kdrift writes it again", m.ns, name, got, m.identity)
 	}
-	raw := obj.GetAnnotations()[AnnotationApplied]
-	if raw == "" {
+	raw, found, err := unstructured.NestedFieldNoCopy(obj.Object, "status", StatusMarkField)
+	if err != nil || !found || raw == nil {
 		return status.Mark{}, nil
 	}
-	if len(raw) > MaxMarkBytes {
-		return status.Mark{}, fmt.Errorf("AppStatus %s/%s: annotation %s is %d bytes, more than %d; remove it (kdrift then trusts the next revision it applies)", m.ns, name, AnnotationApplied, len(raw), MaxMarkBytes)
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return status.Mark{}, fmt.Errorf("AppStatus %s/%s: status.%s: %w", m.ns, name, StatusMarkField, err)
+	}
+	if len(b) > MaxMarkBytes {
+		return status.Mark{}, fmt.Errorf("AppStatus %s/%s: status.%s is %d bytes, more than %d; remove it (kdrift then trusts the next revision it applies)", m.ns, name, StatusMarkField, len(b), MaxMarkBytes)
 	}
 	var mk status.Mark
-	if err := json.Unmarshal([]byte(raw), &mk); err != nil || !isHash(mk.Revision) {
-		return status.Mark{}, fmt.Errorf("AppStatus %s/%s: annotation %s is not a revision mark (%q); remove it (kdrift then trusts the next revision it applies)", m.ns, name, AnnotationApplied, raw)
+	if err := json.Unmarshal(b, &mk); err != nil || !isHash(mk.Revision) {
+		return status.Mark{}, fmt.Errorf("AppStatus %s/%s: status.%s is not a revision mark (%s); remove it (kdrift then trusts the next revision it applies)", m.ns, name, StatusMarkField, b)
 	}
 	return mk, nil
 }
@@ -75,6 +80,10 @@ func (m *Marks) SetMark(ctx context.Context, app string, mk status.Mark) error {
 	if err != nil {
 		return err
 	}
+	var markMap map[string]any
+	if err := json.Unmarshal(val, &markMap); err != nil {
+		return err
+	}
 	obj := map[string]any{
 		"apiVersion": Group + "/" + Version,
 		"kind":       Kind,
@@ -82,16 +91,17 @@ func (m *Marks) SetMark(ctx context.Context, app string, mk status.Mark) error {
 			"name":        name,
 			"namespace":   m.ns,
 			"labels":      map[string]any{leader.LabelManagedBy: "kdrift", leader.LabelRepo: leader.Hash(m.identity)},
-			"annotations": map[string]any{leader.AnnotationRepo: m.identity, AnnotationApplied: string(val)},
+			"annotations": map[string]any{leader.AnnotationRepo: m.identity},
 		},
 	}
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return err
-	}
-	force := true
-	if _, err := m.client.Patch(ctx, name, types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: MarkFieldManager, Force: &force}); err != nil {
+	// The object first (the publisher may not have written it yet), then
+	// the mark through the status subresource.
+	if err := applyObject(ctx, m.client, obj, MarkFieldManager); err != nil {
 		return fmt.Errorf("AppStatus %s/%s: %w", m.ns, name, err)
+	}
+	obj["status"] = map[string]any{StatusMarkField: markMap}
+	if err := applyObject(ctx, m.client, obj, MarkFieldManager, "status"); err != nil {
+		return fmt.Errorf("AppStatus %s/%s: status.%s (the role needs patch on appstatuses/status): %w", m.ns, name, StatusMarkField, err)
 	}
 	return nil
 }
