@@ -186,9 +186,9 @@ type Engine struct {
 	// channelReported the problems with it already reported.
 	channel         channelState
 	channelReported map[string]bool
-	// applied (guarded by mu) is the newest revision kdrift applied;
-	// self-heal never applies a revision that does not contain it.
-	applied string
+	// marks (guarded by mu), when set, keeps each App's newest applied
+	// revision where a restarted healer reads it (see SetMarks).
+	marks Marks
 
 	passes, dryRuns, applies atomic.Int64
 

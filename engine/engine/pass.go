@@ -38,6 +38,11 @@ type passOptions struct {
 	confirmPrune bool
 	// allowOwned lets a sync apply an app another GitOps engine owns.
 	allowOwned bool
+	// allowOlder lets a sync apply a revision that does not contain the
+	// app's mark (SyncOptions.AllowOlder); olderReason and olderBy are
+	// recorded with the new mark.
+	allowOlder           bool
+	olderReason, olderBy string
 }
 
 // pass is one reconcile of one app. Its phases fill it in order; finish
@@ -81,6 +86,8 @@ type pass struct {
 	// backWhy, when set, says why this pass neither heals nor prunes:
 	// its revision does not contain one kdrift already applied.
 	backWhy string
+	// appliedSome is set when the heal applied at least one object.
+	appliedSome bool
 	// failed is set when a phase stopped the pass.
 	failed bool
 	// status is what finish records.
@@ -129,9 +136,14 @@ func (e *Engine) reconcileApp(ctx context.Context, name string, opts passOptions
 	if !opts.dryRun {
 		p.announceExpiring()
 	}
-	if p.opts.heal || p.opts.prune {
-		// Neither heal nor prune moves the cluster back to older state.
-		p.backWhy, _ = p.movedBack()
+	if (p.opts.heal || p.opts.prune) && !opts.dryRun {
+		// Neither heal nor prune moves the cluster back to older state;
+		// a sync that would is refused unless the person allowed it.
+		p.backWhy, _ = p.movedBack(ctx)
+		if p.backWhy != "" && p.opts.force {
+			oe := &OlderError{App: name, Revision: p.rev.Hash, Applied: p.st.mark.Revision, Why: p.backWhy}
+			p.result.Err, p.result.Cause = oe.Error(), oe
+		}
 	}
 	changed := p.phaseHeal(ctx)
 	if p.backWhy == "" && p.phasePrune(ctx) {
@@ -141,6 +153,9 @@ func (e *Engine) reconcileApp(ctx context.Context, name string, opts passOptions
 		// Report the state after healing, not before.
 		p.cl.lists.reset()
 		p.phaseCompare(ctx)
+		if p.appliedSome {
+			p.recordApplied(ctx)
+		}
 		// An informer may not have seen the heal yet: compare again once
 		// the debounce has passed, so the status shows the healed object
 		// even when no further change arrives. Once per run of heals: an

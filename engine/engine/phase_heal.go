@@ -135,7 +135,7 @@ func (p *pass) phaseHeal(ctx context.Context) bool {
 			continue
 		}
 		p.e.applies.Add(1)
-		p.e.appliedAt(p.rev.Hash)
+		p.appliedSome = true
 		for _, f := range it.fields {
 			p.e.fights.Healed(fight.Key{App: p.name, Ref: it.res.Ref, Field: f}, rvOf(it.live))
 		}

@@ -83,56 +83,6 @@ func (e *Engine) findApp(name string, now time.Time) (a app.App, localFreeze boo
 	return a, localFreeze, channel, true
 }
 
-// movedBack reports, with the reason, whether healing at this pass's
-// revision would move the cluster back: the upstream's head does not
-// descend from a revision kdrift already applied (the upstream was
-// force-pushed or reset). kdrift then says so instead of applying older
-// state; an explicit sync is the person's decision and goes ahead.
-func (p *pass) movedBack() (string, bool) {
-	if p.opts.force {
-		return "", false
-	}
-	e := p.e
-	e.mu.Lock()
-	applied := e.applied
-	e.mu.Unlock()
-	if applied == "" || applied == p.rev.Hash {
-		return "", false
-	}
-	ok, err := e.repo.IsAncestor(applied, p.rev.Hash)
-	if err == nil && ok {
-		return "", false
-	}
-	short := applied
-	if len(short) > 7 {
-		short = short[:7]
-	}
-	from := e.repo.Upstream()
-	if from == "" {
-		from = e.repo.Branch()
-	}
-	return fmt.Sprintf("not healing: %s moved back (force-pushed or reset?): its head %s does not contain %s, which kdrift applied; kdrift never applies older state on its own: push the missing commits again, or sync the app if the older state is meant", from, p.rev.Short(), short), true
-}
-
-// applied records that a pass applied at rev: later heals need a revision
-// that contains it.
-func (e *Engine) appliedAt(rev string) {
-	e.mu.Lock()
-	prev := e.applied
-	e.mu.Unlock()
-	if prev == rev {
-		return
-	}
-	if prev != "" {
-		if ok, err := e.repo.IsAncestor(rev, prev); err == nil && ok {
-			return // an explicit sync of an older revision keeps the newer mark
-		}
-	}
-	e.mu.Lock()
-	e.applied = rev
-	e.mu.Unlock()
-}
-
 // phaseSource finds the App at the current revision. An invalid App gets
 // an Error status naming the file and the field; a Git remote that cannot
 // be reached is reported while the last fetched revision is used.

@@ -42,6 +42,12 @@ type appState struct {
 	// requeued is set when a pass that healed asked for the follow-up
 	// pass, until a pass changes nothing.
 	requeued bool
+	// mark is the newest revision applied to the app (see marks.go);
+	// markRead says whether the persisted one was read; markAt is when
+	// mark was last set here.
+	mark     status.Mark
+	markRead bool
+	markAt   time.Time
 }
 
 // cacheEntry is one object's comparison, valid while the desired object

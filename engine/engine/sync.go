@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/status"
@@ -46,6 +47,14 @@ type SyncOptions struct {
 	// Application, a Flux Kustomization); the person was told the owner
 	// and confirmed. Without it such a sync is an *OwnedError.
 	AllowOwned bool
+	// AllowOlder applies a revision that does not contain the one kdrift
+	// last applied to the app (the upstream was force-pushed or reset, a
+	// mirror is stale); the person gave OlderReason, recorded with the
+	// app's new mark (status.Mark) with OlderBy. Without it such a sync
+	// is an *OlderError.
+	AllowOlder  bool
+	OlderReason string
+	OlderBy     string
 }
 
 // OwnedError is a sync refused because another GitOps engine owns the
@@ -190,7 +199,11 @@ func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncR
 	if valid && a.Origin != nil && !opts.AllowOwned && !opts.DryRun {
 		return SyncResult{App: name}, &OwnedError{App: name, Owner: a.Origin.Owner(), Where: a.Origin.Where()}
 	}
-	res := e.reconcileApp(ctx, name, passOptions{heal: true, force: true, prune: opts.Prune, confirmPrune: opts.ConfirmPrune, allowFrozen: opts.AllowFrozen || opts.DryRun, overwriteFrozen: opts.OverwriteFrozen, dryRun: opts.DryRun, allowOwned: opts.AllowOwned || opts.DryRun})
+	if opts.AllowOlder && strings.TrimSpace(opts.OlderReason) == "" && !opts.DryRun {
+		return SyncResult{App: name}, fmt.Errorf("app %s: applying an older revision needs a reason (--reason \"…\"), recorded with the app's applied revision", name)
+	}
+	res := e.reconcileApp(ctx, name, passOptions{heal: true, force: true, prune: opts.Prune, confirmPrune: opts.ConfirmPrune, allowFrozen: opts.AllowFrozen || opts.DryRun, overwriteFrozen: opts.OverwriteFrozen, dryRun: opts.DryRun, allowOwned: opts.AllowOwned || opts.DryRun,
+		allowOlder: opts.AllowOlder, olderReason: strings.TrimSpace(opts.OlderReason), olderBy: opts.OlderBy})
 	if res.Err != "" {
 		if res.Cause != nil {
 			return res, fmt.Errorf("app %s: %w", name, res.Cause)

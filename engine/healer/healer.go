@@ -92,6 +92,9 @@ func Start(ctx context.Context, opts Options) (*Healer, error) {
 	}
 	h.elector = el
 	opts.Gate.Set(el)
+	// Each App's newest applied revision lives on its AppStatus, so that
+	// a restarted or new leader never applies older state.
+	e.SetMarks(publish.NewMarks(opts.Dynamic, opts.Namespace, id))
 	// The watch first: a new leader seeds the publisher from it and
 	// rewrites nothing that is already as it would write it.
 	if !h.watcher.Run(ctx, h.changed) {

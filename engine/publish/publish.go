@@ -258,15 +258,15 @@ func (p *Publisher) Publish(ctx context.Context, st status.AppStatus) (bool, err
 				AnnotationContent:     hash,
 			},
 		},
-		"status": statusMap,
 	}
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return false, fmt.Errorf("AppStatus %s/%s: %w", p.ns, name, err)
-	}
-	force := true
-	if _, err := p.client.Patch(ctx, name, types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: FieldManager, Force: &force}); err != nil {
+	// Metadata through the object, status through its subresource (the
+	// object write ignores status).
+	if err := applyObject(ctx, p.client, obj, FieldManager); err != nil {
 		return false, fmt.Errorf("AppStatus %s/%s: write failed: %w", p.ns, name, err)
+	}
+	obj["status"] = statusMap
+	if err := applyObject(ctx, p.client, obj, FieldManager, "status"); err != nil {
+		return false, fmt.Errorf("AppStatus %s/%s: status write failed (the role needs patch on appstatuses/status): %w", p.ns, name, err)
 	}
 	p.mu.Lock()
 	p.hashes[name] = hash
@@ -305,4 +305,17 @@ func (p *Publisher) Prune(ctx context.Context, apps []string) (int, error) {
 		p.mu.Unlock()
 	}
 	return n, nil
+}
+
+// applyObject writes obj with Server-Side Apply as manager, to the
+// subresource when one is given.
+func applyObject(ctx context.Context, client dynamic.ResourceInterface, obj map[string]any, manager string, subresource ...string) error {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	meta := obj["metadata"].(map[string]any)
+	force := true
+	_, err = client.Patch(ctx, meta["name"].(string), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: manager, Force: &force}, subresource...)
+	return err
 }

@@ -3,12 +3,16 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/user"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 
 	"kdrift.dev/kdrift/engine/engine"
+	"kdrift.dev/kdrift/engine/publish"
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/ui/report"
 )
@@ -27,7 +31,12 @@ type syncFlags struct {
 	owned bool
 	// confirmPrune lets --prune delete a large share of the app.
 	confirmPrune bool
-	output       outputFlag
+	// allowOlder applies a revision older than the one kdrift last
+	// applied; reason is recorded with it.
+	allowOlder bool
+	reason     string
+	lease      leaseFlags
+	output     outputFlag
 }
 
 func (s *syncFlags) register(fs *flag.FlagSet) {
@@ -37,6 +46,9 @@ func (s *syncFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&s.force, "force", false, "sync even though the app is frozen, and overwrite resources and fields a resource or field freeze holds")
 	fs.BoolVar(&s.owned, "owned", false, "sync an app Argo CD or Flux owns (its Application or Kustomization heals it; refused otherwise)")
 	fs.BoolVar(&s.confirmPrune, "confirm-prune", false, "let --prune delete all of the app's objects or more than half of them (refused otherwise)")
+	fs.BoolVar(&s.allowOlder, "allow-older", false, "apply a revision that does not contain the one kdrift last applied (a force-pushed or reset upstream, a stale mirror); needs --reason")
+	fs.StringVar(&s.reason, "reason", "", "why the older revision is meant (with --allow-older; recorded on the app's AppStatus)")
+	fs.StringVar(&s.lease.ns, "namespace", "", "namespace of the AppStatuses that keep each app's applied revision (default $"+EnvNamespace+", then kdrift)")
 	s.output.register(fs)
 }
 
@@ -55,7 +67,11 @@ is refused unless --force says so. Under a resource or field freeze
 lists what it left frozen; --force overwrites the frozen parts too. An app
 another GitOps engine owns (an Argo CD Application or a Flux Kustomization)
 is refused, naming the owner, unless --owned says so: kdrift never heals
-such an app on its own.`,
+such an app on its own. kdrift never applies a revision that does not
+contain the one it last applied to the app (kept on the app's AppStatus):
+when the upstream was force-pushed or reset, the sync is refused unless
+--allow-older --reason "…" says the older state is meant; the reason and
+who gave it are recorded there.`,
 		Example: `  # preview, then apply
   kdrift sync render-prod --dry-run
   kdrift sync render-prod
@@ -78,7 +94,17 @@ func runSync(ctx context.Context, env *cliEnv, f *syncFlags, name string) int {
 	if err != nil {
 		return env.errorf("%v", err)
 	}
-	res, syncErr := e.Sync(ctx, name, engine.SyncOptions{Prune: f.prune, DryRun: f.dryRun, AllowFrozen: f.force, OverwriteFrozen: f.force, ConfirmPrune: f.confirmPrune, AllowOwned: f.owned})
+	if f.reason != "" && !f.allowOlder {
+		return env.errorf("--reason goes with --allow-older")
+	}
+	if f.allowOlder && strings.TrimSpace(f.reason) == "" {
+		return env.errorf("--allow-older needs --reason \"…\": why the older revision is meant (it is recorded)")
+	}
+	if !f.dryRun {
+		useMarks(e, &f.globalFlags, f.lease.Namespace())
+	}
+	res, syncErr := e.Sync(ctx, name, engine.SyncOptions{Prune: f.prune, DryRun: f.dryRun, AllowFrozen: f.force, OverwriteFrozen: f.force, ConfirmPrune: f.confirmPrune, AllowOwned: f.owned,
+		AllowOlder: f.allowOlder, OlderReason: f.reason, OlderBy: whoSyncs()})
 	if f.output.structured() {
 		if err := f.output.write(env.stdout, res); err != nil {
 			return env.errorf("write result: %v", err)
@@ -115,4 +141,30 @@ func runSync(ctx context.Context, env *cliEnv, f *syncFlags, name string) int {
 		return env.errorf("%v", syncErr)
 	}
 	return exitOK
+}
+
+// useMarks makes a sync read and write the apps' applied revisions on the
+// AppStatuses of the home cluster when it serves them, as the healer
+// does; without them the sync knows only what it applies itself.
+func useMarks(e *engine.Engine, g *globalFlags, ns string) {
+	cs, dyn, err := homeClients(g)
+	if err != nil {
+		return
+	}
+	if ok, err := publish.Served(cs); err != nil || !ok {
+		return
+	}
+	e.SetMarks(publish.NewMarks(dyn, ns, e.RepoIdentity()))
+}
+
+// whoSyncs is who an --allow-older is recorded for: $KDRIFT_AUTHOR, else
+// the OS user.
+func whoSyncs() string {
+	if a := os.Getenv("KDRIFT_AUTHOR"); a != "" {
+		return a
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
 }
