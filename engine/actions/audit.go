@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-git/go-git/v5"
@@ -98,7 +99,7 @@ func (r *Repo) Audit(ctx context.Context, opts AuditOptions) ([]AuditEntry, erro
 	freezeStates(all, r.opts.Now(), current)
 	var out []AuditEntry
 	for _, e := range all {
-		if opts.App != "" && !containsString(e.Apps, opts.App) {
+		if opts.App != "" && !slices.Contains(e.Apps, opts.App) {
 			continue
 		}
 		if opts.App != "" && e.FreezeState != nil {
@@ -110,15 +111,6 @@ func (r *Repo) Audit(ctx context.Context, opts AuditOptions) ([]AuditEntry, erro
 		}
 	}
 	return out, nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func auditEntry(c *object.Commit) (AuditEntry, bool) {
