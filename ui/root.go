@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -527,7 +529,7 @@ func (m *Model) render() string {
 	}
 	b.WriteString(s.Title.Render(cut(top, w)))
 	b.WriteByte('\n')
-	for _, k := range sortedKeys(m.banners) {
+	for _, k := range slices.Sorted(maps.Keys(m.banners)) {
 		b.WriteString(s.Banner.Render(pad("⚠ "+m.banners[k].text, w)))
 		b.WriteByte('\n')
 	}
@@ -595,17 +597,4 @@ func fitHeight(s string, h int) string {
 		lines = append(lines, "")
 	}
 	return strings.Join(lines, "\n")
-}
-
-func sortedKeys(m map[string]banner) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j] < out[j-1]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out
 }

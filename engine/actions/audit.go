@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -111,7 +112,7 @@ func (r *Repo) Audit(ctx context.Context, opts AuditOptions) ([]AuditEntry, erro
 	}
 	var out []AuditEntry
 	for _, e := range all {
-		if opts.App != "" && !containsString(e.Apps, opts.App) {
+		if opts.App != "" && !slices.Contains(e.Apps, opts.App) {
 			continue
 		}
 		if opts.App != "" && e.FreezeState != nil {
@@ -123,15 +124,6 @@ func (r *Repo) Audit(ctx context.Context, opts AuditOptions) ([]AuditEntry, erro
 		}
 	}
 	return out, nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func auditEntry(c *object.Commit) (AuditEntry, bool) {

@@ -3,6 +3,7 @@ package actions
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -291,7 +292,7 @@ func (r *Repo) UnfreezeResource(ctx context.Context, req ResourceUnfreezeRequest
 				}
 				var keep []string
 				for _, f := range fr.Fields {
-					if containsString(req.Fields, f) {
+					if slices.Contains(req.Fields, f) {
 						lifted[f] = true
 					} else {
 						keep = append(keep, f)

@@ -58,7 +58,7 @@ func History(ctx context.Context, repo *Repo, appName string, limit int, inputs 
 			return err
 		}
 		m := parseMessage(c.Message)
-		touched := containsString(m.trailerValues(TrailerApp), appName)
+		touched := slices.Contains(m.trailerValues(TrailerApp), appName)
 		if !touched {
 			if touched, err = touches(repo.git.Storer, c, watch, a.File, appName); err != nil {
 				return err

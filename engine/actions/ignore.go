@@ -3,6 +3,7 @@ package actions
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"kdrift.dev/kdrift/engine/app"
@@ -65,24 +66,16 @@ func (req IgnoreRequest) validate() error {
 // duplicateOf says which existing rule (1-based) already ignores what r
 // asks for, or 0.
 func duplicateOf(existing []app.IgnoreRule, r app.IgnoreRule) int {
-	contains := func(list []string, v string) bool {
-		for _, x := range list {
-			if x == v {
-				return true
-			}
-		}
-		return false
-	}
 	for i, e := range existing {
 		if e.Group != r.Group || e.Kind != r.Kind || e.Name != r.Name || e.Namespace != r.Namespace {
 			continue
 		}
 		all := true
 		for _, p := range r.JSONPointers {
-			all = all && contains(e.JSONPointers, p)
+			all = all && slices.Contains(e.JSONPointers, p)
 		}
 		for _, m := range r.ManagedFieldsManagers {
-			all = all && contains(e.ManagedFieldsManagers, m)
+			all = all && slices.Contains(e.ManagedFieldsManagers, m)
 		}
 		if all {
 			return i + 1

@@ -3,7 +3,7 @@ package apply
 import (
 	"errors"
 	"fmt"
-	"strings"
+	"kdrift.dev/kdrift/engine/diff"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -42,23 +42,7 @@ func IsRequiresReplace(err error) bool {
 	if errors.As(err, &oe) {
 		return oe.RequiresReplace
 	}
-	return isImmutable(err)
-}
-
-// isImmutable recognizes the apiserver's answer to an immutable-field change.
-func isImmutable(err error) bool {
-	if err == nil || !apierrors.IsInvalid(err) {
-		return false
-	}
-	var se apierrors.APIStatus
-	if errors.As(err, &se) && se.Status().Details != nil {
-		for _, c := range se.Status().Details.Causes {
-			if strings.Contains(c.Message, "immutable") {
-				return true
-			}
-		}
-	}
-	return strings.Contains(err.Error(), "immutable")
+	return diff.IsRequiresReplace(err)
 }
 
 // retryable reports whether an error may pass on its own: conflicts of
@@ -81,5 +65,5 @@ func retryable(err error) bool {
 }
 
 func newObjectError(ref status.ObjectRef, op string, err error) *ObjectError {
-	return &ObjectError{Ref: ref, Op: op, Err: err, RequiresReplace: isImmutable(err)}
+	return &ObjectError{Ref: ref, Op: op, Err: err, RequiresReplace: diff.IsRequiresReplace(err)}
 }

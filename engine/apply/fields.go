@@ -3,6 +3,7 @@ package apply
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -54,7 +55,7 @@ func ownedLeaves(obj *unstructured.Unstructured) (map[string][]string, error) {
 func managerPaths(obj *unstructured.Unstructured, managers []string) ([]fieldpath.Path, error) {
 	var out []fieldpath.Path
 	for _, e := range obj.GetManagedFields() {
-		if !contains(managers, e.Manager) {
+		if !slices.Contains(managers, e.Manager) {
 			continue
 		}
 		s, err := managedSet(e)
@@ -188,15 +189,6 @@ func deletePointer(obj map[string]any, p string) {
 // underPointer reports whether pointer p is prefix or equal to q.
 func underPointer(prefix, p string) bool {
 	return p == prefix || strings.HasPrefix(p, prefix+"/")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // runtimeDeepCopy copies a JSON-like value.

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -172,7 +173,7 @@ func NeedsRelease(live *unstructured.Unstructured, rules []app.IgnoreRule) (bool
 		return false, err
 	}
 	for leaf, owners := range owned {
-		if !contains(owners, Manager) {
+		if !slices.Contains(owners, Manager) {
 			continue
 		}
 		for _, p := range ptrs {
@@ -181,7 +182,7 @@ func NeedsRelease(live *unstructured.Unstructured, rules []app.IgnoreRule) (bool
 			}
 		}
 		for _, m := range mgrs {
-			if contains(owners, m) {
+			if slices.Contains(owners, m) {
 				return true, nil
 			}
 		}

@@ -3,6 +3,7 @@ package apply_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -117,7 +118,7 @@ func TestPrune(t *testing.T) {
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		t.Fatal(err)
-	case got.GetDeletionTimestamp() == nil || !contains(got.GetFinalizers(), "foregroundDeletion"):
+	case got.GetDeletionTimestamp() == nil || !slices.Contains(got.GetFinalizers(), "foregroundDeletion"):
 		t.Fatalf("tracked object not being deleted in the foreground: finalizers %v", got.GetFinalizers())
 	default:
 		t.Cleanup(func() {
@@ -176,13 +177,4 @@ func TestOptInField(t *testing.T) {
 	if _, ok := apply.OptInField(cm, app.SyncPolicy{}); !ok {
 		t.Fatal("a ConfigMap needs no opt-in")
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

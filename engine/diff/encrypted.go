@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -43,7 +44,7 @@ func CompareEncrypted(desired, live *unstructured.Unstructured, why string) stat
 	for _, field := range []string{"labels", "annotations"} {
 		dm, _, _ := unstructured.NestedStringMap(desired.Object, "metadata", field)
 		lm, _, _ := unstructured.NestedStringMap(live.Object, "metadata", field)
-		for _, k := range sortedKeys(dm) {
+		for _, k := range slices.Sorted(maps.Keys(dm)) {
 			if lv, ok := lm[k]; !ok || lv != dm[k] {
 				fc := status.FieldChange{Path: join("/metadata/"+field, k), Desired: dm[k], Owners: []status.Owner{}, Class: status.OwnerDefaulted}
 				if ok {

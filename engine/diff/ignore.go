@@ -100,8 +100,9 @@ var immutableMarkers = []string{
 }
 
 // IsRequiresReplace reports whether an apply error is the apiserver
-// refusing an immutable-field change: an Invalid error whose message says
-// so. Such an object can only change by being replaced.
+// refusing an immutable-field change: an Invalid error whose message or
+// one of whose causes says so. Such an object can only change by being
+// replaced. It is kdrift's one replace check (dry-run and apply alike).
 func IsRequiresReplace(err error) bool {
 	if err == nil {
 		return false
@@ -110,10 +111,17 @@ func IsRequiresReplace(err error) bool {
 	if !errors.As(err, &se) || !apierrors.IsInvalid(err) {
 		return false
 	}
-	msg := err.Error()
-	for _, m := range immutableMarkers {
-		if strings.Contains(msg, m) {
-			return true
+	msgs := []string{err.Error()}
+	if d := se.Status().Details; d != nil {
+		for _, c := range d.Causes {
+			msgs = append(msgs, c.Message)
+		}
+	}
+	for _, msg := range msgs {
+		for _, m := range immutableMarkers {
+			if strings.Contains(msg, m) {
+				return true
+			}
 		}
 	}
 	return false

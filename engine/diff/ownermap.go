@@ -2,6 +2,8 @@ package diff
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -407,8 +409,8 @@ func (k *kindAcc) finish(opts OwnerMapOptions) OwnerKind {
 		if nonDefault > 1 {
 			r.why[fmt.Sprintf("%d writers", nonDefault)] = true
 		}
-		row.Why = sortedKeys(r.why)
-		row.Rules = sortedKeys(r.rules)
+		row.Why = slices.Sorted(maps.Keys(r.why))
+		row.Rules = slices.Sorted(maps.Keys(r.rules))
 		row.Contested = len(row.Why) > 0
 		if gitOnly && !row.Contested && !opts.All {
 			out.GitOnly++
@@ -474,17 +476,4 @@ func sortWriters(ws []FieldWriter) {
 		}
 		return ws[i].Manager < ws[j].Manager
 	})
-}
-
-// sortedKeys is m's keys in order; nil when m is empty.
-func sortedKeys[V any](m map[string]V) []string {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

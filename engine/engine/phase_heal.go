@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -250,7 +251,7 @@ func (p *pass) healObject(ctx context.Context, it healItem) error {
 	}
 	var extras []apply.Extra
 	for _, x := range apply.ExtrasOf(it.res, it.live) {
-		if !contains(it.fighting, x.Path) && !underAny(x.Path, it.frozen) {
+		if !slices.Contains(it.fighting, x.Path) && !underAny(x.Path, it.frozen) {
 			extras = append(extras, x)
 		}
 	}
@@ -276,15 +277,6 @@ func applyVerb(dryRun bool) Verb {
 func underAny(ptr string, ptrs []string) bool {
 	for _, p := range ptrs {
 		if ptr == p || strings.HasPrefix(ptr, p+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
 			return true
 		}
 	}

@@ -10,6 +10,7 @@ package healer
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 
 	"k8s.io/client-go/dynamic"
@@ -188,7 +189,7 @@ func (h *Healer) publishLoop(ctx context.Context, events <-chan status.Event, st
 			if !isStatus || !h.elector.Leading() {
 				continue
 			}
-			if _, names := e.Declared(); contains(names, sc.App) {
+			if _, names := e.Declared(); slices.Contains(names, sc.App) {
 				h.publish(ctx, sc.Status)
 			}
 			sweep(false)
@@ -200,13 +201,4 @@ func (h *Healer) publish(ctx context.Context, st status.AppStatus) {
 	if _, err := h.pub.Publish(ctx, st); err != nil && ctx.Err() == nil {
 		h.opts.Log.Warn("publishing an App's status", "app", st.Name, "err", err)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -215,7 +217,7 @@ func emitFlat(f Format, t *tree) ([]byte, error) {
 		}
 		flat[k] = valToString(v)
 	}
-	keys := sortedKeys(flat)
+	keys := slices.Sorted(maps.Keys(flat))
 	if f == Dotenv {
 		b := t.branches[0]
 		for _, k := range keys {

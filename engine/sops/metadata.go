@@ -2,6 +2,7 @@ package sops
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -223,7 +224,7 @@ func parseGroup(raw map[string]any) (KeyGroup, error) {
 // (age__list_0__map_recipient) back into the nested map YAML has.
 func unflatten(flat map[string]string) (map[string]any, error) {
 	root := map[string]any{}
-	for _, key := range sortedKeys(flat) {
+	for _, key := range slices.Sorted(maps.Keys(flat)) {
 		toks, err := flatTokens(key)
 		if err != nil {
 			return nil, err
@@ -351,13 +352,4 @@ func flatTokens(key string) ([]any, error) {
 		}
 	}
 	return toks, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

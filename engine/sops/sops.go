@@ -13,6 +13,7 @@ package sops
 
 import (
 	"encoding/base64"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -119,7 +120,7 @@ func find(v any, ptr string, secret bool, depth int) (Ciphertext, bool) {
 			}
 		}
 	case map[string]any:
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			if c, ok := find(x[k], ptr+"/"+escapePointer(k), secret, depth+1); ok {
 				return c, true
 			}
@@ -135,7 +136,7 @@ func find(v any, ptr string, secret bool, depth int) (Ciphertext, bool) {
 }
 
 func firstString(m map[string]any) string {
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if s, ok := m[k].(string); ok {
 			return s
 		}
