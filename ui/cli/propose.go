@@ -33,6 +33,13 @@ func (p *proposeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.tokenFile, "forge-token-file", "", "read the forge API token from this file (default: $KDRIFT_FORGE_TOKEN, then $GITHUB_TOKEN/$GH_TOKEN, $GITLAB_TOKEN, $GITEA_TOKEN/$FORGEJO_TOKEN)")
 }
 
+// proposing reports whether an action's commit becomes a proposal: it
+// stayed local because the remote refused it on purpose, or because
+// --propose said the branch is protected.
+func (p *proposeFlags) proposing(res actions.Result) bool {
+	return res.Commit != "" && !res.Pushed && (res.Refused != nil || p.propose)
+}
+
 // proposal is what `--propose` (or a refused push) did, as printed.
 type proposal struct {
 	actions.Proposal
@@ -58,9 +65,10 @@ const maxRequestBody = 60000
 // proposeResult turns an action's local commit into a proposal: push the
 // proposal branch, then open or update the pull request (with a token) or
 // print where to open it. preview, called after the branch is back at the
-// base, is the cluster preview for the body. The exit code is 0: the change
+// base, is what the change does, for the body under the heading
+// previewTitle. The exit code is 0: the change
 // is proposed, and the output says that nothing is in force until merged.
-func proposeResult(ctx context.Context, env *cliEnv, a *actionFlags, p *proposeFlags, repo *actions.Repo, what string, res actions.Result, branch, reason string, preview func() string) int {
+func proposeResult(ctx context.Context, env *cliEnv, a *actionFlags, p *proposeFlags, repo *actions.Repo, what string, res actions.Result, branch, reason, previewTitle string, preview func() string) int {
 	prop, err := repo.Propose(ctx, res, branch)
 	if err != nil {
 		return env.errorf("%s: %v", what, err)
@@ -96,7 +104,7 @@ func proposeResult(ctx context.Context, env *cliEnv, a *actionFlags, p *proposeF
 		client, reqErr = forge.New(remote, token)
 		if reqErr == nil {
 			id, _ := repo.Identity()
-			body := requestBody(what, reason, id, prop, preview())
+			body := requestBody(what, reason, id, prop, previewTitle, preview())
 			var pr forge.PullRequest
 			pr, reqErr = client.Ensure(ctx, forge.Request{Head: prop.Branch, Base: prop.Base, Title: prop.Subject, Body: body, Reviewers: out.Reviewers})
 			if reqErr == nil {
@@ -148,8 +156,9 @@ func proposeResult(ctx context.Context, env *cliEnv, a *actionFlags, p *proposeF
 }
 
 // requestBody is the pull request's description: the action, the reason,
-// who, the incident reference and the cluster preview.
-func requestBody(what, reason string, id actions.Identity, prop actions.Proposal, preview string) string {
+// who, the incident reference and what the change does (the cluster
+// preview of a revert, the rule and diff of an ignore).
+func requestBody(what, reason string, id actions.Identity, prop actions.Proposal, previewTitle, preview string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Action:** `kdrift %s`\n\n", what)
 	fmt.Fprintf(&b, "**Reason:** %s\n\n", strings.TrimSpace(reason))
@@ -161,7 +170,7 @@ func requestBody(what, reason string, id actions.Identity, prop actions.Proposal
 	}
 	fmt.Fprintf(&b, "Proposed by kdrift on `%s` because `%s` is protected. Nothing is in force until this is merged; after the merge the usual path applies.\n\n", prop.Branch, prop.Base)
 	if preview != "" {
-		b.WriteString("### What the cluster would change\n\n```\n")
+		fmt.Fprintf(&b, "### %s\n\n```\n", previewTitle)
 		if len(preview) > maxRequestBody-b.Len()-100 {
 			preview = preview[:maxRequestBody-b.Len()-100] + "\n… (cut; run the preview locally for the rest)"
 		}
