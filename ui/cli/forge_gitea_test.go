@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,5 +182,37 @@ func TestIgnoreOnProtectedMainOpensGiteaPullRequest(t *testing.T) {
 	}
 	if got := git(t, clone, "rev-parse", "main"); got != base {
 		t.Errorf("clone's main moved to %s; it must stay at %s", got, base)
+	}
+
+	// status shows the open request on the App, from the forge.
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	code, out, errOut := kdriftAction(t, "status", "--repo", clone, "--forge", "gitea", "-o", "json")
+	var doc struct {
+		Apps []struct {
+			Name         string `json:"name"`
+			PullRequests []struct {
+				Number int    `json:"number"`
+				State  string `json:"state"`
+				Review string `json:"review"`
+				URL    string `json:"url"`
+			} `json:"pullRequests"`
+		} `json:"apps"`
+		Note string `json:"pullRequestsNote"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Apps) != 1 {
+		t.Fatalf("status -o json: exit %d, %v\n%s\n%s", code, err, out, errOut)
+	}
+	if prs := doc.Apps[0].PullRequests; len(prs) != 1 || prs[0].Number != 1 || prs[0].State != "open" || prs[0].Review != "review required" || !strings.HasPrefix(prs[0].URL, g.URL+"/") || doc.Note != "" {
+		t.Errorf("status -o json: pull requests %+v, note %q", prs, doc.Note)
+	}
+	_, out, _ = kdriftAction(t, "status", "--repo", clone, "--forge", "gitea")
+	if !strings.Contains(out, "render-prod: pull request #1 (open, review required) "+g.URL+"/") {
+		t.Errorf("status lacks the pull request:\n%s", out)
+	}
+	// Without a token, nothing is said about requests.
+	t.Setenv("KDRIFT_FORGE_TOKEN", "")
+	_, out, errOut = kdriftAction(t, "status", "--repo", clone, "--forge", "gitea")
+	if strings.Contains(out+errOut, "pull request") {
+		t.Errorf("status without a token guessed:\n%s\n%s", out, errOut)
 	}
 }
