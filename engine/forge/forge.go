@@ -151,12 +151,12 @@ type Request struct {
 
 // PullRequest is an open (or closed) pull request as the forge reports it.
 type PullRequest struct {
-	Number int    `json:"number"`
+	Number int `json:"number"`
 	// Head is the branch it merges from.
 	Head string `json:"head,omitempty"`
 	// Apps are the Apps its change touches, as kdrift's body names them.
 	Apps []string `json:"apps,omitempty"`
-	URL    string `json:"url"`
+	URL  string   `json:"url"`
 	// State is open, closed or merged.
 	State string `json:"state"`
 	// Review is the review decision: approved, changes requested,

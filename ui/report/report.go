@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"kdrift.dev/kdrift/engine/app"
-	"kdrift.dev/kdrift/engine/sops"
 	"kdrift.dev/kdrift/engine/forge"
+	"kdrift.dev/kdrift/engine/sops"
 	"kdrift.dev/kdrift/engine/status"
 )
 
