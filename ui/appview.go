@@ -214,6 +214,11 @@ func (v *appView) render(w, h int) string {
 		b.WriteByte('\n')
 		extra++
 	}
+	for _, l := range forgeLines(v.c, a, w) {
+		b.WriteString(l)
+		b.WriteByte('\n')
+		extra++
+	}
 	v.height = max(h-3-extra, 1)
 	nameW := 20
 	for _, l := range v.lines {

@@ -26,6 +26,8 @@ type common struct {
 	now      func() time.Time
 	loc      *time.Location
 	readonly bool
+	// forge is what the app view shows from the forge and CODEOWNERS.
+	forge Forge
 	// width and height are the terminal size, for views asked to act
 	// before they were first drawn.
 	width, height int

@@ -46,6 +46,8 @@ type Config struct {
 	// time.Now and time.Local.
 	Now      func() time.Time
 	Location *time.Location
+	// Forge is what the app view shows from the forge and CODEOWNERS.
+	Forge Forge
 }
 
 // banner is a standing warning: the cluster or Git is unreachable.
@@ -95,7 +97,7 @@ func NewModel(ctx context.Context, be Backend, cfg Config) *Model {
 	}
 	c := &common{
 		be: be, ctx: ctx, keys: cfg.Keys, log: cfg.Log, now: cfg.Now, loc: cfg.Location,
-		readonly: cfg.Readonly, apps: map[string]status.AppStatus{},
+		readonly: cfg.Readonly, apps: map[string]status.AppStatus{}, forge: cfg.Forge,
 		styles: NewStyles(cfg.Theme, true, cfg.NoColor),
 	}
 	in := textinput.New()

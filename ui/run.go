@@ -34,6 +34,9 @@ type Options struct {
 	// ProgramOptions are extra Bubble Tea options (input, output, size),
 	// for tests and embedding.
 	ProgramOptions []tea.ProgramOption
+	// Forge is what the app view shows from the forge (kdrift's open pull
+	// requests) and CODEOWNERS; its nil functions show nothing.
+	Forge Forge
 }
 
 // Run shows the UI until the person quits (q, ctrl+c, :q) or ctx ends
@@ -113,5 +116,6 @@ func buildConfig(opts Options) (Config, func(), error) {
 		Context:  opts.Context,
 		NoColor:  opts.NoColor || os.Getenv("NO_COLOR") != "",
 		Log:      slog.New(slog.NewTextHandler(w, nil)),
+		Forge:    opts.Forge,
 	}, closeLog, nil
 }

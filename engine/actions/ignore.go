@@ -84,7 +84,9 @@ func duplicateOf(existing []app.IgnoreRule, r app.IgnoreRule) int {
 	return 0
 }
 
-func describeRule(r app.IgnoreRule) string {
+// DescribeRule says in one line what an ignore rule covers:
+// "Deployment.apps/prod/web /spec/replicas, fields of hpa".
+func DescribeRule(r app.IgnoreRule) string {
 	target := r.Kind
 	if r.Group != "" {
 		target = r.Kind + "." + r.Group
@@ -125,7 +127,7 @@ func (r *Repo) Ignore(ctx context.Context, req IgnoreRequest) (Result, error) {
 			}
 		}
 		if n := duplicateOf(a.Spec.IgnoreDifferences, req.Rule); n > 0 {
-			return nil, fmt.Errorf("App %s already ignores %s (rule %d of spec.ignoreDifferences in %s); nothing to add", a.Metadata.Name, describeRule(req.Rule), n, a.File)
+			return nil, fmt.Errorf("App %s already ignores %s (rule %d of spec.ignoreDifferences in %s); nothing to add", a.Metadata.Name, DescribeRule(req.Rule), n, a.File)
 		}
 		p := &plan{apps: []string{a.Metadata.Name}}
 		if err := editApps(s, p, []app.App{a}, func(src []byte, a app.App) ([]byte, error) {

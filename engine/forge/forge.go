@@ -151,8 +151,12 @@ type Request struct {
 
 // PullRequest is an open (or closed) pull request as the forge reports it.
 type PullRequest struct {
-	Number int    `json:"number"`
-	URL    string `json:"url"`
+	Number int `json:"number"`
+	// Head is the branch it merges from.
+	Head string `json:"head,omitempty"`
+	// Apps are the Apps its change touches, as kdrift's body names them.
+	Apps []string `json:"apps,omitempty"`
+	URL  string   `json:"url"`
 	// State is open, closed or merged.
 	State string `json:"state"`
 	// Review is the review decision: approved, changes requested,
@@ -175,6 +179,9 @@ type Client interface {
 	// Find returns the newest pull request from head into base, open or
 	// not; nil when there is none.
 	Find(ctx context.Context, head, base string) (*PullRequest, error)
+	// Open lists the open pull requests from kdrift's branches
+	// (ProposalPrefix), newest first, at most 30.
+	Open(ctx context.Context) ([]PullRequest, error)
 }
 
 // ErrNoAPI says kdrift has no API client for the forge: the caller gives

@@ -47,6 +47,32 @@ func (c *giteaClient) Find(ctx context.Context, head, base string) (*PullRequest
 	return &out, nil
 }
 
+func (c *giteaClient) Open(ctx context.Context) ([]PullRequest, error) {
+	gc, err := c.newClientCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	prs, _, err := gc.ListRepoPullRequests(c.owner, c.name, gitea.ListPullRequestsOptions{State: gitea.StateOpen, ListOptions: gitea.ListOptions{PageSize: 50}})
+	if err != nil {
+		return nil, scrub(fmt.Errorf("gitea %s: open pull requests: %w", c.r.Path, err), c.token)
+	}
+	var out []PullRequest
+	for _, pr := range prs {
+		if pr.Head != nil && strings.HasPrefix(pr.Head.Ref, ProposalPrefix) {
+			out = append(out, PullRequest{Number: int(pr.Index), Head: pr.Head.Ref})
+		}
+	}
+	out = kdriftOnly(out)
+	byNumber := map[int64]*gitea.PullRequest{}
+	for _, pr := range prs {
+		byNumber[pr.Index] = pr
+	}
+	for i := range out {
+		out[i] = c.convert(gc, byNumber[int64(out[i].Number)])
+	}
+	return out, nil
+}
+
 func (c *giteaClient) Ensure(ctx context.Context, req Request) (PullRequest, error) {
 	gc, err := c.newClientCtx(ctx)
 	if err != nil {
@@ -91,7 +117,10 @@ func (c *giteaClient) Ensure(ctx context.Context, req Request) (PullRequest, err
 // convert reads a Gitea pull request, with its review decision from the
 // latest review of each reviewer.
 func (c *giteaClient) convert(gc *gitea.Client, pr *gitea.PullRequest) PullRequest {
-	out := PullRequest{Number: int(pr.Index), URL: pr.HTMLURL, State: string(pr.State)}
+	out := PullRequest{Number: int(pr.Index), URL: pr.HTMLURL, State: string(pr.State), Apps: appsOf(pr.Body)}
+	if pr.Head != nil {
+		out.Head = pr.Head.Ref
+	}
 	if pr.HasMerged {
 		out.State = "merged"
 	}

@@ -57,6 +57,24 @@ func (c *githubClient) Find(ctx context.Context, head, base string) (*PullReques
 	return &out, nil
 }
 
+func (c *githubClient) Open(ctx context.Context) ([]PullRequest, error) {
+	prs, _, err := c.gh.PullRequests.List(ctx, c.owner, c.name, &github.PullRequestListOptions{State: "open", ListOptions: github.ListOptions{PerPage: 100}})
+	if err != nil {
+		return nil, scrub(fmt.Errorf("github %s: open pull requests: %w", c.r.Path, err), c.token)
+	}
+	byNumber := map[int]*github.PullRequest{}
+	var out []PullRequest
+	for _, pr := range prs {
+		byNumber[pr.GetNumber()] = pr
+		out = append(out, PullRequest{Number: pr.GetNumber(), Head: pr.GetHead().GetRef()})
+	}
+	out = kdriftOnly(out)
+	for i := range out {
+		out[i] = c.convert(ctx, byNumber[out[i].Number])
+	}
+	return out, nil
+}
+
 func (c *githubClient) Ensure(ctx context.Context, req Request) (PullRequest, error) {
 	existing, err := c.open(ctx, req.Head, req.Base)
 	if err != nil {
@@ -95,7 +113,7 @@ func (c *githubClient) Ensure(ctx context.Context, req Request) (PullRequest, er
 // latest review of each reviewer (the REST API does not give GraphQL's
 // reviewDecision).
 func (c *githubClient) convert(ctx context.Context, pr *github.PullRequest) PullRequest {
-	out := PullRequest{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), State: pr.GetState()}
+	out := PullRequest{Number: pr.GetNumber(), Head: pr.GetHead().GetRef(), URL: pr.GetHTMLURL(), State: pr.GetState(), Apps: appsOf(pr.GetBody())}
 	if pr.GetMerged() || pr.MergedAt != nil {
 		out.State = "merged"
 	}

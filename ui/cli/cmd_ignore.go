@@ -1,13 +1,20 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 
 	"kdrift.dev/kdrift/engine/actions"
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/ui/report"
 )
 
 func init() {
@@ -17,12 +24,14 @@ func init() {
 // ignoreFlags are `kdrift ignore`'s flags.
 type ignoreFlags struct {
 	actionFlags
+	proposeFlags
 	rule   app.IgnoreRule
 	reason string
 }
 
 func (f *ignoreFlags) register(fs *flag.FlagSet) {
 	f.actionFlags.register(fs)
+	f.proposeFlags.register(fs)
 	fs.StringVar(&f.rule.Kind, "kind", "", "kind of object the rule covers (required)")
 	fs.StringVar(&f.rule.Group, "group", "", "API group (empty: any)")
 	fs.StringVar(&f.rule.Name, "name", "", "object name (empty: any)")
@@ -42,7 +51,12 @@ func newIgnoreCmd(env *cliEnv) *cobra.Command {
 the fields it covers (by JSON pointer, or every field a manager owns) are no
 longer Git's, so kdrift neither shows them as drift nor heals them. If kdrift
 alone owned such a field, it first hands the live value over, so the
-apiserver keeps it.`,
+apiserver keeps it.
+
+When the branch is protected (the remote refuses the push, or --propose),
+the commit goes to the branch kdrift/ignore-APP-HASH (HASH: of the rule, so
+the same ignore updates the same branch) and a pull request is opened with
+the forge's API when a token is configured.`,
 		Example: `  # the HPA owns the render worker's replicas
   kdrift ignore render-prod --group apps --kind Deployment --name render-worker --json-pointer /spec/replicas --reason "HPA owns replicas"
 
@@ -60,6 +74,7 @@ apiserver keeps it.`,
 }
 
 func runIgnore(ctx context.Context, env *cliEnv, f *ignoreFlags, name string) int {
+	f.actionFlags.propose = f.proposeFlags.propose
 	repo, err := f.open(ctx)
 	if err != nil {
 		return env.errorf("%v", err)
@@ -68,5 +83,33 @@ func runIgnore(ctx context.Context, env *cliEnv, f *ignoreFlags, name string) in
 	if err != nil {
 		return env.errorf("ignore: %v", err)
 	}
+	if f.proposeFlags.proposing(res) {
+		branch := actions.ProposalBranch("ignore", name, ruleHash(f.rule))
+		preview := func() string {
+			var b bytes.Buffer
+			fmt.Fprintf(&b, "App %s ignores %s: once merged, kdrift neither shows these fields as drift nor heals them.\n\n", name, actions.DescribeRule(f.rule))
+			diffs, err := repo.CommitDiff(res.Commit)
+			if err != nil {
+				return b.String() + "diff unavailable: " + err.Error()
+			}
+			if err := report.WriteFileDiffs(&b, diffs); err != nil {
+				return b.String() + "diff unavailable: " + err.Error()
+			}
+			return b.String()
+		}
+		return proposeResult(ctx, env, &f.actionFlags, &f.proposeFlags, repo, "ignore "+name, res, branch, f.reason, "What the ignore changes", preview)
+	}
 	return printResult(env, &f.actionFlags, "ignore "+name, res)
+}
+
+// ruleHash is a short hash of an ignore rule as typed, the order of its
+// pointers and managers aside: the same ignore names the same proposal
+// branch.
+func ruleHash(r app.IgnoreRule) string {
+	for _, l := range []*[]string{&r.JSONPointers, &r.ManagedFieldsManagers, &r.JQPathExpressions} {
+		*l = slices.Sorted(slices.Values(*l))
+	}
+	b, _ := json.Marshal(r)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])[:10]
 }

@@ -90,7 +90,7 @@ func runRevert(ctx context.Context, env *cliEnv, f *revertFlags, commit string) 
 	if err != nil {
 		return env.errorf("revert %s: %v", commit, err)
 	}
-	if res.Commit != "" && !res.Pushed && (res.Refused != nil || f.proposeFlags.propose) {
+	if f.proposeFlags.proposing(res) {
 		// The branch is protected: the revert becomes a pull request,
 		// with the preview of the branch as it is (the commit is moved
 		// off it first).
@@ -107,7 +107,7 @@ func runRevert(ctx context.Context, env *cliEnv, f *revertFlags, commit string) 
 			p := report.RevertPreview{Files: rd.Files, Cluster: previewCluster(ctx, &f.globalFlags, rd)}
 			return writeTo(func(b *bytes.Buffer) error { return report.WriteRevertPreview(b, p) })
 		}
-		return proposeResult(ctx, env, &f.actionFlags, &f.proposeFlags, repo, "revert "+commit, res, branch, f.reason, preview)
+		return proposeResult(ctx, env, &f.actionFlags, &f.proposeFlags, repo, "revert "+commit, res, branch, f.reason, "What the cluster would change", preview)
 	}
 	return printResult(env, &f.actionFlags, "revert "+commit, res)
 }

@@ -19,6 +19,7 @@ func newStatusCmd(env *cliEnv) *cobra.Command {
 	var g globalFlags
 	var o outputFlag
 	var f followFlags
+	var ff forgeFlags
 	cmd := &cobra.Command{
 		Use:     "status [APP...]",
 		GroupID: groupLook,
@@ -32,7 +33,11 @@ instead, without comparing, and says whom it follows on stderr; --live
 compares from here anyway.
 
 -o json and -o yaml print {"apps": [AppSummary...]}, sorted by name (see
-README's "JSON output").`,
+README's "JSON output").
+
+With a forge token (--forge-token-file, or the environment as for
+revert --propose), each App's open pull requests from kdrift's branches
+are listed under the table (pullRequests in -o json), until they merge.`,
 		Example: `  # every app of the repository in the current folder
   kdrift status
 
@@ -40,17 +45,18 @@ README's "JSON output").`,
   kdrift status render-prod tts-prod -o json --repo ~/src/gitops`,
 		ValidArgsFunction: completeApps(&g, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return exit(runStatus(cmd.Context(), env, &g, &o, &f, args))
+			return exit(runStatus(cmd.Context(), env, &g, &o, &f, &ff, args))
 		},
 	}
 	g.register(cmd.Flags())
 	o.register(cmd.Flags())
 	f.register(cmd.Flags())
+	ff.register(cmd.Flags())
 	registerCompletions(cmd, &g)
 	return cmd
 }
 
-func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, f *followFlags, names []string) int {
+func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, f *followFlags, ff *forgeFlags, names []string) int {
 	oneShotGC()
 	e, err := openEngine(ctx, g, true, oneShot, names...)
 	if err != nil {
@@ -68,10 +74,17 @@ func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, 
 		}
 		apps = e.Apps()
 	}
+	doc := report.Summarize(apps)
+	prs, note := openRequests(ctx, g, ff)
+	doc.AttachRequests(prs)
+	doc.PullRequestsNote = note
+	if note != "" {
+		fmt.Fprintln(env.stderr, "kdrift: "+note)
+	}
 	if o.structured() {
-		err = o.write(env.stdout, report.Summarize(apps))
-	} else {
-		err = report.Status(env.stdout, apps, time.Now())
+		err = o.write(env.stdout, doc)
+	} else if err = report.Status(env.stdout, apps, time.Now()); err == nil {
+		err = report.WriteRequests(env.stdout, doc)
 	}
 	if err != nil {
 		return env.errorf("write status: %v", err)

@@ -33,6 +33,7 @@ type uiFlags struct {
 	config   string
 	author   string
 	follow   followFlags
+	forge    forgeFlags
 }
 
 func (u *uiFlags) register(fs *flag.FlagSet) {
@@ -40,6 +41,7 @@ func (u *uiFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&u.config, "config", "", "config file (default: $XDG_CONFIG_HOME/kdrift/config.yaml or ~/.config/kdrift/config.yaml)")
 	fs.StringVar(&u.author, "author", "", "record actions as \"Name <email>\" (default: $KDRIFT_AUTHOR, then git config)")
 	u.follow.lease.registerNamespace(fs)
+	u.forge.register(fs)
 	fs.BoolVar(&u.follow.live, "live", false, "compare from this terminal even when the repository's leader publishes its statuses (this terminal still heals only if it holds the Lease)")
 }
 
@@ -87,7 +89,11 @@ func runUI(ctx context.Context, env *cliEnv, g *globalFlags, u *uiFlags) int {
 		return env.errorf("%v", err)
 	}
 	opts := actions.RepoOptions{Repo: g.repo, Branch: g.branch, Author: u.author}
-	uopts := ui.Options{Readonly: readonly, LogFile: g.logFile, ConfigPath: u.config, NoColor: env.colorOff()}
+	fg, note := uiForge(g, &u.forge)
+	if note != "" {
+		fmt.Fprintln(env.stderr, "kdrift: "+note)
+	}
+	uopts := ui.Options{Readonly: readonly, LogFile: g.logFile, ConfigPath: u.config, NoColor: env.colorOff(), Forge: fg}
 	ns := u.follow.lease.Namespace()
 	nudge := func(res actions.Result) string {
 		r, err := actions.Open(ctx, opts)

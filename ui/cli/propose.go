@@ -20,17 +20,67 @@ import (
 // (revert, ignore): how to propose the change when the branch is
 // protected.
 type proposeFlags struct {
-	propose   bool
+	forgeFlags
+	propose bool
+}
+
+func (p *proposeFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&p.propose, "propose", false, "the branch is protected: push the change to a branch of its own and open a pull request, without trying the branch first (a refused push does this too)")
+	p.forgeFlags.register(fs)
+}
+
+// forgeFlags say which forge hosts the remote and where its API token is.
+type forgeFlags struct {
 	forge     string
 	forgeURL  string
 	tokenFile string
 }
 
-func (p *proposeFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&p.propose, "propose", false, "the branch is protected: push the change to a branch of its own and open a pull request, without trying the branch first (a refused push does this too)")
+func (p *forgeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.forge, "forge", "", "the forge hosting the remote: github, gitlab, gitea or forgejo (default: from the remote's host)")
 	fs.StringVar(&p.forgeURL, "forge-url", "", "the forge's web root, for one not served at the remote host's root (https://host/prefix)")
 	fs.StringVar(&p.tokenFile, "forge-token-file", "", "read the forge API token from this file (default: $KDRIFT_FORGE_TOKEN, then $GITHUB_TOKEN/$GH_TOKEN, $GITLAB_TOKEN, $GITEA_TOKEN/$FORGEJO_TOKEN)")
+}
+
+// remote places a remote URL on its forge, as the flags say.
+func (p *forgeFlags) remote(remoteURL string) (forge.Remote, error) {
+	var kind forge.Kind
+	if p.forge != "" {
+		var err error
+		if kind, err = forge.ParseKind(p.forge); err != nil {
+			return forge.Remote{}, err
+		}
+	}
+	return forge.ParseRemote(remoteURL, kind, p.forgeURL)
+}
+
+// requests is the cache of kdrift's open requests on the forge of
+// remoteURL; nil (and no error) when no token is configured: then kdrift
+// says nothing about requests rather than guess.
+func (p *forgeFlags) requests(remoteURL string) (*forge.Requests, error) {
+	if remoteURL == "" {
+		return nil, nil
+	}
+	remote, err := p.remote(remoteURL)
+	if err != nil {
+		return nil, err
+	}
+	token, err := forge.Token(remote.Kind, p.tokenFile, os.Getenv)
+	if err != nil || token == "" {
+		return nil, err
+	}
+	client, err := forge.New(remote, token)
+	if err != nil {
+		return nil, err
+	}
+	return forge.NewRequests(client), nil
+}
+
+// proposing reports whether an action's commit becomes a proposal: it
+// stayed local because the remote refused it on purpose, or because
+// --propose said the branch is protected.
+func (p *proposeFlags) proposing(res actions.Result) bool {
+	return res.Commit != "" && !res.Pushed && (res.Refused != nil || p.propose)
 }
 
 // proposal is what `--propose` (or a refused push) did, as printed.
@@ -58,21 +108,16 @@ const maxRequestBody = 60000
 // proposeResult turns an action's local commit into a proposal: push the
 // proposal branch, then open or update the pull request (with a token) or
 // print where to open it. preview, called after the branch is back at the
-// base, is the cluster preview for the body. The exit code is 0: the change
+// base, is what the change does, for the body under the heading
+// previewTitle. The exit code is 0: the change
 // is proposed, and the output says that nothing is in force until merged.
-func proposeResult(ctx context.Context, env *cliEnv, a *actionFlags, p *proposeFlags, repo *actions.Repo, what string, res actions.Result, branch, reason string, preview func() string) int {
+func proposeResult(ctx context.Context, env *cliEnv, a *actionFlags, p *proposeFlags, repo *actions.Repo, what string, res actions.Result, branch, reason, previewTitle string, preview func() string) int {
 	prop, err := repo.Propose(ctx, res, branch)
 	if err != nil {
 		return env.errorf("%s: %v", what, err)
 	}
 	out := proposal{Proposal: prop}
-	var kind forge.Kind
-	if p.forge != "" {
-		if kind, err = forge.ParseKind(p.forge); err != nil {
-			return env.errorf("%v", err)
-		}
-	}
-	remote, err := forge.ParseRemote(prop.RemoteURL, kind, p.forgeURL)
+	remote, err := p.remote(prop.RemoteURL)
 	if err != nil {
 		return env.errorf("%s: pushed %s, but %v", what, prop.Branch, err)
 	}
@@ -96,7 +141,7 @@ func proposeResult(ctx context.Context, env *cliEnv, a *actionFlags, p *proposeF
 		client, reqErr = forge.New(remote, token)
 		if reqErr == nil {
 			id, _ := repo.Identity()
-			body := requestBody(what, reason, id, prop, preview())
+			body := requestBody(what, reason, id, prop, previewTitle, preview()) + "\n" + forge.AppsMarker(res.Apps) + "\n"
 			var pr forge.PullRequest
 			pr, reqErr = client.Ensure(ctx, forge.Request{Head: prop.Branch, Base: prop.Base, Title: prop.Subject, Body: body, Reviewers: out.Reviewers})
 			if reqErr == nil {
@@ -148,8 +193,9 @@ func proposeResult(ctx context.Context, env *cliEnv, a *actionFlags, p *proposeF
 }
 
 // requestBody is the pull request's description: the action, the reason,
-// who, the incident reference and the cluster preview.
-func requestBody(what, reason string, id actions.Identity, prop actions.Proposal, preview string) string {
+// who, the incident reference and what the change does (the cluster
+// preview of a revert, the rule and diff of an ignore).
+func requestBody(what, reason string, id actions.Identity, prop actions.Proposal, previewTitle, preview string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Action:** `kdrift %s`\n\n", what)
 	fmt.Fprintf(&b, "**Reason:** %s\n\n", strings.TrimSpace(reason))
@@ -161,7 +207,7 @@ func requestBody(what, reason string, id actions.Identity, prop actions.Proposal
 	}
 	fmt.Fprintf(&b, "Proposed by kdrift on `%s` because `%s` is protected. Nothing is in force until this is merged; after the merge the usual path applies.\n\n", prop.Branch, prop.Base)
 	if preview != "" {
-		b.WriteString("### What the cluster would change\n\n```\n")
+		fmt.Fprintf(&b, "### %s\n\n```\n", previewTitle)
 		if len(preview) > maxRequestBody-b.Len()-100 {
 			preview = preview[:maxRequestBody-b.Len()-100] + "\n… (cut; run the preview locally for the rest)"
 		}

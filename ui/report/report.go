@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/forge"
 	"kdrift.dev/kdrift/engine/sops"
 	"kdrift.dev/kdrift/engine/status"
 )
@@ -209,6 +210,10 @@ func oneLine(s string) string {
 type StatusDoc struct {
 	// Apps are every App, sorted by name.
 	Apps []AppSummary `json:"apps"`
+	// PullRequestsNote says why the forge's open requests are not shown
+	// (an error, a timeout); empty when they are, or when no forge token
+	// is configured.
+	PullRequestsNote string `json:"pullRequestsNote,omitempty"`
 }
 
 // AppSummary is one app in StatusDoc.
@@ -293,6 +298,10 @@ type AppSummary struct {
 	Error string `json:"error,omitempty"`
 	// ComparedAt is when the app was last compared.
 	ComparedAt time.Time `json:"comparedAt"`
+	// PullRequests are kdrift's open pull requests (merge requests) that
+	// change the App, until they merge: number, state, review decision,
+	// URL. Read from the forge only when a token is configured.
+	PullRequests []forge.PullRequest `json:"pullRequests,omitempty"`
 }
 
 // Summarize turns statuses into StatusDoc.
@@ -318,6 +327,36 @@ func Summarize(apps []status.AppStatus) StatusDoc {
 	}
 	sort.Slice(doc.Apps, func(i, j int) bool { return doc.Apps[i].Name < doc.Apps[j].Name })
 	return doc
+}
+
+// AttachRequests puts each App's open requests on its summary.
+func (d *StatusDoc) AttachRequests(prs []forge.PullRequest) {
+	by := forge.ByApp(prs)
+	for i := range d.Apps {
+		d.Apps[i].PullRequests = by[d.Apps[i].Name]
+	}
+}
+
+// RequestLine is one open request in a line for a person:
+// "pull request #3 (open, review required) https://…".
+func RequestLine(p forge.PullRequest) string {
+	s := fmt.Sprintf("pull request #%d (%s", p.Number, p.State)
+	if p.Review != "" {
+		s += ", " + p.Review
+	}
+	return s + ") " + p.URL
+}
+
+// WriteRequests writes, under the status table, each App's open requests.
+func WriteRequests(w io.Writer, d StatusDoc) error {
+	for _, a := range d.Apps {
+		for _, p := range a.PullRequests {
+			if _, err := fmt.Fprintf(w, "%s: %s\n", a.Name, RequestLine(p)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // StatusJSON writes StatusDoc, indented.

@@ -39,19 +39,32 @@ const (
 //	    prune  ConfigMap/prod/extra (leaves Git)
 func WriteRevertPreview(w io.Writer, p RevertPreview) error {
 	var b strings.Builder
-	diffs := append([]actions.FileDiff(nil), p.Files...)
-	sort.Slice(diffs, func(i, j int) bool { return diffs[i].Path < diffs[j].Path })
-	for _, d := range diffs {
-		if d.Diff == "" {
-			fmt.Fprintf(&b, "%s: %s (binary or mode change)\n", d.Path, d.Status)
-			continue
-		}
-		b.WriteString(d.Diff)
-	}
+	writeFileDiffs(&b, p.Files)
 	b.WriteString("\n")
 	writeClusterPreview(&b, p.Cluster)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// WriteFileDiffs writes per-file diffs in path order, a binary or
+// mode-only change as one line.
+func WriteFileDiffs(w io.Writer, files []actions.FileDiff) error {
+	var b strings.Builder
+	writeFileDiffs(&b, files)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeFileDiffs(b *strings.Builder, files []actions.FileDiff) {
+	diffs := append([]actions.FileDiff(nil), files...)
+	sort.Slice(diffs, func(i, j int) bool { return diffs[i].Path < diffs[j].Path })
+	for _, d := range diffs {
+		if d.Diff == "" {
+			fmt.Fprintf(b, "%s: %s (binary or mode change)\n", d.Path, d.Status)
+			continue
+		}
+		b.WriteString(d.Diff)
+	}
 }
 
 func writeClusterPreview(b *strings.Builder, c engine.TreePreview) {

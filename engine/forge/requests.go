@@ -1,0 +1,161 @@
+package forge
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ProposalPrefix is the prefix of the branches kdrift pushes its
+// proposals to: the open requests from such branches are kdrift's.
+const ProposalPrefix = "kdrift/"
+
+// maxListed bounds how many of kdrift's open requests are read (each
+// costs the forge a call for its reviews).
+const maxListed = 30
+
+// appsMarker carries, in a request's body, the Apps its change touches,
+// so that a reader can show the request on them: an HTML comment the
+// forge does not render.
+const appsMarker = "<!-- kdrift-apps: "
+
+var appsLine = regexp.MustCompile(`<!-- kdrift-apps: ([a-zA-Z0-9._, -]{1,1000}) -->`)
+
+// AppsMarker is the line a request's body carries to name the Apps it
+// changes.
+func AppsMarker(apps []string) string {
+	return appsMarker + strings.Join(apps, ", ") + " -->"
+}
+
+// appsOf reads the Apps a request's body names; a body someone edited
+// names what it names (the request is only shown, never acted on).
+func appsOf(body string) []string {
+	m := appsLine.FindStringSubmatch(body)
+	if m == nil {
+		return nil
+	}
+	var out []string
+	for _, a := range strings.Split(m[1], ",") {
+		if a = strings.TrimSpace(a); a != "" && len(out) < 50 {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// kdriftOnly keeps the requests from kdrift's branches, newest first,
+// at most maxListed.
+func kdriftOnly(prs []PullRequest) []PullRequest {
+	var out []PullRequest
+	for _, p := range prs {
+		if strings.HasPrefix(p.Head, ProposalPrefix) {
+			out = append(out, p)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Number > out[j].Number })
+	if len(out) > maxListed {
+		out = out[:maxListed]
+	}
+	return out
+}
+
+// ByApp groups requests by the Apps they change.
+func ByApp(prs []PullRequest) map[string][]PullRequest {
+	out := map[string][]PullRequest{}
+	for _, p := range prs {
+		for _, a := range p.Apps {
+			out[a] = append(out[a], p)
+		}
+	}
+	return out
+}
+
+// Requests asks a forge for kdrift's open requests and keeps the answer
+// for a while: a reader refreshing every few seconds asks the forge once
+// per TTL, and each question is bounded by Timeout.
+type Requests struct {
+	client  Client
+	ttl     time.Duration
+	timeout time.Duration
+	now     func() time.Time
+
+	mu       sync.Mutex
+	at       time.Time
+	prs      []PullRequest
+	err      error
+	inflight bool
+	done     chan struct{}
+}
+
+// Default bounds of a Requests.
+const (
+	RequestsTTL     = 30 * time.Second
+	RequestsTimeout = 5 * time.Second
+)
+
+// NewRequests returns a cache of c's open kdrift requests.
+func NewRequests(c Client) *Requests {
+	return &Requests{client: c, ttl: RequestsTTL, timeout: RequestsTimeout, now: time.Now}
+}
+
+// Get returns kdrift's open requests, asking the forge when the cached
+// answer is older than the TTL (and waiting at most the timeout).
+func (q *Requests) Get(ctx context.Context) ([]PullRequest, error) {
+	q.mu.Lock()
+	if q.fresh() {
+		defer q.mu.Unlock()
+		return q.prs, q.err
+	}
+	done := q.start()
+	q.mu.Unlock()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.prs, q.err
+}
+
+// Peek returns the cached answer at once, never waiting on the forge,
+// and asks the forge in the background when it is stale. known is false
+// until a first answer (or error) arrived.
+func (q *Requests) Peek() (prs []PullRequest, err error, known bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.fresh() {
+		q.start()
+	}
+	return q.prs, q.err, !q.at.IsZero()
+}
+
+func (q *Requests) fresh() bool {
+	return !q.at.IsZero() && q.now().Sub(q.at) < q.ttl
+}
+
+// start asks the forge unless a question is in flight; q.mu is held.
+func (q *Requests) start() chan struct{} {
+	if q.inflight {
+		return q.done
+	}
+	q.inflight, q.done = true, make(chan struct{})
+	done := q.done
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), q.timeout)
+		defer cancel()
+		prs, err := q.client.Open(ctx)
+		if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+			err = errors.New("the forge did not answer within " + q.timeout.String())
+		}
+		q.mu.Lock()
+		q.prs, q.err, q.at, q.inflight = prs, err, q.now(), false
+		q.mu.Unlock()
+		close(done)
+	}()
+	return done
+}
