@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
+	"sort"
 	"strings"
 
 	yaml3 "gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kdrift.dev/kdrift/engine/render"
 )
@@ -36,6 +39,9 @@ type Settings struct {
 type SettingsSpec struct {
 	// Freezes says where freezes go when the desired branch is protected.
 	Freezes FreezeSettings `yaml:"freezes"`
+	// Health holds CEL health checks for every App of the repository; an
+	// App's own check for a kind takes precedence over the one given here.
+	Health *HealthSpec `yaml:"health"`
 }
 
 // FreezeSettings name the incident channel.
@@ -83,7 +89,7 @@ func ParseSettings(file string, data []byte) (Settings, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {
 		return Settings{}, &Error{File: file, Problem: "cannot parse: " + err.Error(),
-			Fix: "write apiVersion: " + APIVersion + ", kind: " + SettingsKind + " and spec.freezes.channel / spec.freezes.always only"}
+			Fix: "write apiVersion: " + APIVersion + ", kind: " + SettingsKind + " and spec.freezes (channel, always) and spec.health.checks only"}
 	}
 	var extra yaml3.Node
 	if err := dec.Decode(&extra); err == nil {
@@ -100,7 +106,75 @@ func ParseSettings(file string, data []byte) (Settings, error) {
 			return Settings{}, &Error{File: file, Field: "spec.freezes.channel", Problem: err.Error(), Fix: "name a branch such as " + DefaultChannel}
 		}
 	}
+	mk := func(field, problem, fix string) error {
+		return &Error{File: file, Field: field, Problem: problem, Fix: fix}
+	}
+	if errs := validateHealth(s.Spec.Health, "spec.health", mk); len(errs) > 0 {
+		return Settings{}, errors.Join(errs...)
+	}
 	return s, nil
+}
+
+// WithHealth gives every App of res the repository's health checks for
+// the kinds the App does not judge itself. A settings file that could not
+// be read (err) makes every App invalid with that error: kdrift cannot
+// tell the health rules or the incident channel the repository chose, so
+// it neither judges nor heals any App until the file is fixed.
+func WithHealth(res LoadResult, s Settings, err error) LoadResult {
+	if err != nil {
+		out := LoadResult{Invalid: slices.Clone(res.Invalid)}
+		for _, a := range res.Apps {
+			out.Invalid = append(out.Invalid, Invalid{Name: a.Metadata.Name, File: a.File,
+				Err: fmt.Errorf("not compared while %s is invalid (it gives the health rules and the incident channel of every App): %w", SettingsFile, err)})
+		}
+		sort.SliceStable(out.Invalid, func(i, j int) bool {
+			if out.Invalid[i].Name != out.Invalid[j].Name {
+				return out.Invalid[i].Name < out.Invalid[j].Name
+			}
+			return out.Invalid[i].File < out.Invalid[j].File
+		})
+		return out
+	}
+	if s.Spec.Health == nil || len(s.Spec.Health.Checks) == 0 {
+		return res
+	}
+	apps := make([]App, len(res.Apps))
+	for i, a := range res.Apps {
+		apps[i] = a.withChecks(s.Spec.Health.Checks)
+	}
+	res.Apps = apps
+	return res
+}
+
+// withChecks is a with the checks of repo added for kinds a has no check
+// of its own for. The App's Health is copied, never shared.
+func (a App) withChecks(repo []HealthCheck) App {
+	own := map[schema.GroupKind]bool{}
+	var checks []HealthCheck
+	if a.Spec.Health != nil {
+		checks = append(checks, a.Spec.Health.Checks...)
+		for _, c := range a.Spec.Health.Checks {
+			own[checkKind(c)] = true
+		}
+	}
+	for _, c := range repo {
+		if !own[checkKind(c)] {
+			checks = append(checks, c)
+		}
+	}
+	h := HealthSpec{Checks: checks}
+	if a.Spec.Health != nil {
+		h = *a.Spec.Health
+		h.Checks = checks
+	}
+	a.Spec.Health = &h
+	return a
+}
+
+// checkKind is the group and kind a check judges.
+func checkKind(c HealthCheck) schema.GroupKind {
+	gv, _ := schema.ParseGroupVersion(c.APIVersion)
+	return schema.GroupKind{Group: gv.Group, Kind: c.Kind}
 }
 
 // ValidChannel checks that name is a branch name Git accepts and that a

@@ -95,3 +95,55 @@ func FuzzParseSettings(f *testing.F) {
 		}
 	})
 }
+
+func TestSettingsHealthChecks(t *testing.T) {
+	const head = "apiVersion: kdrift.dev/v1alpha1\nkind: Settings\nspec:\n  health:\n    checks:\n"
+	s, err := ParseSettings(SettingsFile, []byte(head+
+		"    - apiVersion: cert-manager.io/v1\n      kind: Certificate\n      current: status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')\n      failed: status.conditions.exists(c, c.type == 'Issuing' && c.status == 'False')\n"+
+		"    - apiVersion: v1\n      kind: ConfigMap\n      current: has(self.data) && self.data.ready == 'yes'\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Spec.Health.Checks) != 2 || s.Spec.Health.Checks[0].Failed == "" {
+		t.Fatalf("%+v", s.Spec.Health)
+	}
+	for _, c := range []struct{ doc, want string }{
+		{"    - apiVersion: v1\n      kind: ConfigMap\n      current: self.data.(\n", "spec.health.checks[0].current: CEL expression"},
+		{"    - apiVersion: v1\n      kind: ConfigMap\n", "spec.health.checks[0].current: is missing"},
+		{"    - apiVersion: v1\n      kind: ConfigMap\n      current: 'true'\n    - apiVersion: v1\n      kind: ConfigMap\n      current: 'true'\n", "spec.health.checks[1].kind: ConfigMap is judged by checks[0] already"},
+		{"    - kind: ConfigMap\n      current: 'true'\n", "spec.health.checks[0].apiVersion: is missing"},
+		{"    - apiVersion: v1\n      kind: ConfigMap\n      curent: 'true'\n", "field curent not found"},
+	} {
+		_, err := ParseSettings(SettingsFile, []byte(head+c.doc))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), SettingsFile) {
+			t.Errorf("%q: got %v, want %q", c.doc, err, c.want)
+		}
+	}
+}
+
+func TestWithHealth(t *testing.T) {
+	repo := []HealthCheck{
+		{APIVersion: "v1", Kind: "ConfigMap", Current: "true"},
+		{APIVersion: "cert-manager.io/v1", Kind: "Certificate", Current: "true"},
+	}
+	own := App{Metadata: Metadata{Name: "own"}, Spec: Spec{Health: &HealthSpec{Checks: []HealthCheck{{APIVersion: "v1", Kind: "ConfigMap", Current: "false"}}}}}
+	bare := App{Metadata: Metadata{Name: "bare"}}
+	res := WithHealth(LoadResult{Apps: []App{bare, own}}, Settings{Spec: SettingsSpec{Health: &HealthSpec{Checks: repo}}}, nil)
+	if got := res.Apps[0].Spec.Health.Checks; len(got) != 2 {
+		t.Fatalf("bare: %+v", got)
+	}
+	got := res.Apps[1].Spec.Health.Checks
+	if len(got) != 2 || got[0].Current != "false" || got[1].Kind != "Certificate" {
+		t.Fatalf("own: the App's check for a kind must win: %+v", got)
+	}
+	if len(own.Spec.Health.Checks) != 1 {
+		t.Fatalf("the App's own spec was changed: %+v", own.Spec.Health.Checks)
+	}
+	_, perr := ParseSettings(SettingsFile, []byte("kind: Settings\n"))
+	bare.File = ".kdrift/apps.yaml"
+	res = WithHealth(LoadResult{Apps: []App{bare}}, Settings{}, perr)
+	if len(res.Apps) != 0 || len(res.Invalid) != 1 || res.Invalid[0].Name != "bare" ||
+		!strings.Contains(res.Invalid[0].Err.Error(), "not compared while "+SettingsFile+" is invalid") {
+		t.Fatalf("a settings file that cannot be read must make every App invalid, saying why: %+v", res)
+	}
+}

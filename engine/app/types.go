@@ -84,7 +84,7 @@ type HealthSpec struct {
 	// Checks are CEL expressions per kind, as Flux's healthCheckExprs:
 	// for objects of their kind they decide health before kdrift's own
 	// rules and kstatus.
-	Checks []HealthCheck `json:"checks,omitempty"`
+	Checks []HealthCheck `json:"checks,omitempty" yaml:"checks,omitempty"`
 }
 
 // HealthCheck judges the objects of one kind with CEL expressions that
@@ -94,14 +94,14 @@ type HealthSpec struct {
 type HealthCheck struct {
 	// APIVersion is the kind's group/version; the check applies to every
 	// version of the group.
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
+	APIVersion string `json:"apiVersion" yaml:"apiVersion"`
+	Kind       string `json:"kind" yaml:"kind"`
 	// Current is true when the object is healthy (required).
-	Current string `json:"current"`
+	Current string `json:"current" yaml:"current"`
 	// InProgress is true while it is on its way (optional).
-	InProgress string `json:"inProgress,omitempty"`
+	InProgress string `json:"inProgress,omitempty" yaml:"inProgress,omitempty"`
 	// Failed is true when it failed (optional).
-	Failed string `json:"failed,omitempty"`
+	Failed string `json:"failed,omitempty" yaml:"failed,omitempty"`
 }
 
 // Delegation turns off leaving scaler and delivery controllers' fields to

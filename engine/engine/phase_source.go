@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"kdrift.dev/kdrift/engine/source"
 	"time"
 
 	"kdrift.dev/kdrift/engine/app"
@@ -53,12 +54,20 @@ func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
 	if err != nil {
 		return fmt.Errorf("git %s: read commit %s: %w", e.repo.Location(), rev.Short(), err)
 	}
-	apps := snap.Apps()
+	apps := settledApps(snap)
 	e.mu.Lock()
 	e.head, e.snap, e.apps = rev, snap, apps
 	e.mu.Unlock()
 	e.loadChannel(ctx, rev, snap)
 	return nil
+}
+
+// settledApps are the Apps of snap with the repository's settings
+// applied (app.WithHealth): the health checks they give every App, and
+// every App invalid while the settings file is.
+func settledApps(snap *source.Snapshot) app.LoadResult {
+	settings, err := app.ReadSettings(snap)
+	return app.WithHealth(snap.Apps(), settings, err)
 }
 
 // findApp is App name as the upstream declares it, with a freeze that

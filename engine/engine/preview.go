@@ -114,7 +114,7 @@ func (e *Engine) PreviewTree(ctx context.Context, before, after string) (TreePre
 	if err != nil {
 		return TreePreview{}, err
 	}
-	ba, aa := bs.Apps(), as.Apps()
+	ba, aa := settledApps(bs), settledApps(as)
 	// The cluster as it is now, not as an earlier command listed it.
 	e.freshReads()
 	names := map[string]bool{}
