@@ -64,6 +64,10 @@ type Helm struct {
 	// rides here for the same reason as Overlay.
 	Directory *Directory `json:"directory,omitempty"`
 
+	// SkipCRDs leaves the chart's crds/ folder out (a Flux HelmRelease's
+	// install.crds: Skip).
+	SkipCRDs bool `json:"skipCRDs,omitempty"`
+
 	// skipCRDs leaves the chart's crds/ out (kustomize's helmCharts
 	// without includeCRDs).
 	skipCRDs bool
@@ -200,7 +204,7 @@ func renderChart(fsys *treeFS, dir string, h *Helm) (objs []*unstructured.Unstru
 	}
 	mem := filesys.MakeFsInMemory()
 	req := &helmRequest{Dir: dir, Release: h.ReleaseName, Namespace: h.Namespace, KubeVersion: h.KubeVersion, APIVersions: h.APIVersions,
-		Parameters: h.Parameters, SkipCRDs: h.skipCRDs, Options: fsys.opts}
+		Parameters: h.Parameters, SkipCRDs: h.skipCRDs || h.SkipCRDs, Options: fsys.opts}
 	for _, f := range files {
 		if err := mem.WriteFile(chartRoot+f.Name, f.Data); err != nil {
 			return nil, fmt.Errorf("chart %s: %s: %w", dir, f.Name, err)
