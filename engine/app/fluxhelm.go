@@ -6,6 +6,10 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+
+	"sigs.k8s.io/kustomize/api/types"
+
+	"kdrift.dev/kdrift/engine/render"
 )
 
 // fluxHelmGroup is the API group of Flux's HelmRelease.
@@ -46,7 +50,20 @@ type fluxHelmRelease struct {
 		Install         *struct {
 			CRDs string `json:"crds"`
 		} `json:"install"`
-		PostRenderers  []any `json:"postRenderers"`
+		PostRenderers []struct {
+			Kustomize *struct {
+				Patches []struct {
+					Patch  string          `json:"patch"`
+					Target *types.Selector `json:"target"`
+				} `json:"patches"`
+				Images []struct {
+					Name    string `json:"name"`
+					NewName string `json:"newName"`
+					NewTag  string `json:"newTag"`
+					Digest  string `json:"digest"`
+				} `json:"images"`
+			} `json:"kustomize"`
+		} `json:"postRenderers"`
 		DriftDetection *struct {
 			Mode   string `json:"mode"`
 			Ignore []struct {
@@ -128,9 +145,6 @@ func fluxHelmApp(fsys fs.FS, k pendingKustomization, repos map[string]gitReposit
 	if len(s.ValuesFrom) > 0 {
 		return bad("spec.valuesFrom", "takes values from ConfigMaps and Secrets in the cluster, which kdrift does not read yet (a render reads nothing but the repository)", "move the values into spec.values, or compare this release with a kdrift App")
 	}
-	if len(s.PostRenderers) > 0 {
-		return bad("spec.postRenderers", "edits the chart's output with kustomize, which kdrift does not apply to a HelmRelease yet", "compare this release with a kdrift App whose kustomization renders the chart (helmCharts) and carries the patches")
-	}
 	if len(s.KubeConfig) > 0 {
 		return bad("spec.kubeConfig", "names a cluster through a kubeconfig Secret; kdrift reaches clusters through kubeconfig contexts", "declare the app in "+Dir+"/ with spec.destination.context")
 	}
@@ -164,6 +178,27 @@ func fluxHelmApp(fsys fs.FS, k pendingKustomization, repos map[string]gitReposit
 		// A GitRepository's values files are relative to the repository
 		// root, which render.Helm spells with a leading "/".
 		h.ValueFiles = append(h.ValueFiles, "/"+path.Clean(strings.TrimPrefix(strings.TrimPrefix(vf, "./"), "/")))
+	}
+	for i, pr := range s.PostRenderers {
+		if pr.Kustomize == nil {
+			continue
+		}
+		var step render.PostRender
+		for j, p := range pr.Kustomize.Patches {
+			if strings.TrimSpace(p.Patch) == "" {
+				return bad(fmt.Sprintf("spec.postRenderers[%d].kustomize.patches[%d].patch", i, j), "is missing", "give the patch inline")
+			}
+			step.Patches = append(step.Patches, types.Patch{Patch: p.Patch, Target: p.Target})
+		}
+		for j, im := range pr.Kustomize.Images {
+			if im.Name == "" {
+				return bad(fmt.Sprintf("spec.postRenderers[%d].kustomize.images[%d].name", i, j), "is missing", "name the image to replace")
+			}
+			step.Images = append(step.Images, types.Image{Name: im.Name, NewName: im.NewName, NewTag: im.NewTag, Digest: im.Digest})
+		}
+		if len(step.Patches)+len(step.Images) > 0 {
+			h.PostRender = append(h.PostRender, step)
+		}
 	}
 	if s.Install != nil && s.Install.CRDs == "Skip" {
 		h.SkipCRDs = true

@@ -1,10 +1,14 @@
 package app_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/render"
 	"kdrift.dev/kdrift/engine/source"
 	"kdrift.dev/kdrift/internal/fluxtest"
 )
@@ -36,7 +40,8 @@ func TestFluxReferenceLayout(t *testing.T) {
 		t.Fatalf("duplicates not reported: %+v %+v", res.Invalid, res.Flux)
 	}
 
-	res = discoverWith(t, files, source.Options{Flux: &app.FluxCluster{Path: "./clusters/production/", From: "--cluster-path"}})
+	snap := snapshotOf(t, files, source.Options{Flux: &app.FluxCluster{Path: "./clusters/production/", From: "--cluster-path"}})
+	res = snap.Apps()
 	for _, in := range res.Invalid {
 		t.Errorf("invalid with a cluster folder: %s: %v", in.Name, in.Err)
 	}
@@ -56,6 +61,23 @@ func TestFluxReferenceLayout(t *testing.T) {
 	}
 	if len(pi.Spec.IgnoreDifferences) != 1 || pi.Spec.IgnoreDifferences[0].JSONPointers[0] != "/metadata/annotations/ignored-by-flux" {
 		t.Fatalf("driftDetection.ignore: %+v", pi.Spec.IgnoreDifferences)
+	}
+	// The chart renders in the render worker with production's values,
+	// then the post renderers' patch and image.
+	objs, err := render.NewRenderer().RenderApp(context.Background(), snap, pi.Spec.Path, h)
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("render podinfo: %v %v", objs, err)
+	}
+	d := objs[0]
+	image := ""
+	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	if len(containers) == 1 {
+		image, _ = containers[0].(map[string]any)["image"].(string)
+	}
+	replicas, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
+	if d.GetNamespace() != "podinfo" || d.GetLabels()["env"] != "production" || replicas != 3 ||
+		d.GetAnnotations()["post-rendered"] != "true" || image != "ghcr.io/stefanprodan/podinfo:6.7.1" {
+		t.Fatalf("podinfo rendered as %v", d.Object)
 	}
 	apps, _ := res.Find("apps")
 	if apps.Spec.Path != "apps/production" {
@@ -77,7 +99,7 @@ func TestFluxHelmReleaseUnreadable(t *testing.T) {
 		"helmrepository": {"chart:\n    spec:\n      chart: podinfo\n      version: 6.x\n      sourceRef: {kind: HelmRepository, name: podinfo}\n", "spec.chart.spec.sourceRef.kind: is HelmRepository (podinfo, chart podinfo 6.x): kdrift does not fetch charts from a HelmRepository yet"},
 		"ocirepository":  {"chartRef: {kind: OCIRepository, name: podinfo}\n", "spec.chartRef: takes the chart from OCIRepository podinfo, which kdrift does not read yet"},
 		"valuesfrom":     {"chart:\n    spec:\n      chart: ./charts/podinfo\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n  valuesFrom: [{kind: ConfigMap, name: values}]\n", "spec.valuesFrom: takes values from ConfigMaps and Secrets"},
-		"postrenderers":  {"chart:\n    spec:\n      chart: ./charts/podinfo\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n  postRenderers: [{kustomize: {patches: []}}]\n", "spec.postRenderers: edits the chart's output"},
+		"postrenderer":   {"chart:\n    spec:\n      chart: ./charts/podinfo\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n  postRenderers: [{kustomize: {patches: [{patch: ''}]}}]\n", "spec.postRenderers[0].kustomize.patches[0].patch: is missing"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -37,10 +37,10 @@ spec:
     spec:
       containers:
       - name: podinfo
-        image: ghcr.io/stefanprodan/podinfo:6.7.0
+        image: ghcr.io/stefanprodan/podinfo:6.7.1
 `, map[string]string{"app": "podinfo", "env": "production", "app.kubernetes.io/managed-by": "Helm",
 			"helm.toolkit.fluxcd.io/name": "podinfo", "helm.toolkit.fluxcd.io/namespace": ns},
-		map[string]string{"meta.helm.sh/release-name": "podinfo", "meta.helm.sh/release-namespace": ns}
+		map[string]string{"meta.helm.sh/release-name": "podinfo", "meta.helm.sh/release-namespace": ns, "post-rendered": "true"}
 }
 
 // createFlux writes a live Flux object as its controller would (read

@@ -20,7 +20,9 @@ var Replicas = map[string]int{"production": 3, "staging": 1}
 // Kustomizations infra-configs and apps, with the same names in both; the
 // apps are a HelmRelease of the in-repository chart charts/podinfo (from
 // the GitRepository), patched per environment with its own values, in
-// namespace ns of every environment (the test's namespace).
+// namespace ns of every environment (the test's namespace). Its
+// postRenderers annotate the Deployment post-rendered: "true" and set
+// its image's tag to 6.7.1.
 func ReferenceLayout(url, ns string) map[string]string {
 	files := map[string]string{
 		"charts/podinfo/Chart.yaml":  "apiVersion: v2\nname: podinfo\nversion: 6.7.0\n",
@@ -63,6 +65,19 @@ spec:
     ignore:
     - paths: ["/metadata/annotations/ignored-by-flux"]
       target: {kind: Deployment}
+  postRenderers:
+  - kustomize:
+      patches:
+      - target: {kind: Deployment, name: podinfo}
+        patch: |
+          apiVersion: apps/v1
+          kind: Deployment
+          metadata:
+            name: podinfo
+            annotations: {post-rendered: "true"}
+      images:
+      - name: ghcr.io/stefanprodan/podinfo
+        newTag: 6.7.1
   values:
     environment: base
 `,
