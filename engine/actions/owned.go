@@ -7,7 +7,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"kdrift.dev/kdrift/engine/app"
-	"kdrift.dev/kdrift/engine/source"
 )
 
 // Actions on apps another GitOps engine owns write into that engine's own
@@ -28,7 +27,7 @@ const previousAbsent = "absent"
 // ownedApps adds the Argo CD and Flux apps of the snapshot's commit, as
 // the engine discovers them, to set.
 func ownedApps(s *snapshot, set *appSet) error {
-	snap, err := source.SnapshotOf(s.repo.git, s.commit)
+	snap, err := s.repo.snapshotOf(s.commit)
 	if err != nil {
 		return err
 	}

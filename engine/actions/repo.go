@@ -51,6 +51,10 @@ type RepoOptions struct {
 	// push it to the upstream branch: the caller proposes it on a branch
 	// of its own (Repo.Propose).
 	Propose bool
+	// ClusterPath is the Flux cluster folder discovery follows, as the
+	// engine's (engine.Options.ClusterPath): with it, a Kustomization
+	// declared in every cluster folder names the one of that folder.
+	ClusterPath string
 }
 
 // Repo is an opened repository and branch that actions commit to.

@@ -10,7 +10,6 @@ import (
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/render"
-	"kdrift.dev/kdrift/engine/source"
 )
 
 // objectID names one object an App renders.
@@ -84,7 +83,7 @@ func builtins() []kindNames {
 // appObjects renders App a at the snapshot's commit and lists its objects
 // and the kinds they and the CustomResourceDefinitions among them name.
 func appObjects(ctx context.Context, s *snapshot, a app.App) ([]objectID, []kindNames, error) {
-	snap, err := source.SnapshotOf(s.repo.git, s.commit)
+	snap, err := s.repo.snapshotOf(s.commit)
 	if err != nil {
 		return nil, nil, err
 	}

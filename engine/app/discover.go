@@ -56,6 +56,10 @@ type DiscoverOptions struct {
 	// ClustersErr is why Clusters is empty when the kubeconfig could not
 	// be read; an app that names a server says it.
 	ClustersErr error
+	// Flux, when it names a cluster folder, limits the Flux declarations
+	// to those reachable from that folder (see FluxCluster); nil follows
+	// every one of the tree.
+	Flux *FluxCluster
 }
 
 // Discover is Load plus the Argo CD Applications and Flux Kustomizations of
@@ -71,6 +75,14 @@ func Discover(fsys fs.FS, opts DiscoverOptions) LoadResult {
 	if opts.Context == nil {
 		opts.Context = context.Background()
 	}
+	if fc := opts.Flux; fc != nil && fc.Path != "" {
+		c := *fc
+		c.Path = path.Clean(strings.Trim(strings.TrimPrefix(strings.TrimSpace(c.Path), "./"), "/"))
+		if c.Path == "" {
+			c.Path = "."
+		}
+		opts.Flux = &c
+	}
 	d := &discovery{fsys: fsys, opts: opts, repos: map[string]gitRepository{}}
 	d.walk()
 	for i := range d.found {
@@ -85,11 +97,20 @@ func Discover(fsys fs.FS, opts DiscoverOptions) LoadResult {
 	}
 	for _, f := range d.found {
 		if f.app != nil {
-			queue = append(queue, parent{name: f.app.Metadata.Name, path: f.app.Spec.Path, helm: f.app.RenderHelm(), depth: 1})
+			queue = append(queue, parent{name: f.app.Metadata.Name, path: f.app.Spec.Path, helm: f.app.RenderHelm(), depth: 1, flux: f.kind == "Kustomization"})
 		}
 	}
 	d.renderChildren(queue)
+	for _, f := range d.found {
+		if f.kind == "Kustomization" {
+			d.kustomizations++
+		}
+	}
+	d.candidates = d.clusterCandidates()
+	d.followCluster()
 	d.name(&res)
+	d.checkClusterPath(&res)
+	res.Flux = d.layout()
 	return res
 }
 
@@ -98,6 +119,10 @@ type parent struct {
 	name, path string
 	helm       *render.Helm
 	depth      int
+	// flux says the parent is a Flux Kustomization: its plain folder is
+	// rendered too when the tree holds HelmReleases, which are taken from
+	// what a Kustomization applies only (see declaration).
+	flux bool
 }
 
 // found is one declaration: its App, or why it cannot be one.
@@ -108,12 +133,19 @@ type found struct {
 	// collisions.
 	kind, ns, name string
 	literal        bool
+	// file is the file declaring it literally; from is the path of the
+	// app whose render generates it. Set for Flux declarations, which a
+	// cluster folder selects by them (followCluster).
+	file, from string
 }
 
 // gitRepository is a Flux GitRepository document: its URL.
 type gitRepository struct {
 	url  string
 	file string
+	// self says the repository is this one without a URL to compare:
+	// the bootstrap GitRepository of a chosen cluster folder.
+	self bool
 }
 
 type discovery struct {
@@ -136,6 +168,13 @@ type discovery struct {
 	// markers says some file mentions Argo CD or Flux; without one, no
 	// render can yield a declaration and none is rendered.
 	markers bool
+	// helmReleases says some file mentions a Flux HelmRelease.
+	helmReleases bool
+	// kustomizations counts the Flux Kustomizations found, candidates
+	// are the tree's cluster folders and left counts the declarations a
+	// cluster folder left out (see FluxLayout).
+	kustomizations, left int
+	candidates           []string
 }
 
 // pendingKustomization is a Flux Kustomization read before every
@@ -145,6 +184,8 @@ type pendingKustomization struct {
 	file              string
 	doc, line         int
 	generatedBy, from string
+	// helm says the document is a HelmRelease.
+	helm bool
 }
 
 // walk reads every YAML file of the tree outside .git and .kdrift, within
@@ -192,6 +233,9 @@ func (d *discovery) walk() {
 			return nil
 		}
 		d.markers = true
+		if strings.Contains(string(data), fluxHelmGroup) {
+			d.helmReleases = true
+		}
 		for _, t := range d.templates {
 			if strings.HasPrefix(name, t) {
 				return nil
@@ -247,14 +291,24 @@ func (d *discovery) declaration(body *yaml3.Node, file string, doc, line int, ge
 		d.repos[ns+"/"+name] = gitRepository{url: scalar(lookupPath(body, "spec.url")), file: file}
 	case strings.HasPrefix(apiVersion, "kustomize.toolkit.fluxcd.io/") && kind == "Kustomization":
 		d.pending = append(d.pending, pendingKustomization{body: body, file: file, doc: doc, line: line, generatedBy: generatedBy, from: from})
+	case strings.HasPrefix(apiVersion, fluxHelmGroup+"/") && kind == "HelmRelease" && generatedBy != "":
+		// A HelmRelease is taken from what a Flux Kustomization applies,
+		// never from the file alone: the Kustomization's overlay (an
+		// environment's values patch) decides what it says.
+		d.pending = append(d.pending, pendingKustomization{body: body, file: file, doc: doc, line: line, generatedBy: generatedBy, from: from, helm: true})
 	}
 }
 
 // resolvePending turns the Flux Kustomizations read so far into apps, now
 // that the GitRepositories are known.
 func (d *discovery) resolvePending() {
+	repos := d.fluxRepos()
 	for _, k := range d.pending {
-		d.found = append(d.found, fluxApp(d.fsys, k, d.repos, d.opts.SameRepo))
+		if k.helm {
+			d.found = append(d.found, fluxHelmApp(d.fsys, k, repos, d.opts.SameRepo))
+			continue
+		}
+		d.found = append(d.found, fluxApp(d.fsys, k, repos, d.opts.SameRepo))
 	}
 	d.pending = nil
 }
@@ -271,7 +325,7 @@ func (d *discovery) renderChildren(queue []parent) {
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
-		if seen[p.path] || p.depth > MaxDiscoverDepth || !built(d.fsys, p.path) {
+		if seen[p.path] || p.depth > MaxDiscoverDepth || !(built(d.fsys, p.path) || (p.flux && d.helmReleases)) {
 			continue
 		}
 		seen[p.path] = true
@@ -297,8 +351,8 @@ func (d *discovery) renderChildren(queue []parent) {
 		}
 		d.resolvePending()
 		for _, f := range d.found[before:] {
-			if f.app != nil {
-				queue = append(queue, parent{name: f.app.Metadata.Name, path: f.app.Spec.Path, helm: f.app.RenderHelm(), depth: p.depth + 1})
+			if f.app != nil && f.kind != "HelmRelease" {
+				queue = append(queue, parent{name: f.app.Metadata.Name, path: f.app.Spec.Path, helm: f.app.RenderHelm(), depth: p.depth + 1, flux: f.kind == "Kustomization"})
 			}
 		}
 	}
@@ -356,6 +410,8 @@ func isDeclaration(o *unstructured.Unstructured) bool {
 		return true
 	case gvk.Group == "source.toolkit.fluxcd.io" && gvk.Kind == "GitRepository":
 		return true
+	case gvk.Group == fluxHelmGroup && gvk.Kind == "HelmRelease":
+		return true
 	}
 	return false
 }
@@ -400,7 +456,7 @@ func (d *discovery) name(res *LoadResult) {
 		if places := qualified[f.ns+"/"+f.name]; len(places) > 1 {
 			err := &Error{File: where(f), App: name, Field: "metadata.name",
 				Problem: fmt.Sprintf("%s is declared %d times (%s)", f.ns+"/"+f.name, len(places), strings.Join(places, ", ")),
-				Fix:     "keep one declaration of it"}
+				Fix:     d.duplicateFix(f)}
 			res.Invalid = append(res.Invalid, Invalid{Name: name, File: where(f), Err: err})
 			continue
 		}

@@ -82,7 +82,7 @@ const FluxSuspendReason = "suspend.toolkit.fluxcd.io/reason"
 // repository whose URL is this repository.
 func fluxApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository, sameRepo func(string) bool) found {
 	ns, name := metaOf(k.body, "flux-system")
-	f := found{kind: "Kustomization", ns: ns, name: name}
+	f := found{kind: "Kustomization", ns: ns, name: name, file: k.file, from: k.from}
 	origin := &Origin{Engine: EngineFlux, Kind: "Kustomization", Namespace: ns, Name: name, File: k.file, Doc: k.doc, GeneratedBy: k.generatedBy, GeneratedFrom: k.from}
 	shown := k.file
 	if shown == "" {
@@ -114,7 +114,7 @@ func fluxApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository,
 	if !ok {
 		return bad("spec.sourceRef", fmt.Sprintf("GitRepository %s/%s is not declared in this repository, so kdrift cannot tell which repository it reads", refNS, s.SourceRef.Name), "commit the GitRepository beside the Kustomization")
 	}
-	if sameRepo == nil || !sameRepo(repo.url) {
+	if !repo.self && (sameRepo == nil || !sameRepo(repo.url)) {
 		return bad("spec.sourceRef", fmt.Sprintf("GitRepository %s/%s (%s) names another repository, which kdrift does not read", refNS, s.SourceRef.Name, repo.file), "open kdrift on that repository")
 	}
 	if len(s.KubeConfig) > 0 {

@@ -19,6 +19,10 @@ type LoadResult struct {
 	// Invalid are the Apps (or whole files) that could not be used, sorted
 	// by name then file.
 	Invalid []Invalid
+	// Flux is what discovery saw of Flux's layout: the cluster folder it
+	// followed and the candidates; nil when the tree declares no Flux
+	// Kustomization.
+	Flux *FluxLayout
 }
 
 // Invalid is an App (or a file) that kdrift cannot use, and why.

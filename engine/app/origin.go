@@ -53,6 +53,10 @@ type Origin struct {
 	SkipReconcile bool
 	// SuspendReason is Flux's suspend.toolkit.fluxcd.io/reason.
 	SuspendReason string
+	// Suspended is a Flux HelmRelease's spec.suspend: for a HelmRelease,
+	// Heals is also false when drift detection is off, which is no
+	// suspension.
+	Suspended bool
 	// Decryption is a Flux Kustomization's spec.decryption; nil when none.
 	Decryption *Decryption
 }
@@ -84,6 +88,8 @@ func (o *Origin) Owner() string {
 func (o *Origin) Paused() string {
 	switch {
 	case o == nil:
+		return ""
+	case o.Engine == EngineFlux && o.Kind == "HelmRelease" && !o.Suspended:
 		return ""
 	case o.Engine == EngineFlux && !o.Heals:
 		if o.SuspendReason != "" {

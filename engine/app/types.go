@@ -133,6 +133,12 @@ type Helm struct {
 	ValuesObject map[string]any `json:"valuesObject,omitempty"`
 	// Parameters are single values set by dotted key, as `--set` does.
 	Parameters []HelmParameter `json:"parameters,omitempty"`
+	// SkipCRDs leaves the chart's crds/ folder out (a Flux HelmRelease's
+	// install.crds: Skip); set only for a discovered declaration.
+	SkipCRDs bool `json:"-"`
+	// PostRender are kustomize passes over the chart's output (a Flux
+	// HelmRelease's postRenderers); set only for a discovered declaration.
+	PostRender []render.PostRender `json:"-"`
 }
 
 // RenderHelm is how the App's chart renders, should Path hold one: the
@@ -146,7 +152,7 @@ func (a App) RenderHelm() *render.Helm {
 		if s.ReleaseName != "" {
 			h.ReleaseName = s.ReleaseName
 		}
-		h.ValueFiles, h.Values, h.ValuesObject = s.ValueFiles, s.Values, s.ValuesObject
+		h.ValueFiles, h.Values, h.ValuesObject, h.SkipCRDs, h.PostRender = s.ValueFiles, s.Values, s.ValuesObject, s.SkipCRDs, s.PostRender
 		for _, p := range s.Parameters {
 			h.Parameters = append(h.Parameters, render.HelmParameter{Name: p.Name, Value: p.Value, ForceString: p.ForceString})
 		}

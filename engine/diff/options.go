@@ -64,7 +64,8 @@ type Options struct {
 	PersonManagers []string
 	// GitOpsManagers are other GitOps engines' field managers: what they
 	// own is never drift. Default: argocd-controller,
-	// argocd-application-controller, kustomize-controller, helm.
+	// argocd-application-controller, kustomize-controller,
+	// helm-controller (Flux's HelmRelease), helm.
 	GitOpsManagers []string
 	// IgnoredAnnotations are annotations the apiserver or tools add that
 	// are bookkeeping, never drift; they are removed from metadata and
@@ -76,7 +77,8 @@ type Options struct {
 	IgnoredAnnotations []string
 	// IgnoredLabels are labels other tools add for their own tracking;
 	// they are removed like IgnoredAnnotations. Default: Flux's
-	// kustomize.toolkit.fluxcd.io/name and /namespace. (Argo CD's
+	// kustomize.toolkit.fluxcd.io/name and /namespace, and
+	// helm.toolkit.fluxcd.io/name and /namespace. (Argo CD's
 	// app.kubernetes.io/instance is often declared in Git, so it is
 	// compared; written by Argo CD it is owned by a GitOps manager and so
 	// not drift.)
@@ -92,7 +94,7 @@ func DefaultOptions() Options {
 	return Options{
 		KdriftManagers: []string{"kdrift", "kdrift-handover"},
 		PersonPrefixes: []string{"kubectl"},
-		GitOpsManagers: []string{"argocd-controller", "argocd-application-controller", "kustomize-controller", "helm"},
+		GitOpsManagers: []string{"argocd-controller", "argocd-application-controller", "kustomize-controller", "helm-controller", "helm"},
 		IgnoredAnnotations: []string{
 			"deployment.kubernetes.io/revision",
 			"kubectl.kubernetes.io/last-applied-configuration",
@@ -104,6 +106,8 @@ func DefaultOptions() Options {
 			// Flux's resource tracking, never drift.
 			"kustomize.toolkit.fluxcd.io/name",
 			"kustomize.toolkit.fluxcd.io/namespace",
+			"helm.toolkit.fluxcd.io/name",
+			"helm.toolkit.fluxcd.io/namespace",
 		},
 		IgnoredMetadata: []string{
 			"resourceVersion", "generation", "uid", "creationTimestamp",

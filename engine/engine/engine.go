@@ -57,6 +57,12 @@ type Options struct {
 	Context string
 	// Apps limits the engine to these App names (default: all).
 	Apps []string
+	// ClusterPath is the Flux cluster folder to follow
+	// (clusters/production): only the Kustomizations and HelmReleases it
+	// reaches are apps. Empty: the destination cluster's live
+	// flux-system Kustomization names it when Flux runs there and reads
+	// this repository; else every Flux declaration of the tree is one.
+	ClusterPath string
 	// ReadOnly is the one switch that keeps the engine from writing to a
 	// cluster: no heal, hand-over (release), prune or apply from any path,
 	// Sync included (it fails with ErrReadOnly unless it is a dry run),
@@ -192,6 +198,11 @@ type Engine struct {
 
 	passes, dryRuns, applies atomic.Int64
 
+	// fluxOnce reads the live Flux objects once (resolveFlux);
+	// fluxNote (guarded by mu) says why they were not used, if so.
+	fluxOnce sync.Once
+	fluxNote string
+
 	// reachDown says, per "target/context", whether it was last seen
 	// unreachable (see reach).
 	reachMu   sync.Mutex
@@ -209,7 +220,7 @@ func New(opts Options) (*Engine, error) {
 	clusters, clustersErr := live.ContextServers(opts.Kubeconfig)
 	repo, err := source.Open(context.Background(), source.Options{Location: opts.Repo, Branch: opts.Branch, CacheDir: opts.CacheDir, Timeout: opts.GitTimeout, OnFetch: func(took time.Duration, err error) {
 		opts.Observer.Timed(PhaseFetch, "", took, err)
-	}, Clusters: clusters, ClustersErr: clustersErr})
+	}, Clusters: clusters, ClustersErr: clustersErr, Flux: flagCluster(opts.ClusterPath)})
 	var remote *source.RemoteError
 	if err != nil && !(errors.As(err, &remote) && repo != nil) {
 		return nil, err

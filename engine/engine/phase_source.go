@@ -27,6 +27,7 @@ func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
 	if err != nil {
 		return fmt.Errorf("git %s: read branch %s: %w", e.repo.Location(), e.repo.Branch(), err)
 	}
+	e.resolveFlux(ctx, rev)
 	// Local commits the upstream lacks are never applied, but a freeze in
 	// one counts at once: a stop is always safe.
 	var local app.LoadResult

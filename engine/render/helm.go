@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"kdrift.dev/kdrift/engine/redact"
+	"kdrift.dev/kdrift/engine/render/sandbox"
 )
 
 // ChartFile is the file whose presence makes a folder a Helm chart.
@@ -63,6 +64,13 @@ type Helm struct {
 	// nil reads every manifest file of the folder and its subfolders. It
 	// rides here for the same reason as Overlay.
 	Directory *Directory `json:"directory,omitempty"`
+
+	// SkipCRDs leaves the chart's crds/ folder out (a Flux HelmRelease's
+	// install.crds: Skip).
+	SkipCRDs bool `json:"skipCRDs,omitempty"`
+	// PostRender are kustomize passes over a chart folder's output, in
+	// order (a Flux HelmRelease's postRenderers).
+	PostRender []PostRender `json:"postRender,omitempty"`
 
 	// skipCRDs leaves the chart's crds/ out (kustomize's helmCharts
 	// without includeCRDs).
@@ -133,11 +141,23 @@ func (r *Renderer) helm(ctx context.Context, tree Tree, dir string, opts Options
 	fsys.sops = r.newSOPSReader(dir)
 	r.sandboxFS(fsys, dir)
 	objs, err := renderChart(fsys, dir, h)
+	if err == nil && h != nil && len(h.PostRender) > 0 {
+		objs, err = r.postRender(ctx, fsys, dir, opts, h.PostRender, objs)
+	}
 	e := r.entry(fsys)
 	if le := fsys.limit(); le != nil {
 		err = le
 	}
 	if err != nil {
+		var le *sandbox.LimitError
+		switch {
+		case errors.As(err, &le):
+			// A budget of the post render's build is a setting, not the
+			// input: never cached.
+			e.inputs, err = nil, limitf("", le.Limit, "%s", le.Detail)
+		case errors.Is(err, sandbox.ErrWorker), ctx.Err() != nil:
+			e.inputs = nil
+		}
 		e.err = &Error{Path: dir, Err: scrubbed(fsys.sops.scrub(err), secrets)}
 		return e
 	}
@@ -200,7 +220,7 @@ func renderChart(fsys *treeFS, dir string, h *Helm) (objs []*unstructured.Unstru
 	}
 	mem := filesys.MakeFsInMemory()
 	req := &helmRequest{Dir: dir, Release: h.ReleaseName, Namespace: h.Namespace, KubeVersion: h.KubeVersion, APIVersions: h.APIVersions,
-		Parameters: h.Parameters, SkipCRDs: h.skipCRDs, Options: fsys.opts}
+		Parameters: h.Parameters, SkipCRDs: h.skipCRDs || h.SkipCRDs, Options: fsys.opts}
 	for _, f := range files {
 		if err := mem.WriteFile(chartRoot+f.Name, f.Data); err != nil {
 			return nil, fmt.Errorf("chart %s: %s: %w", dir, f.Name, err)

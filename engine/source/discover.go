@@ -3,10 +3,12 @@ package source
 import (
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/render"
 )
 
@@ -59,4 +61,16 @@ func SnapshotOf(g *git.Repository, commit plumbing.Hash) (*Snapshot, error) {
 		return nil, fmt.Errorf("tree of commit %s: %w", commit, err)
 	}
 	return newSnapshot(&handle{repo: g}, c.Hash.String(), tree), nil
+}
+
+// SnapshotOfCluster is SnapshotOf whose discovery follows the Flux
+// cluster folder fc (nil: every Flux declaration).
+func SnapshotOfCluster(g *git.Repository, commit plumbing.Hash, fc *app.FluxCluster) (*Snapshot, error) {
+	s, err := SnapshotOf(g, commit)
+	if err != nil || fc == nil {
+		return s, err
+	}
+	s.h.flux = &atomic.Pointer[app.FluxCluster]{}
+	s.h.flux.Store(fc)
+	return s, nil
 }

@@ -16,12 +16,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
+	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/redact"
 	"kdrift.dev/kdrift/engine/render"
 	"kdrift.dev/kdrift/internal/gitfs"
@@ -57,6 +59,9 @@ type Options struct {
 	Clusters map[string]string
 	// ClustersErr is why Clusters could not be read, if so.
 	ClustersErr error
+	// Flux, when it names a cluster folder, limits Flux discovery to it
+	// (app.DiscoverOptions.Flux); SetFlux replaces it later.
+	Flux *app.FluxCluster
 }
 
 // Repo is an opened repository. Its methods are safe for concurrent use.
@@ -78,6 +83,9 @@ type Repo struct {
 
 	clusters    map[string]string // see Options.Clusters
 	clustersErr error
+	// flux is the cluster folder discovery follows (see SetFlux); every
+	// handle shares it.
+	flux *atomic.Pointer[app.FluxCluster]
 
 	mu      sync.Mutex
 	h       *handle // the read handle; replaced after every fetch
@@ -110,11 +118,12 @@ type handle struct {
 
 	clusters    map[string]string // see Options.Clusters
 	clustersErr error
+	flux        *atomic.Pointer[app.FluxCluster] // see Repo.flux; nil: none
 }
 
 // newHandle is a read handle of repo that discovers with r's clusters.
 func (r *Repo) newHandle(repo *git.Repository) *handle {
-	return &handle{repo: repo, clusters: r.clusters, clustersErr: r.clustersErr}
+	return &handle{repo: repo, clusters: r.clusters, clustersErr: r.clustersErr, flux: r.flux}
 }
 
 // Open opens the repository named by opts.Location. A remote repository is
@@ -133,7 +142,8 @@ func Open(ctx context.Context, opts Options) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Repo{location: loc, timeout: timeout, refresh: make(chan struct{}), onFetch: opts.OnFetch, clusters: opts.Clusters, clustersErr: opts.ClustersErr}
+	r := &Repo{location: loc, timeout: timeout, refresh: make(chan struct{}), onFetch: opts.OnFetch, clusters: opts.Clusters, clustersErr: opts.ClustersErr, flux: &atomic.Pointer[app.FluxCluster]{}}
+	r.flux.Store(opts.Flux)
 	if !isRemote(loc) {
 		if err := r.openLocal(opts); err != nil {
 			return nil, err

@@ -32,7 +32,7 @@ func (a *actionFlags) register(fs *flag.FlagSet) {
 }
 
 func (a *actionFlags) open(ctx context.Context) (*actions.Repo, error) {
-	r, err := actions.Open(ctx, actions.RepoOptions{Repo: a.repo, Branch: a.branch, Author: a.author, Propose: a.propose})
+	r, err := actions.Open(ctx, actions.RepoOptions{Repo: a.repo, Branch: a.branch, Author: a.author, Propose: a.propose, ClusterPath: a.clusterPath})
 	a.opened = r
 	return r, err
 }

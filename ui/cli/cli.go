@@ -64,6 +64,8 @@ type globalFlags struct {
 	kubeconfig string
 	context    string
 	logFile    string
+	// clusterPath is the Flux cluster folder to follow.
+	clusterPath string
 	// observer, when set, is told the engine's step timings (the
 	// controller's metrics); not a flag.
 	observer engine.Observer
@@ -77,6 +79,7 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.branch, "branch", "", "branch to read and commit to (default: the repository's current branch)")
 	fs.StringVar(&g.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&g.context, "context", "", "only the Apps whose destination is this kubeconfig context (an App with none counts as the current context); never redirects an App")
+	fs.StringVar(&g.clusterPath, "cluster-path", "", "Flux cluster folder to follow (clusters/production): only the Kustomizations and HelmReleases it reaches are apps (default: the folder the cluster's live flux-system Kustomization applies)")
 	fs.StringVar(&g.logFile, "log-file", "", "write logs to this file (the UI never logs to the screen; the controller logs to stderr without it)")
 }
 

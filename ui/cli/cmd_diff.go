@@ -65,6 +65,9 @@ func runDiff(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, f 
 			return env.errorf("%v", err)
 		}
 		a, _ = e.App(name)
+		if fc := e.FluxCluster(); fc != "" {
+			fmt.Fprintln(env.stderr, "kdrift: "+fc)
+		}
 	}
 	if o.structured() {
 		err = o.write(env.stdout, report.Summarize([]status.AppStatus{a}).Apps[0])

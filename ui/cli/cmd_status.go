@@ -73,6 +73,9 @@ func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, 
 			return env.errorf("%v", err)
 		}
 		apps = e.Apps()
+		if fc := e.FluxCluster(); fc != "" {
+			fmt.Fprintln(env.stderr, "kdrift: "+fc)
+		}
 	}
 	doc := report.Summarize(apps)
 	prs, note := openRequests(ctx, g, ff)

@@ -88,7 +88,7 @@ func runUI(ctx context.Context, env *cliEnv, g *globalFlags, u *uiFlags) int {
 	if err != nil {
 		return env.errorf("%v", err)
 	}
-	opts := actions.RepoOptions{Repo: g.repo, Branch: g.branch, Author: u.author}
+	opts := actions.RepoOptions{Repo: g.repo, Branch: g.branch, Author: u.author, ClusterPath: g.clusterPath}
 	fg, note := uiForge(g, &u.forge)
 	if note != "" {
 		fmt.Fprintln(env.stderr, "kdrift: "+note)

@@ -38,15 +38,16 @@ func openEngine(ctx context.Context, g *globalFlags, readOnly bool, use engineUs
 		return nil, err
 	}
 	opts := engine.Options{
-		Repo:       g.repo,
-		Branch:     g.branch,
-		Kubeconfig: g.kubeconfig,
-		Context:    g.context,
-		Apps:       apps,
-		ReadOnly:   readOnly,
-		Keys:       keys,
-		Observer:   g.observer,
-		MayWrite:   g.mayWrite,
+		Repo:        g.repo,
+		Branch:      g.branch,
+		Kubeconfig:  g.kubeconfig,
+		Context:     g.context,
+		Apps:        apps,
+		ClusterPath: g.clusterPath,
+		ReadOnly:    readOnly,
+		Keys:        keys,
+		Observer:    g.observer,
+		MayWrite:    g.mayWrite,
 		// Discovery is kept on disk between runs, as kubectl keeps it: a
 		// one-shot command then asks the apiserver only for its objects.
 		Live: live.Options{DiscoveryCacheDir: live.DefaultDiscoveryCacheDir()},

@@ -1,0 +1,235 @@
+package app
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/types"
+
+	"kdrift.dev/kdrift/engine/render"
+)
+
+// fluxHelmGroup is the API group of Flux's HelmRelease.
+const fluxHelmGroup = "helm.toolkit.fluxcd.io"
+
+// FluxHelmAPIVersion is the HelmRelease apiVersion kdrift reads.
+const FluxHelmAPIVersion = fluxHelmGroup + "/v2"
+
+// fluxHelmRelease is the part of a HelmRelease kdrift reads.
+type fluxHelmRelease struct {
+	Metadata struct {
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Spec struct {
+		Chart *struct {
+			Spec struct {
+				Chart     string `json:"chart"`
+				Version   string `json:"version"`
+				SourceRef struct {
+					Kind      string `json:"kind"`
+					Name      string `json:"name"`
+					Namespace string `json:"namespace"`
+				} `json:"sourceRef"`
+				ValuesFiles []string `json:"valuesFiles"`
+				ValuesFile  string   `json:"valuesFile"`
+			} `json:"spec"`
+		} `json:"chart"`
+		ChartRef *struct {
+			Kind string `json:"kind"`
+			Name string `json:"name"`
+		} `json:"chartRef"`
+		ReleaseName     string         `json:"releaseName"`
+		TargetNamespace string         `json:"targetNamespace"`
+		Values          map[string]any `json:"values"`
+		ValuesFrom      []any          `json:"valuesFrom"`
+		Suspend         bool           `json:"suspend"`
+		KubeConfig      map[string]any `json:"kubeConfig"`
+		Install         *struct {
+			CRDs string `json:"crds"`
+		} `json:"install"`
+		PostRenderers []struct {
+			Kustomize *struct {
+				Patches []struct {
+					Patch  string          `json:"patch"`
+					Target *types.Selector `json:"target"`
+				} `json:"patches"`
+				Images []struct {
+					Name    string `json:"name"`
+					NewName string `json:"newName"`
+					NewTag  string `json:"newTag"`
+					Digest  string `json:"digest"`
+				} `json:"images"`
+			} `json:"kustomize"`
+		} `json:"postRenderers"`
+		DriftDetection *struct {
+			Mode   string `json:"mode"`
+			Ignore []struct {
+				Paths  []string `json:"paths"`
+				Target *struct {
+					Group     string `json:"group"`
+					Kind      string `json:"kind"`
+					Name      string `json:"name"`
+					Namespace string `json:"namespace"`
+				} `json:"target"`
+			} `json:"ignore"`
+		} `json:"driftDetection"`
+	} `json:"spec"`
+}
+
+// maxReleaseName is the longest release name Helm takes; helm-controller
+// shortens longer ones (shortReleaseName).
+const maxReleaseName = 53
+
+// shortReleaseName is helm-controller's release name for a HelmRelease
+// whose default name is too long: its first 40 characters, "-", and the
+// first 12 hex digits of the name's SHA-256.
+func shortReleaseName(name string) string {
+	if len(name) <= maxReleaseName {
+		return name
+	}
+	return fmt.Sprintf("%s-%x", name[:40], sha256.Sum256([]byte(name)))[:53]
+}
+
+// fluxHelmApp maps one HelmRelease (as a Flux Kustomization's render
+// yields it) into an App that renders its chart from this repository, or
+// says exactly what kdrift cannot read in it.
+func fluxHelmApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository, sameRepo func(string) bool) found {
+	ns, name := metaOf(k.body, "default")
+	f := found{kind: "HelmRelease", ns: ns, name: name, file: k.file, from: k.from}
+	origin := &Origin{Engine: EngineFlux, Kind: "HelmRelease", Namespace: ns, Name: name, File: k.file, Doc: k.doc, GeneratedBy: k.generatedBy, GeneratedFrom: k.from}
+	shown := k.file
+	if shown == "" {
+		shown = origin.Where()
+	}
+	bad := func(field, problem, fix string) found {
+		f.invalid = &Invalid{Name: name, File: shown, Err: &Error{File: shown, Doc: k.doc, Line: k.line, App: name, Field: field, Problem: problem, Fix: fix}}
+		return f
+	}
+	if name == "" {
+		return bad("metadata.name", "is missing", "name the HelmRelease")
+	}
+	if v := scalar(lookup(k.body, "apiVersion")); v != FluxHelmAPIVersion {
+		return bad("apiVersion", fmt.Sprintf("is %q; kdrift reads %s", v, FluxHelmAPIVersion), "move the HelmRelease to v2 (flux migrate)")
+	}
+	var hr fluxHelmRelease
+	if err := decodeNode(k.body, &hr); err != nil {
+		return bad("", "cannot be read as a Flux HelmRelease: "+err.Error(), "fix the document")
+	}
+	s := hr.Spec
+	notYet := "kdrift compares this release's objects only when its chart is kept in this repository; until then compare them with `flux diff` or a kdrift App"
+	switch {
+	case s.ChartRef != nil:
+		return bad("spec.chartRef", fmt.Sprintf("takes the chart from %s %s, which kdrift does not read yet", s.ChartRef.Kind, s.ChartRef.Name), notYet)
+	case s.Chart == nil:
+		return bad("spec.chart", "is missing", "give spec.chart.spec or spec.chartRef")
+	}
+	cs := s.Chart.Spec
+	ref := cs.SourceRef
+	if ref.Kind != "GitRepository" {
+		return bad("spec.chart.spec.sourceRef.kind", fmt.Sprintf("is %s (%s, chart %s %s): kdrift does not fetch charts from a %s yet", ref.Kind, ref.Name, cs.Chart, cs.Version, ref.Kind), notYet)
+	}
+	refNS := ref.Namespace
+	if refNS == "" {
+		refNS = ns
+	}
+	repo, ok := repos[refNS+"/"+ref.Name]
+	if !ok {
+		return bad("spec.chart.spec.sourceRef", fmt.Sprintf("GitRepository %s/%s is not declared in this repository, so kdrift cannot tell which repository holds the chart", refNS, ref.Name), "commit the GitRepository, or pass --cluster-path for a bootstrap repository")
+	}
+	if !repo.self && (sameRepo == nil || !sameRepo(repo.url)) {
+		return bad("spec.chart.spec.sourceRef", fmt.Sprintf("GitRepository %s/%s (%s) names another repository, which kdrift does not read", refNS, ref.Name, repo.file), "open kdrift on that repository")
+	}
+	if len(s.ValuesFrom) > 0 {
+		return bad("spec.valuesFrom", "takes values from ConfigMaps and Secrets in the cluster, which kdrift does not read yet (a render reads nothing but the repository)", "move the values into spec.values, or compare this release with a kdrift App")
+	}
+	if len(s.KubeConfig) > 0 {
+		return bad("spec.kubeConfig", "names a cluster through a kubeconfig Secret; kdrift reaches clusters through kubeconfig contexts", "declare the app in "+Dir+"/ with spec.destination.context")
+	}
+	chart := strings.TrimSpace(cs.Chart)
+	if chart == "" {
+		return bad("spec.chart.spec.chart", "is missing", "give the chart's folder in the repository")
+	}
+	out := App{APIVersion: APIVersion, Kind: Kind, File: k.file, Origin: origin}
+	out.Metadata.Name = name
+	out.Spec.Path = path.Clean(strings.TrimPrefix(strings.TrimPrefix(chart, "./"), "/"))
+	if err := checkPath(out.Spec.Path, fsys); err != nil {
+		return bad("spec.chart.spec.chart", err.problem, err.fix)
+	}
+	if st, err := fs.Stat(fsys, path.Join(out.Spec.Path, "Chart.yaml")); err != nil || st.IsDir() {
+		return bad("spec.chart.spec.chart", fmt.Sprintf("%s holds no Chart.yaml", out.Spec.Path), "point it at the chart's folder")
+	}
+	release := s.ReleaseName
+	if release == "" {
+		release = name
+		if s.TargetNamespace != "" {
+			release = s.TargetNamespace + "-" + name
+		}
+		release = shortReleaseName(release)
+	}
+	h := &Helm{ReleaseName: release, ValuesObject: s.Values}
+	files := cs.ValuesFiles
+	if cs.ValuesFile != "" {
+		files = append([]string{cs.ValuesFile}, files...)
+	}
+	for _, vf := range files {
+		// A GitRepository's values files are relative to the repository
+		// root, which render.Helm spells with a leading "/".
+		h.ValueFiles = append(h.ValueFiles, "/"+path.Clean(strings.TrimPrefix(strings.TrimPrefix(vf, "./"), "/")))
+	}
+	for i, pr := range s.PostRenderers {
+		if pr.Kustomize == nil {
+			continue
+		}
+		var step render.PostRender
+		for j, p := range pr.Kustomize.Patches {
+			if strings.TrimSpace(p.Patch) == "" {
+				return bad(fmt.Sprintf("spec.postRenderers[%d].kustomize.patches[%d].patch", i, j), "is missing", "give the patch inline")
+			}
+			step.Patches = append(step.Patches, types.Patch{Patch: p.Patch, Target: p.Target})
+		}
+		for j, im := range pr.Kustomize.Images {
+			if im.Name == "" {
+				return bad(fmt.Sprintf("spec.postRenderers[%d].kustomize.images[%d].name", i, j), "is missing", "name the image to replace")
+			}
+			step.Images = append(step.Images, types.Image{Name: im.Name, NewName: im.NewName, NewTag: im.NewTag, Digest: im.Digest})
+		}
+		if len(step.Patches)+len(step.Images) > 0 {
+			h.PostRender = append(h.PostRender, step)
+		}
+	}
+	if s.Install != nil && s.Install.CRDs == "Skip" {
+		h.SkipCRDs = true
+	}
+	out.Spec.Helm = h
+	out.Spec.Destination.Namespace = ns
+	if s.TargetNamespace != "" {
+		out.Spec.Destination.Namespace = s.TargetNamespace
+	}
+	// helm-controller puts drift back only with driftDetection.mode
+	// enabled; otherwise it upgrades on a change of the HelmRelease and
+	// leaves the cluster's edits alone.
+	mode := ""
+	if dd := s.DriftDetection; dd != nil {
+		mode = dd.Mode
+		for i, r := range dd.Ignore {
+			if len(r.Paths) == 0 {
+				return bad(fmt.Sprintf("spec.driftDetection.ignore[%d].paths", i), "is empty", "list the JSON pointers to ignore")
+			}
+			rule := IgnoreRule{JSONPointers: r.Paths}
+			if t := r.Target; t != nil {
+				rule.Group, rule.Kind, rule.Name, rule.Namespace = t.Group, t.Kind, t.Name, t.Namespace
+			}
+			out.Spec.IgnoreDifferences = append(out.Spec.IgnoreDifferences, rule)
+		}
+	}
+	heals := !s.Suspend && mode == "enabled"
+	out.Spec.SyncPolicy.SelfHeal = heals
+	out.Spec.SyncPolicy.Prune = !s.Suspend
+	origin.Heals = heals
+	origin.Suspended = s.Suspend
+	origin.SuspendReason = hr.Metadata.Annotations[FluxSuspendReason]
+	return finish(f, out, hr.Metadata.Annotations, fsys, shown, bad)
+}

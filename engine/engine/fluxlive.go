@@ -1,0 +1,202 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/live"
+	"kdrift.dev/kdrift/engine/source"
+)
+
+// The Flux kinds whose live objects name the cluster folder. kdrift only
+// lists them; it never writes them.
+var (
+	fluxKustomizationGVK = schema.GroupVersionKind{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Kind: "Kustomization"}
+	fluxGitRepositoryGVK = schema.GroupVersionKind{Group: "source.toolkit.fluxcd.io", Version: "v1", Kind: "GitRepository"}
+)
+
+// fluxBootstrap is the Kustomization `flux bootstrap` creates; its
+// spec.path is the cluster folder.
+const fluxBootstrap = "flux-system/flux-system"
+
+// liveFluxTimeout bounds the read of the live Flux objects: a cluster
+// that does not answer costs one start this long at most, and discovery
+// then follows Git alone.
+const liveFluxTimeout = 10 * time.Second
+
+// maxLiveFluxObjects bounds how many Kustomizations or GitRepositories
+// one list takes (one page): a cluster with more is read in part.
+const maxLiveFluxObjects = 5000
+
+// flagCluster is the cluster folder --cluster-path names; nil when empty.
+func flagCluster(p string) *app.FluxCluster {
+	if strings.TrimSpace(p) == "" {
+		return nil
+	}
+	return &app.FluxCluster{Path: p, From: "--cluster-path"}
+}
+
+// resolveFlux, once per engine, reads the destination cluster's live Flux
+// objects when the tree declares Flux Kustomizations and no cluster
+// folder was named, and makes discovery follow the folder the live
+// bootstrap Kustomization applies. A cluster without Flux, or that
+// cannot be read, leaves discovery to Git alone (FluxNote says why).
+func (e *Engine) resolveFlux(ctx context.Context, rev source.Revision) {
+	e.fluxOnce.Do(func() {
+		if e.opts.ClusterPath != "" {
+			return
+		}
+		snap, err := e.repo.Snapshot(rev.Hash)
+		if err != nil || snap.Apps().Flux == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(ctx, liveFluxTimeout)
+		defer cancel()
+		fc, note := e.liveFlux(ctx)
+		e.mu.Lock()
+		e.fluxNote = note
+		e.mu.Unlock()
+		if fc != nil {
+			e.repo.SetFlux(fc)
+		}
+	})
+}
+
+// liveFlux reads the live Kustomizations and GitRepositories of the
+// destination context and returns the cluster folder they name, or nil
+// and why not ("" when the cluster runs no Flux).
+func (e *Engine) liveFlux(ctx context.Context) (*app.FluxCluster, string) {
+	cs, err := e.clients.For(e.opts.Context)
+	if err != nil {
+		return nil, "Flux's live objects not read: " + err.Error()
+	}
+	ks, err := listFlux(ctx, cs, fluxKustomizationGVK)
+	if err != nil || ks == nil {
+		if err != nil {
+			return nil, fmt.Sprintf("Flux's live Kustomizations not read on context %q: %v", cs.Context, err)
+		}
+		return nil, ""
+	}
+	repos := map[string]string{}
+	grs, err := listFlux(ctx, cs, fluxGitRepositoryGVK)
+	if err != nil {
+		return nil, fmt.Sprintf("Flux's live GitRepositories not read on context %q: %v", cs.Context, err)
+	}
+	for _, g := range grs {
+		u, _, _ := unstructured.NestedString(g.Object, "spec", "url")
+		repos[g.GetNamespace()+"/"+g.GetName()] = u
+	}
+	fc, note := entryPath(ks, repos, e.repo.SameRepo)
+	if fc == nil {
+		return nil, fmt.Sprintf("Flux runs on context %q, but %s", cs.Context, note)
+	}
+	fc.From = fmt.Sprintf("%s on context %q", fc.From, cs.Context)
+	return fc, ""
+}
+
+// entryPath picks the cluster folder among the live Kustomizations ks
+// that read this repository (sameRepo of their GitRepository's URL in
+// repos): the bootstrap Kustomization's spec.path, or the only one's.
+// Without one it says why.
+func entryPath(ks []unstructured.Unstructured, repos map[string]string, sameRepo func(string) bool) (*app.FluxCluster, string) {
+	type entry struct{ key, path string }
+	var ours []entry
+	for _, k := range ks {
+		kind, _, _ := unstructured.NestedString(k.Object, "spec", "sourceRef", "kind")
+		name, _, _ := unstructured.NestedString(k.Object, "spec", "sourceRef", "name")
+		ns, _, _ := unstructured.NestedString(k.Object, "spec", "sourceRef", "namespace")
+		if kind != "GitRepository" {
+			continue
+		}
+		if ns == "" {
+			ns = k.GetNamespace()
+		}
+		if u, ok := repos[ns+"/"+name]; !ok || !sameRepo(u) {
+			continue
+		}
+		p, _, _ := unstructured.NestedString(k.Object, "spec", "path")
+		p = path.Clean(strings.Trim(strings.TrimPrefix(strings.TrimSpace(p), "./"), "/"))
+		if p == "" {
+			p = "."
+		}
+		ours = append(ours, entry{k.GetNamespace() + "/" + k.GetName(), p})
+	}
+	if len(ours) == 0 {
+		return nil, "no live Kustomization reads this repository"
+	}
+	sort.Slice(ours, func(i, j int) bool { return ours[i].key < ours[j].key })
+	for _, o := range ours {
+		if o.key == fluxBootstrap {
+			return &app.FluxCluster{Path: o.path, From: "the live Kustomization " + o.key, Repos: repos}, ""
+		}
+	}
+	if len(ours) == 1 {
+		return &app.FluxCluster{Path: ours[0].path, From: "the live Kustomization " + ours[0].key, Repos: repos}, ""
+	}
+	keys := make([]string, len(ours))
+	for i, o := range ours {
+		keys[i] = o.key
+	}
+	return nil, fmt.Sprintf("%d live Kustomizations read this repository (%s) and none is %s; pass --cluster-path", len(ours), strings.Join(keys, ", "), fluxBootstrap)
+}
+
+// listFlux lists the live objects of one Flux kind in every namespace, or
+// in flux-system alone when the cluster refuses the wider list; nil
+// without error when the kind is not served (no Flux there).
+func listFlux(ctx context.Context, cs *live.ClientSet, gvk schema.GroupVersionKind) ([]unstructured.Unstructured, error) {
+	m, err := cs.Mapping(ctx, gvk)
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	opts := metav1.ListOptions{Limit: maxLiveFluxObjects}
+	list, err := cs.Dynamic.Resource(m.Resource).List(ctx, opts)
+	if apierrors.IsForbidden(err) {
+		list, err = cs.Dynamic.Resource(m.Resource).Namespace("flux-system").List(ctx, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if list.Items == nil {
+		return []unstructured.Unstructured{}, nil
+	}
+	return list.Items, nil
+}
+
+// FluxCluster says which Flux cluster folder discovery follows and how it
+// was chosen ("clusters/production (from --cluster-path)"), or why the
+// live Flux objects were not used; "" when the repository declares no
+// Flux Kustomization. It is known after the first pass.
+func (e *Engine) FluxCluster() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	l := e.apps.Flux
+	switch {
+	case l == nil:
+		return ""
+	case l.ClusterPath != "":
+		s := fmt.Sprintf("Flux cluster folder %s (from %s)", l.ClusterPath, l.From)
+		if l.Left > 0 {
+			s += fmt.Sprintf("; %d Flux declarations of other folders left out", l.Left)
+		}
+		return s
+	case e.fluxNote != "":
+		return "Flux: every cluster folder of the repository is read (" + e.fluxNote + ")"
+	case len(l.Candidates) > 1:
+		return "Flux: every cluster folder of the repository is read; pass --cluster-path with one of " + strings.Join(l.Candidates, ", ")
+	}
+	return ""
+}
