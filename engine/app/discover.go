@@ -136,6 +136,8 @@ type discovery struct {
 	// markers says some file mentions Argo CD or Flux; without one, no
 	// render can yield a declaration and none is rendered.
 	markers bool
+	// appsets are the Argo CD ApplicationSets (appset.go).
+	appsets *argoState
 }
 
 // pendingKustomization is a Flux Kustomization read before every
@@ -242,6 +244,14 @@ func (d *discovery) declaration(body *yaml3.Node, file string, doc, line int, ge
 	switch {
 	case apiVersion == ArgoAPIVersion && kind == "Application":
 		d.found = append(d.found, argoApp(d.fsys, body, file, doc, line, generatedBy, from, d.opts))
+	case apiVersion == ArgoAPIVersion && kind == "ApplicationSet":
+		ns, name := metaOf(body, ArgoNamespace)
+		if st := d.argo(); !st.sets[ns+"/"+name] {
+			st.sets[ns+"/"+name] = true
+			st.pending = append(st.pending, pendingDoc{body: body, file: file, doc: doc, line: line, generatedBy: generatedBy, from: from})
+		}
+	case apiVersion == "v1" && kind == "Secret":
+		d.argoSecret(body, file)
 	case strings.HasPrefix(apiVersion, "source.toolkit.fluxcd.io/") && kind == "GitRepository":
 		ns, name := metaOf(body, "")
 		d.repos[ns+"/"+name] = gitRepository{url: scalar(lookupPath(body, "spec.url")), file: file}
@@ -257,6 +267,7 @@ func (d *discovery) resolvePending() {
 		d.found = append(d.found, fluxApp(d.fsys, k, d.repos, d.opts.SameRepo))
 	}
 	d.pending = nil
+	d.resolveAppSets()
 }
 
 // renderChildren renders each parent built by kustomize or Helm and adds
@@ -350,7 +361,7 @@ func built(fsys fs.FS, dir string) bool {
 func isDeclaration(o *unstructured.Unstructured) bool {
 	gvk := o.GroupVersionKind()
 	switch {
-	case gvk.Group == "argoproj.io" && gvk.Kind == "Application":
+	case gvk.Group == "argoproj.io" && (gvk.Kind == "Application" || gvk.Kind == "ApplicationSet"):
 		return true
 	case gvk.Group == "kustomize.toolkit.fluxcd.io" && gvk.Kind == "Kustomization":
 		return true
