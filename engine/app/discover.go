@@ -62,7 +62,7 @@ type DiscoverOptions struct {
 // the repository tree fsys (rooted at the repository root): literal YAML
 // documents anywhere in the tree, and the ones an app's render generates
 // (app-of-apps), each an App with an Origin. A declaration kdrift cannot
-// follow (several sources, another repository, a config management
+// follow (a source in another repository, a remote chart, a config management
 // plugin...) is an Invalid entry that says what is unsupported; nothing is
 // dropped silently. Names are metadata.name; when two declarations share
 // one, each is named NAMESPACE/NAME (kdrift Apps keep their name).
