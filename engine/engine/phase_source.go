@@ -46,6 +46,10 @@ func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
 	cur := e.snap
 	e.mu.Unlock()
 	if same {
+		apps, from := e.withLiveApplications(ctx, cur, rev)
+		e.mu.Lock()
+		e.apps, e.appSource = apps, from
+		e.mu.Unlock()
 		e.loadChannel(ctx, rev, cur)
 		return nil
 	}
@@ -53,9 +57,9 @@ func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
 	if err != nil {
 		return fmt.Errorf("git %s: read commit %s: %w", e.repo.Location(), rev.Short(), err)
 	}
-	apps := snap.Apps()
+	apps, from := e.withLiveApplications(ctx, snap, rev)
 	e.mu.Lock()
-	e.head, e.snap, e.apps = rev, snap, apps
+	e.head, e.snap, e.apps, e.appSource = rev, snap, apps, from
 	e.mu.Unlock()
 	e.loadChannel(ctx, rev, snap)
 	return nil
