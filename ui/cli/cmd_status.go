@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -73,6 +74,9 @@ func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, 
 			return env.errorf("%v", err)
 		}
 		apps = e.Apps()
+		if src := e.AppSource(); strings.Contains(src, "Argo CD") {
+			fmt.Fprintln(env.stderr, "kdrift: "+src)
+		}
 	}
 	doc := report.Summarize(apps)
 	prs, note := openRequests(ctx, g, ff)
