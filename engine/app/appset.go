@@ -34,6 +34,10 @@ const (
 	MaxAppSetTemplateBytes = 64 << 10
 	// MaxAppSetDepth is how deeply matrix and merge generators nest.
 	MaxAppSetDepth = 3
+	// MaxAppSetOutputBytes bounds what an ApplicationSet's fasttemplate
+	// substitutions make in all: a parameter may be large, and a
+	// template may name it many times.
+	MaxAppSetOutputBytes = 16 << 20
 	// MaxAppSetPaths is how many folders or files of the repository a git
 	// generator looks at.
 	MaxAppSetPaths = 50_000
@@ -978,8 +982,12 @@ func (r *appSetRun) apply(tmpl any, params []map[string]any, field string) ([]an
 	}
 	if !r.goTemplate {
 		out := make([]any, len(params))
+		budget := int64(MaxAppSetOutputBytes)
 		for i, p := range params {
-			out[i] = mapStrings(tmpl, func(s string) string { return fasttemplate(s, p) })
+			out[i] = mapStrings(tmpl, func(s string) string { return fasttemplate(s, p, &budget) })
+			if budget < 0 {
+				return nil, &problem{field, fmt.Sprintf("makes more than %d bytes once its parameters are substituted", MaxAppSetOutputBytes), "name large parameters fewer times, or split the ApplicationSet"}
+			}
 		}
 		return out, nil
 	}
@@ -1052,13 +1060,15 @@ func mapStrings(v any, f func(string) string) any {
 }
 
 // fasttemplate replaces each {{ key }} in s with the parameter key; an
-// unknown key stays as written, as in Argo CD.
-func fasttemplate(s string, params map[string]any) string {
-	if !strings.Contains(s, "{{") {
+// unknown key stays as written, as in Argo CD. It takes what it writes
+// from budget and stops once the budget is spent (below zero).
+func fasttemplate(s string, params map[string]any, budget *int64) string {
+	*budget -= int64(len(s))
+	if !strings.Contains(s, "{{") || *budget < 0 {
 		return s
 	}
 	var b strings.Builder
-	for {
+	for *budget >= 0 {
 		i := strings.Index(s, "{{")
 		if i < 0 {
 			b.WriteString(s)
@@ -1072,7 +1082,11 @@ func fasttemplate(s string, params map[string]any) string {
 		b.WriteString(s[:i])
 		key := strings.TrimSpace(s[i+2 : i+2+j])
 		if v, ok := params[key]; ok {
-			b.WriteString(stringOf(v))
+			v := stringOf(v)
+			if *budget -= int64(len(v)); *budget < 0 {
+				break
+			}
+			b.WriteString(v)
 		} else {
 			b.WriteString(s[i : i+2+j+2])
 		}

@@ -233,3 +233,22 @@ spec:
 		})
 	}
 }
+
+// TestAppSetSubstitutionBudget: a large parameter named many times is
+// refused before it takes the memory it would.
+func TestAppSetSubstitutionBudget(t *testing.T) {
+	big := strings.Repeat("x", 100<<10)
+	res := Discover(appSetRepo(`apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: big}
+spec:
+  generators: [{list: {elements: [{a: `+big+`}]}}]
+  template:
+    metadata: {name: '`+strings.Repeat("{{a}}", 200)+`'}
+    spec:
+      source: {repoURL: https://git.example.com/team/gitops.git, path: apps/guestbook}
+`), DiscoverOptions{SameRepo: sameRepo})
+	if in, ok := res.FindInvalid("big"); !ok || !strings.Contains(in.Err.Error(), "makes more than 16777216 bytes") {
+		t.Fatalf("want the budget's Error:\n%s", invalidText(res))
+	}
+}
