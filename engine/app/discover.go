@@ -61,7 +61,8 @@ type DiscoverOptions struct {
 // Discover is Load plus the Argo CD Applications and Flux Kustomizations of
 // the repository tree fsys (rooted at the repository root): literal YAML
 // documents anywhere in the tree, and the ones an app's render generates
-// (app-of-apps), each an App with an Origin. A declaration kdrift cannot
+// (app-of-apps), and the Applications Argo CD ApplicationSets generate
+// (appset.go), each an App with an Origin. A declaration kdrift cannot
 // follow (a source in another repository, a remote chart, a config management
 // plugin...) is an Invalid entry that says what is unsupported; nothing is
 // dropped silently. Names are metadata.name; when two declarations share
@@ -356,8 +357,8 @@ func built(fsys fs.FS, dir string) bool {
 	return false
 }
 
-// isDeclaration reports whether a rendered object is an Application, a
-// Kustomization or a GitRepository of Flux.
+// isDeclaration reports whether a rendered object is an Application, an
+// ApplicationSet, a Kustomization or a GitRepository of Flux.
 func isDeclaration(o *unstructured.Unstructured) bool {
 	gvk := o.GroupVersionKind()
 	switch {
