@@ -441,6 +441,8 @@ func (r *appSetRun) git(spec map[string]any, field string) ([]map[string]any, *p
 			}
 		}
 	} else {
+		type glob struct{ pattern, field string }
+		var include, exclude []glob
 		for i, e := range files {
 			m, _ := e.(map[string]any)
 			p, _ := m["path"].(string)
@@ -452,13 +454,23 @@ func (r *appSetRun) git(spec map[string]any, field string) ([]map[string]any, *p
 				return nil, &problem{f, fmt.Sprintf("%q is not a glob: %v", p, err), "fix the pattern"}
 			}
 			if ex, _ := m["exclude"].(bool); ex {
-				continue // Argo CD's files exclude filters nothing on its own
+				exclude = append(exclude, glob{p, f})
+			} else {
+				include = append(include, glob{p, f})
 			}
+		}
+		for _, g := range include {
+		files:
 			for _, file := range st.files {
-				if !globMatch(p, file) {
+				if !globMatch(g.pattern, file) {
 					continue
 				}
-				elems, prob := r.fileElements(file, f)
+				for _, x := range exclude {
+					if globMatch(x.pattern, file) {
+						continue files // an exclusion wins, as for directories
+					}
+				}
+				elems, prob := r.fileElements(file, g.field)
 				if prob != nil {
 					return nil, prob
 				}

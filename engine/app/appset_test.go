@@ -24,6 +24,7 @@ func appSetRepo(appset string) mapTree {
 		"apps/.hidden/cm.yaml":              cm("hidden"),
 		"clusters/dev/config.json":          {Data: []byte(`{"cluster": {"name": "dev", "address": "https://kubernetes.default.svc"}, "ns": "dev-apps"}`)},
 		"clusters/prod/config.yaml":         {Data: []byte("- cluster: {name: prod, address: https://prod.example.com}\n  ns: prod-apps\n")},
+		"clusters/staging/config.json":      {Data: []byte(`{"cluster": {"name": "staging", "address": "https://staging.example.com"}, "ns": "staging"}`)},
 		"argocd/cluster-prod.yaml":          {Data: []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: prod\n  labels: {argocd.argoproj.io/secret-type: cluster, env: prod}\nstringData: {name: prod, server: https://prod.example.com}\n")},
 		"apps/guestbook/values/extra.json":  {Data: []byte(`{}`)},
 		"apps/podinfo/values/ignored.txt":   {Data: []byte(`x`)},
@@ -97,6 +98,8 @@ spec:
           revision: HEAD
           files:
           - path: "clusters/**/config.*"
+          - path: "clusters/staging/*"
+            exclude: true
       - list:
           elements:
           - app: guestbook
