@@ -54,6 +54,14 @@ func checkEditable(a app.App) error {
 	if a.Origin == nil || a.Origin.File != "" {
 		return nil
 	}
+	if a.Origin.Live {
+		return fmt.Errorf("App %s: its %s is %s, so there is no document to commit the change to; commit the Application to this repository, or change it with argocd",
+			a.Metadata.Name, a.Origin.Kind, a.Origin.Where())
+	}
+	if a.Origin.GeneratorKind != "" {
+		return fmt.Errorf("App %s: its %s is %s, not a document kdrift can edit in place (the %s would undo the edit); change the %s's template in %s",
+			a.Metadata.Name, a.Origin.Kind, a.Origin.Where(), a.Origin.GeneratorKind, a.Origin.GeneratorKind, a.Origin.GeneratedFrom)
+	}
 	return fmt.Errorf("App %s: its %s is %s, not a document kdrift can edit in place (that render would undo the edit); change it where it is generated, in %s, or act on App %s",
 		a.Metadata.Name, a.Origin.Kind, a.Origin.Where(), a.Origin.GeneratedFrom, a.Origin.GeneratedBy)
 }

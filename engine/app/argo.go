@@ -122,39 +122,44 @@ func argoApp(fsys fs.FS, body *yaml3.Node, file string, doc, line int, generated
 		return bad("", "cannot be read as an Argo CD Application: "+err.Error(), "fix the document")
 	}
 	s := a.Spec
+	src := "spec.source"
 	switch {
 	case len(s.Sources) > 0:
-		return bad("spec.sources", "several sources are not supported (kdrift renders one path of this repository)", "use spec.source, or declare the app in "+Dir+"/")
+		one, field, p := argoSources(s.Sources, opts.SameRepo)
+		if p != nil {
+			return bad(p.field, p.problem, p.fix)
+		}
+		s.Source, src = one, field
 	case s.Source == nil:
-		return bad("spec.source", "is missing", "give spec.source with repoURL and path")
+		return bad(src, "is missing", "give spec.source with repoURL and path")
 	}
 	repoURL, _ := s.Source["repoURL"].(string)
 	if opts.SameRepo == nil || !opts.SameRepo(repoURL) {
-		return bad("spec.source.repoURL", "names another repository, which kdrift does not read (it renders this repository only)", "open kdrift on that repository")
+		return bad(src+".repoURL", "names another repository, which kdrift does not read (it renders this repository only)", "open kdrift on that repository")
 	}
 	if c, _ := s.Source["chart"].(string); c != "" {
-		return bad("spec.source.chart", fmt.Sprintf("chart %q comes from a Helm repository, which kdrift never fetches", c), "vendor the chart into this repository and point spec.source.path at it")
+		return bad(src+".chart", fmt.Sprintf("chart %q comes from a Helm repository, which kdrift never fetches", c), "vendor the chart into this repository and point spec.source.path at it")
 	}
 	if _, ok := s.Source["plugin"]; ok {
-		return bad("spec.source.plugin", "config management plugins run programs, which kdrift never does", "render the manifests into the repository, or declare the app in "+Dir+"/")
+		return bad(src+".plugin", "config management plugins run programs, which kdrift never does", "render the manifests into the repository, or declare the app in "+Dir+"/")
 	}
 	p, _ := s.Source["path"].(string)
 	if strings.TrimSpace(p) == "" {
-		return bad("spec.source.path", "is missing", "give the folder to render")
+		return bad(src+".path", "is missing", "give the folder to render")
 	}
 	out := App{APIVersion: APIVersion, Kind: Kind, File: file, Origin: origin}
 	out.Metadata.Name = name
 	out.Spec.Path = path.Clean(strings.TrimPrefix(p, "/"))
 	if err := checkPath(out.Spec.Path, fsys); err != nil {
-		return bad("spec.source.path", err.problem, err.fix)
+		return bad(src+".path", err.problem, err.fix)
 	}
 	if h, ok := s.Source["helm"].(map[string]any); ok {
 		if field := unknownKey(h, argoHelmFields); field != "" {
-			return bad("spec.source.helm."+field, "is not supported by kdrift", "remove it, or declare the app in "+Dir+"/")
+			return bad(src+".helm."+field, "is not supported by kdrift", "remove it, or declare the app in "+Dir+"/")
 		}
 		var helm Helm
 		if err := remarshal(h, &helm); err != nil {
-			return bad("spec.source.helm", "cannot be read: "+err.Error(), "fix the helm source")
+			return bad(src+".helm", "cannot be read: "+err.Error(), "fix the helm source")
 		}
 		out.Spec.Helm = &helm
 	}
@@ -167,23 +172,23 @@ func argoApp(fsys fs.FS, body *yaml3.Node, file string, doc, line int, generated
 	}
 	if dir, ok := s.Source["directory"].(map[string]any); ok {
 		if field := unknownKey(dir, argoDirectoryFields); field != "" {
-			return bad("spec.source.directory."+field, "is not supported by kdrift", "remove it, or declare the app in "+Dir+"/")
+			return bad(src+".directory."+field, "is not supported by kdrift", "remove it, or declare the app in "+Dir+"/")
 		}
 		var d argoDirectory
 		if err := remarshal(dir, &d); err != nil {
-			return bad("spec.source.directory", "cannot be read: "+err.Error(), "fix the directory source")
+			return bad(src+".directory", "cannot be read: "+err.Error(), "fix the directory source")
 		}
 		if built(fsys, out.Spec.Path) && (d.Recurse || d.Include != "" || d.Exclude != "" || d.Jsonnet != nil) {
 			// Argo CD reads a folder as a plain directory when
 			// source.directory says something, kustomization or not.
-			return bad("spec.source.directory", fmt.Sprintf("makes Argo CD read %s as a plain folder, but it holds a kustomization or a chart, which kdrift renders as such", out.Spec.Path), "remove spec.source.directory, or point the path at a plain folder")
+			return bad(src+".directory", fmt.Sprintf("makes Argo CD read %s as a plain folder, but it holds a kustomization or a chart, which kdrift renders as such", out.Spec.Path), "remove spec.source.directory, or point the path at a plain folder")
 		}
 		if d.Jsonnet != nil {
 			for _, list := range [][]render.JsonnetVar{d.Jsonnet.ExtVars, d.Jsonnet.TLAs} {
 				for i := range list {
 					v, problem := argoEnvsubst(list[i].Value, name, s.Destination.Namespace, s.Project, out.Spec.Path, repoURL, targetRevision(s.Source))
 					if problem != "" {
-						return bad("spec.source.directory.jsonnet", problem, "pass the value without it, or declare the app in "+Dir+"/")
+						return bad(src+".directory.jsonnet", problem, "pass the value without it, or declare the app in "+Dir+"/")
 					}
 					list[i].Value = v
 				}
@@ -200,7 +205,7 @@ func argoApp(fsys fs.FS, body *yaml3.Node, file string, doc, line int, generated
 	if !built(fsys, out.Spec.Path) {
 		a := App{File: file, Spec: out.Spec}
 		a.Metadata.Name = name
-		if errs := validateDirectory(a, fsys, "spec.source.directory", "spec.source.directory.jsonnet", func(field, problem, fix string) error {
+		if errs := validateDirectory(a, fsys, src+".directory", src+".directory.jsonnet", func(field, problem, fix string) error {
 			return &Error{File: shown, Doc: doc, Line: line, App: name, Field: field, Problem: problem, Fix: fix}
 		}); len(errs) > 0 {
 			f.invalid = &Invalid{Name: name, File: shown, Err: errs[0]}

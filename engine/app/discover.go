@@ -65,8 +65,9 @@ type DiscoverOptions struct {
 // Discover is Load plus the Argo CD Applications and Flux Kustomizations of
 // the repository tree fsys (rooted at the repository root): literal YAML
 // documents anywhere in the tree, and the ones an app's render generates
-// (app-of-apps), each an App with an Origin. A declaration kdrift cannot
-// follow (several sources, another repository, a config management
+// (app-of-apps), and the Applications Argo CD ApplicationSets generate
+// (appset.go), each an App with an Origin. A declaration kdrift cannot
+// follow (a source in another repository, a remote chart, a config management
 // plugin...) is an Invalid entry that says what is unsupported; nothing is
 // dropped silently. Names are metadata.name; when two declarations share
 // one, each is named NAMESPACE/NAME (kdrift Apps keep their name).
@@ -175,6 +176,8 @@ type discovery struct {
 	// cluster folder left out (see FluxLayout).
 	kustomizations, left int
 	candidates           []string
+	// appsets are the Argo CD ApplicationSets (appset.go).
+	appsets *argoState
 }
 
 // pendingKustomization is a Flux Kustomization read before every
@@ -286,6 +289,14 @@ func (d *discovery) declaration(body *yaml3.Node, file string, doc, line int, ge
 	switch {
 	case apiVersion == ArgoAPIVersion && kind == "Application":
 		d.found = append(d.found, argoApp(d.fsys, body, file, doc, line, generatedBy, from, d.opts))
+	case apiVersion == ArgoAPIVersion && kind == "ApplicationSet":
+		ns, name := metaOf(body, ArgoNamespace)
+		if st := d.argo(); !st.sets[ns+"/"+name] {
+			st.sets[ns+"/"+name] = true
+			st.pending = append(st.pending, pendingDoc{body: body, file: file, doc: doc, line: line, generatedBy: generatedBy, from: from})
+		}
+	case apiVersion == "v1" && kind == "Secret":
+		d.argoSecret(body, file)
 	case strings.HasPrefix(apiVersion, "source.toolkit.fluxcd.io/") && kind == "GitRepository":
 		ns, name := metaOf(body, "")
 		d.repos[ns+"/"+name] = gitRepository{url: scalar(lookupPath(body, "spec.url")), file: file}
@@ -311,6 +322,7 @@ func (d *discovery) resolvePending() {
 		d.found = append(d.found, fluxApp(d.fsys, k, repos, d.opts.SameRepo))
 	}
 	d.pending = nil
+	d.resolveAppSets()
 }
 
 // renderChildren renders each parent built by kustomize or Helm and adds
@@ -399,12 +411,12 @@ func built(fsys fs.FS, dir string) bool {
 	return false
 }
 
-// isDeclaration reports whether a rendered object is an Application, a
-// Kustomization or a GitRepository of Flux.
+// isDeclaration reports whether a rendered object is an Application, an
+// ApplicationSet, a Kustomization or a GitRepository of Flux.
 func isDeclaration(o *unstructured.Unstructured) bool {
 	gvk := o.GroupVersionKind()
 	switch {
-	case gvk.Group == "argoproj.io" && gvk.Kind == "Application":
+	case gvk.Group == "argoproj.io" && (gvk.Kind == "Application" || gvk.Kind == "ApplicationSet"):
 		return true
 	case gvk.Group == "kustomize.toolkit.fluxcd.io" && gvk.Kind == "Kustomization":
 		return true

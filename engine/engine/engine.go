@@ -188,6 +188,9 @@ type Engine struct {
 	// localApps (guarded by mu) are the Apps of the local branch when it
 	// is ahead of the upstream: only their freezes count.
 	localApps app.LoadResult
+	// appSource (guarded by mu) says where the app list came from (see
+	// AppSource).
+	appSource string
 	// channel (guarded by mu) is the incident channel as last read, and
 	// channelReported the problems with it already reported.
 	channel         channelState

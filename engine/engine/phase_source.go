@@ -48,6 +48,10 @@ func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
 	cur := e.snap
 	e.mu.Unlock()
 	if same {
+		apps, from := e.withLiveApplications(ctx, cur, rev)
+		e.mu.Lock()
+		e.apps, e.appSource = apps, from
+		e.mu.Unlock()
 		e.loadChannel(ctx, rev, cur)
 		return nil
 	}
@@ -55,20 +59,27 @@ func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
 	if err != nil {
 		return fmt.Errorf("git %s: read commit %s: %w", e.repo.Location(), rev.Short(), err)
 	}
-	apps := settledApps(snap)
+	apps, from := e.withLiveApplications(ctx, snap, rev)
+	apps = withSettings(apps, snap)
 	e.mu.Lock()
-	e.head, e.snap, e.apps = rev, snap, apps
+	e.head, e.snap, e.apps, e.appSource = rev, snap, apps, from
 	e.mu.Unlock()
 	e.loadChannel(ctx, rev, snap)
 	return nil
 }
 
 // settledApps are the Apps of snap with the repository's settings
-// applied (app.WithHealth): the health checks they give every App, and
-// every App invalid while the settings file is.
+// applied (withSettings).
 func settledApps(snap *source.Snapshot) app.LoadResult {
+	return withSettings(snap.Apps(), snap)
+}
+
+// withSettings is apps with the settings of snap applied (app.WithHealth):
+// the health checks they give every App, and every App invalid while the
+// settings file is.
+func withSettings(apps app.LoadResult, snap *source.Snapshot) app.LoadResult {
 	settings, err := app.ReadSettings(snap)
-	return app.WithHealth(snap.Apps(), settings, err)
+	return app.WithHealth(apps, settings, err)
 }
 
 // findApp is App name as the upstream declares it, with a freeze that

@@ -12,7 +12,7 @@ import (
 )
 
 // The renderers other than kustomize that a render worker runs, by the
-// kind of their request.
+// kind of their request (and kindGoTemplate, gotemplate.go).
 const (
 	kindHelm    = "helm"
 	kindJsonnet = "jsonnet"
@@ -25,6 +25,7 @@ const (
 func init() {
 	sandbox.Register(kindHelm, helmHandler)
 	sandbox.Register(kindJsonnet, jsonnetHandler)
+	sandbox.Register(kindGoTemplate, goTemplateHandler)
 	sandbox.ServeIfWorker()
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -75,6 +76,9 @@ func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, 
 		apps = e.Apps()
 		if fc := e.FluxCluster(); fc != "" {
 			fmt.Fprintln(env.stderr, "kdrift: "+fc)
+		}
+		if src := e.AppSource(); strings.Contains(src, "Argo CD") {
+			fmt.Fprintln(env.stderr, "kdrift: "+src)
 		}
 	}
 	doc := report.Summarize(apps)

@@ -1,0 +1,453 @@
+package app
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	yaml3 "gopkg.in/yaml.v3"
+
+	"kdrift.dev/kdrift/engine/render"
+)
+
+// ApplicationSet budgets: an ApplicationSet is untrusted input whose
+// generators multiply, so what one may generate is bounded.
+const (
+	// MaxAppSetApps is how many Applications one ApplicationSet may
+	// generate.
+	MaxAppSetApps = 1000
+	// MaxAppSetParams is how many parameter sets any one generator may
+	// yield, a matrix's product included.
+	MaxAppSetParams = 10_000
+	// MaxAppSetTemplateBytes bounds an ApplicationSet's template (as
+	// JSON), a generator's own included.
+	MaxAppSetTemplateBytes = 64 << 10
+	// MaxAppSetDepth is how deeply matrix and merge generators nest.
+	MaxAppSetDepth = 3
+	// MaxAppSetOutputBytes bounds what an ApplicationSet's fasttemplate
+	// substitutions make in all: a parameter may be large, and a
+	// template may name it many times.
+	MaxAppSetOutputBytes = 16 << 20
+	// MaxAppSetPaths is how many folders or files of the repository a git
+	// generator looks at.
+	MaxAppSetPaths = 50_000
+)
+
+// GoTemplater executes ApplicationSet Go templates where running them
+// is harmless (a render worker); *render.Renderer is one. Discovery
+// finds it on DiscoverOptions.Renderer.
+type GoTemplater interface {
+	ExecGoTemplates(ctx context.Context, req render.GoTemplates) ([]string, error)
+}
+
+// networkGenerators are the generators that ask a network service, which
+// kdrift never calls from a repository's say-so.
+var networkGenerators = map[string]string{
+	"scmProvider":             "asks an SCM provider's API for repositories",
+	"pullRequest":             "asks an SCM provider's API for pull requests",
+	"plugin":                  "calls a generator plugin's HTTP service",
+	"clusterDecisionResource": "reads a placement resource in the cluster that Argo CD runs in",
+}
+
+// argoCluster is a cluster Argo CD knows: its in-cluster one, or a
+// cluster Secret committed to the repository.
+type argoCluster struct {
+	name, server, project string
+	labels, annotations   map[string]string
+	file                  string
+}
+
+// inCluster is Argo CD's own cluster, which every clusters generator
+// yields unless a selector leaves it out.
+var inCluster = argoCluster{name: "in-cluster", server: InClusterServer}
+
+// argoState is what discovery keeps about ApplicationSets.
+type argoState struct {
+	pending  []pendingDoc
+	clusters []argoCluster
+	// sets are the ApplicationSets read, by NAMESPACE/NAME, so that a
+	// render yielding a literal one does not read it twice.
+	sets map[string]bool
+	// dirs and files list the repository's folders and files, once.
+	dirs, files []string
+	listErr     string
+}
+
+// pendingDoc is a document read before everything it may need was.
+type pendingDoc struct {
+	body              *yaml3.Node
+	file              string
+	doc, line         int
+	generatedBy, from string
+}
+
+// argoSecret records an Argo CD cluster Secret committed to the
+// repository (label argocd.argoproj.io/secret-type: cluster).
+func (d *discovery) argoSecret(body *yaml3.Node, file string) {
+	var s struct {
+		Metadata struct {
+			Labels      map[string]string `json:"labels"`
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+		Data       map[string]string `json:"data"`
+		StringData map[string]string `json:"stringData"`
+	}
+	if decodeNode(body, &s) != nil || s.Metadata.Labels["argocd.argoproj.io/secret-type"] != "cluster" {
+		return
+	}
+	get := func(k string) string {
+		if v, ok := s.StringData[k]; ok {
+			return v
+		}
+		b, err := base64.StdEncoding.DecodeString(s.Data[k])
+		if err != nil {
+			return ""
+		}
+		return string(b)
+	}
+	c := argoCluster{name: get("name"), server: get("server"), project: get("project"), labels: s.Metadata.Labels, annotations: s.Metadata.Annotations, file: file}
+	if c.server == "" {
+		return
+	}
+	if c.name == "" {
+		c.name = c.server
+	}
+	d.argo().clusters = append(d.argo().clusters, c)
+}
+
+// argo is the discovery's ApplicationSet state.
+func (d *discovery) argo() *argoState {
+	if d.appsets == nil {
+		d.appsets = &argoState{sets: map[string]bool{}}
+	}
+	return d.appsets
+}
+
+// resolveAppSets turns the ApplicationSets read so far into the
+// Applications they generate, now that the cluster Secrets are known.
+func (d *discovery) resolveAppSets() {
+	st := d.argo()
+	pending := st.pending
+	st.pending = nil
+	for _, p := range pending {
+		d.found = append(d.found, d.appSet(p)...)
+	}
+}
+
+// appSetRun is one ApplicationSet being expanded.
+type appSetRun struct {
+	d               *discovery
+	ns, name, file  string
+	goTemplate      bool
+	missingKeyError bool
+	by              string
+}
+
+// appSet expands one ApplicationSet into the Applications it generates,
+// or one Error entry that says why it cannot be followed.
+func (d *discovery) appSet(p pendingDoc) []found {
+	ns, name := metaOf(p.body, ArgoNamespace)
+	where := p.file
+	if where == "" {
+		where = fmt.Sprintf("generated by App %s (%s)", p.generatedBy, p.from)
+	}
+	fail := func(field, prob, fix string) []found {
+		return []found{{kind: "ApplicationSet", ns: ns, name: name, invalid: &Invalid{Name: name, File: where,
+			Err: &Error{File: where, Doc: p.doc, Line: p.line, App: name, Field: field, Problem: prob, Fix: fix}}}}
+	}
+	if name == "" {
+		return fail("metadata.name", "is missing", "name the ApplicationSet")
+	}
+	var m map[string]any
+	if err := p.body.Decode(&m); err != nil {
+		return fail("", "cannot be read as an ApplicationSet: "+err.Error(), "fix the document")
+	}
+	spec, _ := jsonable(m["spec"]).(map[string]any)
+	if spec == nil {
+		return fail("spec", "is missing", "give spec.generators and spec.template")
+	}
+	r := &appSetRun{d: d, ns: ns, name: name, file: where, by: ns + "/" + name}
+	r.goTemplate, _ = spec["goTemplate"].(bool)
+	if opts, ok := spec["goTemplateOptions"].([]any); ok {
+		for _, o := range opts {
+			switch o {
+			case "missingkey=error":
+				r.missingKeyError = true
+			case "missingkey=default", "missingkey=zero", "missingkey=invalid":
+			default:
+				return fail("spec.goTemplateOptions", fmt.Sprintf("option %v is not one Go templates take", o), "use missingkey=error, or remove it")
+			}
+		}
+	}
+	if tp, ok := spec["templatePatch"].(string); ok && tp != "" {
+		return fail("spec.templatePatch", "is not followed by kdrift (a patch templated per element)", "write the fields into spec.template, or declare the apps in "+Dir+"/")
+	}
+	tmpl, _ := spec["template"].(map[string]any)
+	if tmpl == nil {
+		return fail("spec.template", "is missing", "give the Application template")
+	}
+	gens, _ := spec["generators"].([]any)
+	if len(gens) == 0 {
+		return fail("spec.generators", "is missing", "give at least one generator")
+	}
+	type element struct {
+		params map[string]any
+		tmpl   map[string]any
+	}
+	var elements []element
+	for i, g := range gens {
+		field := fmt.Sprintf("spec.generators[%d]", i)
+		gm, _ := g.(map[string]any)
+		params, prob := r.generate(gm, field, 1)
+		if prob != nil {
+			return fail(prob.field, prob.problem, prob.fix)
+		}
+		t := tmpl
+		if own := generatorTemplate(gm); own != nil {
+			t = mergeTemplate(own, tmpl)
+		}
+		for _, p := range params {
+			elements = append(elements, element{p, t})
+		}
+		if len(elements) > MaxAppSetApps {
+			return fail("spec.generators", fmt.Sprintf("generate more than %d Applications", MaxAppSetApps), "split the ApplicationSet, or declare the apps in "+Dir+"/")
+		}
+	}
+	// One batch of templates per distinct template.
+	var out []found
+	byTmpl := map[string][]int{}
+	var order []string
+	tmpls := map[string]map[string]any{}
+	for i, e := range elements {
+		js, err := json.Marshal(e.tmpl)
+		if err != nil {
+			return fail("spec.template", "cannot be read: "+err.Error(), "fix the template")
+		}
+		if len(js) > MaxAppSetTemplateBytes {
+			return fail("spec.template", fmt.Sprintf("is %d bytes, more than the %d kdrift reads", len(js), MaxAppSetTemplateBytes), "make the template smaller")
+		}
+		k := string(js)
+		if _, ok := byTmpl[k]; !ok {
+			order = append(order, k)
+			tmpls[k] = e.tmpl
+		}
+		byTmpl[k] = append(byTmpl[k], i)
+	}
+	rendered := make([]map[string]any, len(elements))
+	for _, k := range order {
+		idx := byTmpl[k]
+		params := make([]map[string]any, len(idx))
+		for j, i := range idx {
+			params[j] = elements[i].params
+		}
+		docs, prob := r.apply(tmpls[k], params, "spec.template")
+		if prob != nil {
+			return fail(prob.field, prob.problem, prob.fix)
+		}
+		for j, i := range idx {
+			rendered[i], _ = docs[j].(map[string]any)
+		}
+	}
+	for i, t := range rendered {
+		doc := map[string]any{"apiVersion": ArgoAPIVersion, "kind": "Application"}
+		md, _ := t["metadata"].(map[string]any)
+		if md == nil {
+			md = map[string]any{}
+		}
+		if s, _ := md["namespace"].(string); s == "" {
+			md["namespace"] = ns
+		}
+		doc["metadata"] = md
+		doc["spec"] = t["spec"]
+		var node yaml3.Node
+		if err := node.Encode(doc); err != nil {
+			return fail("spec.template", "the generated Application cannot be read: "+err.Error(), "fix the template")
+		}
+		f := argoApp(d.fsys, &node, "", i+1, 0, r.by, where, d.opts)
+		r.mark(&f)
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		// Never silently nothing: an ApplicationSet that generates no
+		// Application says so.
+		return fail("spec.generators", "generate no Application at this revision", "check the generators' paths and selectors")
+	}
+	return out
+}
+
+// mark makes a generated declaration say which ApplicationSet made it.
+func (r *appSetRun) mark(f *found) {
+	where := fmt.Sprintf("generated by ApplicationSet %s (%s)", r.by, r.file)
+	if f.app != nil {
+		f.app.Origin.GeneratorKind = "ApplicationSet"
+		return
+	}
+	if f.invalid != nil {
+		f.invalid.File = where
+		var e *Error
+		if errors.As(f.invalid.Err, &e) {
+			e.File = where
+		}
+	}
+}
+
+// generatorTemplate is a generator's own template, if it has one.
+func generatorTemplate(g map[string]any) map[string]any {
+	for _, v := range g {
+		if m, ok := v.(map[string]any); ok {
+			if t, ok := m["template"].(map[string]any); ok && len(t) > 0 {
+				return t
+			}
+		}
+	}
+	return nil
+}
+
+// mergeTemplate is a generator's template over the ApplicationSet's: its
+// set fields win, as Argo CD merges them.
+func mergeTemplate(over, base map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		if om, ok := v.(map[string]any); ok {
+			if bm, ok := out[k].(map[string]any); ok {
+				out[k] = mergeTemplate(om, bm)
+				continue
+			}
+		}
+		if v == nil || v == "" {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// apply renders a template (any JSON value whose strings are templates)
+// with each parameter set: with Go templates in a render worker, or with
+// fasttemplate's {{key}} substitution.
+func (r *appSetRun) apply(tmpl any, params []map[string]any, field string) ([]any, *problem) {
+	tmpl = jsonable(tmpl)
+	if len(params) == 0 {
+		return nil, nil
+	}
+	if !r.goTemplate {
+		out := make([]any, len(params))
+		budget := int64(MaxAppSetOutputBytes)
+		for i, p := range params {
+			out[i] = mapStrings(tmpl, func(s string) string { return fasttemplate(s, p, &budget) })
+			if budget < 0 {
+				return nil, &problem{field, fmt.Sprintf("makes more than %d bytes once its parameters are substituted", MaxAppSetOutputBytes), "name large parameters fewer times, or split the ApplicationSet"}
+			}
+		}
+		return out, nil
+	}
+	var texts []string
+	mapStrings(tmpl, func(s string) string {
+		if strings.Contains(s, "{{") {
+			texts = append(texts, s)
+		}
+		return s
+	})
+	if len(texts) == 0 {
+		out := make([]any, len(params))
+		for i := range params {
+			out[i] = tmpl
+		}
+		return out, nil
+	}
+	gt, ok := r.d.opts.Renderer.(GoTemplater)
+	if !ok || gt == nil {
+		return nil, &problem{field, "uses Go templates (goTemplate: true), which kdrift runs only in its render worker, and none is set up here", "run kdrift with its renderer"}
+	}
+	data := make([]any, len(params))
+	for i, p := range params {
+		data[i] = p
+	}
+	res, err := gt.ExecGoTemplates(r.d.opts.Context, render.GoTemplates{Texts: texts, Data: data, MissingKeyError: r.missingKeyError})
+	if err != nil {
+		return nil, &problem{field, "the Go template failed: " + err.Error(), "fix the template, or the generator's parameters it reads"}
+	}
+	out := make([]any, len(params))
+	for i := range params {
+		j := 0
+		row := res[i*len(texts) : (i+1)*len(texts)]
+		out[i] = mapStrings(tmpl, func(s string) string {
+			if !strings.Contains(s, "{{") {
+				return s
+			}
+			j++
+			return row[j-1]
+		})
+	}
+	return out, nil
+}
+
+// mapStrings is v with every string (map values and list elements, in
+// sorted key order) replaced by f's result.
+func mapStrings(v any, f func(string) string) any {
+	switch x := v.(type) {
+	case string:
+		return f(x)
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		out := make(map[string]any, len(x))
+		for _, k := range keys {
+			out[k] = mapStrings(x[k], f)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = mapStrings(e, f)
+		}
+		return out
+	}
+	return v
+}
+
+// fasttemplate replaces each {{ key }} in s with the parameter key; an
+// unknown key stays as written, as in Argo CD. It takes what it writes
+// from budget and stops once the budget is spent (below zero).
+func fasttemplate(s string, params map[string]any, budget *int64) string {
+	*budget -= int64(len(s))
+	if !strings.Contains(s, "{{") || *budget < 0 {
+		return s
+	}
+	var b strings.Builder
+	for *budget >= 0 {
+		i := strings.Index(s, "{{")
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		j := strings.Index(s[i+2:], "}}")
+		if j < 0 {
+			b.WriteString(s)
+			break
+		}
+		b.WriteString(s[:i])
+		key := strings.TrimSpace(s[i+2 : i+2+j])
+		if v, ok := params[key]; ok {
+			v := stringOf(v)
+			if *budget -= int64(len(v)); *budget < 0 {
+				break
+			}
+			b.WriteString(v)
+		} else {
+			b.WriteString(s[i : i+2+j+2])
+		}
+		s = s[i+2+j+2:]
+	}
+	return b.String()
+}
