@@ -22,6 +22,7 @@ func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
 			return ctx.Err()
 		}
 	}
+	gitStart := time.Now()
 	rev, err := e.repo.Head(ctx)
 	if err != nil {
 		return fmt.Errorf("git %s: read branch %s: %w", e.repo.Location(), e.repo.Branch(), err)
@@ -46,6 +47,7 @@ func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
 	cur := e.snap
 	e.mu.Unlock()
 	if same {
+		e.opts.Observer.Timed(PhaseGit, "", time.Since(gitStart), nil)
 		e.loadChannel(ctx, rev, cur)
 		return nil
 	}
@@ -53,7 +55,10 @@ func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
 	if err != nil {
 		return fmt.Errorf("git %s: read commit %s: %w", e.repo.Location(), rev.Short(), err)
 	}
+	e.opts.Observer.Timed(PhaseGit, "", time.Since(gitStart), nil)
+	discStart := time.Now()
 	apps := snap.Apps()
+	e.opts.Observer.Timed(PhaseDiscover, "", time.Since(discStart), nil)
 	e.mu.Lock()
 	e.head, e.snap, e.apps = rev, snap, apps
 	e.mu.Unlock()
