@@ -213,29 +213,27 @@ func (c *ChildCache) put(tree treeHasher, p parent, inputs []string, objs []*uns
 	c.mu.Unlock()
 }
 
+// maxChildEntries bounds what a ChildCache holds in memory (a controller
+// meets new tree hashes with every commit): past it, only what was used
+// since the last Save stays.
+const maxChildEntries = 100_000
+
 // Save writes the file when an entry changed since it was read, keeping
 // the entries this process used (the apps of a folder that is gone
-// leave). A failure leaves the cache in memory only.
+// leave); in memory, past maxChildEntries, it keeps only those used since
+// the last Save. A failure to write leaves the cache in memory only.
 func (c *ChildCache) Save() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if len(c.entries)+len(c.dirs) > maxChildEntries {
+		c.entries, c.dirs = used(c.entries, c.used), used(c.dirs, c.usedDirs)
+		c.used, c.usedDirs = map[string]bool{}, map[string]bool{}
+	}
 	if !c.dirty || c.file == "" {
 		return
 	}
 	c.dirty = false
-	entries := make(map[string]childEntry, len(c.used))
-	for k, e := range c.entries {
-		if c.used[k] {
-			entries[k] = e
-		}
-	}
-	dirs := make(map[string]DirSummary, len(c.usedDirs))
-	for h, s := range c.dirs {
-		if c.usedDirs[h] {
-			dirs[h] = s
-		}
-	}
-	data, err := json.Marshal(childFile{Format: childFormat, Scope: c.scope, Entries: entries, Dirs: dirs})
+	data, err := json.Marshal(childFile{Format: childFormat, Scope: c.scope, Entries: used(c.entries, c.used), Dirs: used(c.dirs, c.usedDirs)})
 	if err != nil || len(data) > maxChildFile {
 		return
 	}
@@ -243,6 +241,17 @@ func (c *ChildCache) Save() {
 		return
 	}
 	_ = privfile.WriteAtomic(c.file, data)
+}
+
+// used is the part of m whose keys are in keys.
+func used[V any](m map[string]V, keys map[string]bool) map[string]V {
+	out := make(map[string]V, len(keys))
+	for k, v := range m {
+		if keys[k] {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // declarations decodes an entry's declarations, as the render gave
