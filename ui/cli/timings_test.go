@@ -38,4 +38,21 @@ func TestTimingsCLI(t *testing.T) {
 		t.Fatalf("a diff right after another should skip the fetch and say so: code %d\n%s", code, errOut)
 	}
 	t.Logf("second diff:\n%s", errOut)
+	if testing.Short() {
+		return // the slow tier builds the binary
+	}
+	// The real binary: start-up counts from its own start.
+	cmd := exec.Command(kdriftBinary(t), args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitDrift {
+		t.Fatalf("kdrift %v: %v\n%s", args, err, stderr.String())
+	}
+	for _, phase := range []string{"start-up", "open", "git", "discover", "cluster", "render", "compare", "output", "total"} {
+		if !regexp.MustCompile(`(?m)^  ` + phase + ` +[0-9]`).MatchString(stderr.String()) {
+			t.Errorf("the binary's --timings lacks the phase %s:\n%s", phase, stderr.String())
+		}
+	}
+	t.Logf("the binary:\n%s", stderr.String())
 }
