@@ -60,6 +60,11 @@ type DiscoverOptions struct {
 	// to those reachable from that folder (see FluxCluster); nil follows
 	// every one of the tree.
 	Flux *FluxCluster
+	// Children, when set (and fsys gives tree hashes), keeps what each
+	// app's render yielded for discovery, by the tree hashes of the
+	// folders it read: an app whose folders did not change is not
+	// rendered again. Nil renders every built app.
+	Children *ChildCache
 }
 
 // Discover is Load plus the Argo CD Applications and Flux Kustomizations of
@@ -193,64 +198,110 @@ type pendingKustomization struct {
 
 // walk reads every YAML file of the tree outside .git and .kdrift, within
 // the budgets, and collects the declarations in them; Helm charts'
-// templates (not YAML until rendered) are only looked at for markers.
+// templates (not YAML until rendered) are only looked at for markers. A
+// folder that Children knows, by its tree hash, to hold no file that
+// mentions Argo CD or Flux is not read again: only its counts go to the
+// budgets (when they fit; else it is read, so a budget ends the walk at
+// the same file).
 func (d *discovery) walk() {
-	err := fs.WalkDir(d.fsys, ".", func(name string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // an unreadable folder holds nothing to discover
-		}
-		if e.IsDir() {
-			base := path.Base(name)
-			if name != "." && (base == ".git" || name == Dir) {
-				return fs.SkipDir
-			}
-			if base == "templates" {
-				if _, err := fs.Stat(d.fsys, path.Join(path.Dir(name), "Chart.yaml")); err == nil {
-					d.templates = append(d.templates, name+"/")
-				}
-			}
-			return nil
-		}
-		if !e.Type().IsRegular() {
-			return nil
-		}
-		switch strings.ToLower(path.Ext(name)) {
-		case ".yaml", ".yml":
-		default:
-			return nil
-		}
-		if d.files++; d.files > MaxDiscoverFiles {
-			d.limit = fmt.Sprintf("the repository has more than %d YAML files", MaxDiscoverFiles)
-			return fs.SkipAll
-		}
-		info, err := e.Info()
-		if err != nil || info.Size() > render.DefaultMaxFileBytes {
-			return nil // the render of the app that uses it says so
-		}
-		if d.bytes += info.Size(); d.bytes > MaxDiscoverBytes {
-			d.limit = fmt.Sprintf("the repository's YAML files hold more than %d MiB", MaxDiscoverBytes>>20)
-			return fs.SkipAll
-		}
-		data, err := fs.ReadFile(d.fsys, name)
-		if err != nil || !mayDeclare(data) {
-			return nil
-		}
-		d.markers = true
-		if strings.Contains(string(data), fluxHelmGroup) {
-			d.helmReleases = true
-		}
-		for _, t := range d.templates {
-			if strings.HasPrefix(name, t) {
-				return nil
-			}
-		}
-		d.scanFile(name, data)
-		return nil
-	})
-	if err != nil && d.limit == "" {
+	if _, _, err := d.walkDir("."); err != nil && d.limit == "" {
 		d.limit = err.Error()
 	}
 	d.resolvePending()
+}
+
+// walkDir walks folder name as fs.WalkDir would (lexical order, folders
+// whose entries cannot be read skipped) and returns what it counted;
+// stop is set when a budget ended the walk.
+func (d *discovery) walkDir(name string) (sum DirSummary, stop bool, err error) {
+	hasher, _ := d.fsys.(treeHasher)
+	var hash string
+	if d.opts.Children != nil && hasher != nil {
+		if h, herr := hasher.TreeHash(name); herr == nil {
+			hash = h
+			if c, ok := d.opts.Children.dir(hash); ok && d.files+c.Files <= MaxDiscoverFiles && d.bytes+c.Bytes <= MaxDiscoverBytes {
+				d.files += c.Files
+				d.bytes += c.Bytes
+				return c, false, nil
+			}
+		}
+	}
+	base := path.Base(name)
+	if name != "." && (base == ".git" || name == Dir) {
+		return sum, false, nil
+	}
+	if base == "templates" {
+		if _, err := fs.Stat(d.fsys, path.Join(path.Dir(name), "Chart.yaml")); err == nil {
+			d.templates = append(d.templates, name+"/")
+		}
+	}
+	entries, rerr := fs.ReadDir(d.fsys, name)
+	if rerr != nil {
+		return sum, false, nil // an unreadable folder holds nothing to discover
+	}
+	for _, e := range entries {
+		child := path.Join(name, e.Name())
+		if e.IsDir() {
+			c, stop, err := d.walkDir(child)
+			sum.Files, sum.Bytes = sum.Files+c.Files, sum.Bytes+c.Bytes
+			sum.Markers = sum.Markers || c.Markers
+			if stop || err != nil {
+				return sum, stop, err
+			}
+			continue
+		}
+		files, bytes, markers, stop := d.walkFile(child, e)
+		sum.Files, sum.Bytes = sum.Files+files, sum.Bytes+bytes
+		sum.Markers = sum.Markers || markers
+		if stop {
+			return sum, true, nil
+		}
+	}
+	if hash != "" && !sum.Markers {
+		d.opts.Children.putDir(hash, sum)
+	}
+	return sum, false, nil
+}
+
+// walkFile reads one file of the walk: what it adds to the budgets,
+// whether it mentions Argo CD or Flux, and whether a budget ended the
+// walk.
+func (d *discovery) walkFile(name string, e fs.DirEntry) (files int, bytes int64, markers, stop bool) {
+	if !e.Type().IsRegular() {
+		return 0, 0, false, false
+	}
+	switch strings.ToLower(path.Ext(name)) {
+	case ".yaml", ".yml":
+	default:
+		return 0, 0, false, false
+	}
+	if d.files++; d.files > MaxDiscoverFiles {
+		d.limit = fmt.Sprintf("the repository has more than %d YAML files", MaxDiscoverFiles)
+		return 1, 0, false, true
+	}
+	info, err := e.Info()
+	if err != nil || info.Size() > render.DefaultMaxFileBytes {
+		return 1, 0, false, false // the render of the app that uses it says so
+	}
+	if d.bytes += info.Size(); d.bytes > MaxDiscoverBytes {
+		d.limit = fmt.Sprintf("the repository's YAML files hold more than %d MiB", MaxDiscoverBytes>>20)
+		return 1, info.Size(), false, true
+	}
+	data, err := fs.ReadFile(d.fsys, name)
+	if err != nil || !mayDeclare(data) {
+		return 1, info.Size(), false, false
+	}
+	d.markers = true
+	if strings.Contains(string(data), fluxHelmGroup) {
+		d.helmReleases = true
+	}
+	for _, t := range d.templates {
+		if strings.HasPrefix(name, t) {
+			return 1, info.Size(), true, false
+		}
+	}
+	d.scanFile(name, data)
+	return 1, info.Size(), true, false
 }
 
 // scanFile looks for declarations in one file. A file that fails the YAML
@@ -345,21 +396,21 @@ func (d *discovery) renderChildren(queue []parent) {
 			d.limit = fmt.Sprintf("more than %d apps render further apps", MaxDiscoverRenders)
 			return
 		}
-		objs, err := d.opts.Renderer.RenderApp(d.opts.Context, tree, p.path, p.helm)
-		if err != nil {
+		inputs, out, decls, ok := d.renderParent(tree, p)
+		if !ok {
 			continue // the app's own status shows its render error
 		}
-		d.dropBases(p.path, objs)
+		d.dropBases(inputs, out)
 		before := len(d.found)
-		for i, o := range objs {
-			if !isDeclaration(o) || d.literal(o) {
+		for _, n := range decls {
+			if d.literal(n.obj) {
 				continue
 			}
 			var node yaml3.Node
-			if err := node.Encode(o.Object); err != nil {
+			if err := node.Encode(n.obj.Object); err != nil {
 				continue
 			}
-			d.declaration(&node, "", i+1, 0, p.name, p.path)
+			d.declaration(&node, "", n.doc, 0, p.name, p.path)
 		}
 		d.resolvePending()
 		for _, f := range d.found[before:] {
@@ -370,19 +421,50 @@ func (d *discovery) renderChildren(queue []parent) {
 	}
 }
 
-// dropBases forgets literal declarations that are inputs of the render of
-// dir but do not come out of it as they are: a kustomize base that the
-// overlay renames or a chart's file is not a declaration of its own; what
-// the render yields is.
-func (d *discovery) dropBases(dir string, objs []*unstructured.Unstructured) {
-	inputs := map[string]bool{}
-	for _, in := range d.opts.Renderer.Inputs(dir) {
-		inputs[in] = true
+// renderParent renders p (or takes its render from Children while the
+// folders it read are unchanged) and returns the folders it read, the
+// names of what it put out (see dropBases) and its declarations; ok is
+// false when it does not render.
+func (d *discovery) renderParent(tree render.Tree, p parent) (inputs []string, out map[string]bool, decls []numbered, ok bool) {
+	hasher, _ := d.fsys.(treeHasher)
+	cache := d.opts.Children
+	if cache != nil && hasher != nil {
+		if e, hit := cache.get(hasher, p); hit {
+			out = map[string]bool{}
+			for _, k := range e.Out {
+				out[k] = true
+			}
+			return e.inputs(), out, e.declarations(), true
+		}
 	}
-	out := map[string]bool{}
-	for _, o := range objs {
+	objs, err := d.opts.Renderer.RenderApp(d.opts.Context, tree, p.path, p.helm)
+	if err != nil {
+		return nil, nil, nil, false
+	}
+	inputs = d.opts.Renderer.Inputs(p.path)
+	if cache != nil && hasher != nil {
+		cache.put(hasher, p, inputs, objs)
+	}
+	out = map[string]bool{}
+	for i, o := range objs {
 		out[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = true
 		out[o.GetKind()+"//"+o.GetName()] = true
+		if isDeclaration(o) {
+			decls = append(decls, numbered{doc: i + 1, obj: o})
+		}
+	}
+	return inputs, out, decls, true
+}
+
+// dropBases forgets literal declarations that are inputs of a render (the
+// folders in inputs) but do not come out of it as they are (out names
+// what it put out, as "KIND/NAMESPACE/NAME" and "KIND//NAME"): a
+// kustomize base that the overlay renames or a chart's file is not a
+// declaration of its own; what the render yields is.
+func (d *discovery) dropBases(folders []string, out map[string]bool) {
+	inputs := map[string]bool{}
+	for _, in := range folders {
+		inputs[in] = true
 	}
 	kept := d.found[:0]
 	for _, f := range d.found {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -418,6 +419,36 @@ func rssMB() float64 {
 // empties kdrift's render cache before each run: the first diff after a
 // commit, which renders.
 func BenchmarkDiffVsKubectl(b *testing.B) {
+	bin := buildKdrift(b)
+	for _, n := range []int{5, 30} {
+		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
+			benchDiffVsKubectl(b, bin, fleetShape{objects: n})
+		})
+	}
+}
+
+// BenchmarkDiffOneAppOfMany is BenchmarkDiffVsKubectl's 5-object overlay
+// alone in its repository (others=0) and in a repository that also holds
+// 200 other apps of 20 objects each, synced (others=200; one of them an
+// Argo CD Application, so discovery looks for generated apps), with and
+// without an upstream remote (which kdrift fetches first). What a one-app
+// diff costs should not grow with the repository; kubectl reads one folder
+// whatever the repository holds. kdrift-other commits a change to another
+// app before each run: the first diff after a commit that changed another
+// app only.
+func BenchmarkDiffOneAppOfMany(b *testing.B) {
+	bin := buildKdrift(b)
+	for _, others := range []int{0, 200} {
+		for _, upstream := range []bool{false, true} {
+			b.Run(fmt.Sprintf("others=%d/upstream=%v", others, upstream), func(b *testing.B) {
+				benchDiffVsKubectl(b, bin, fleetShape{objects: 5, others: others, upstream: upstream})
+			})
+		}
+	}
+}
+
+// buildKdrift builds the kdrift binary once for a benchmark.
+func buildKdrift(b *testing.B) string {
 	root, err := enginetest.RepoRoot()
 	if err != nil {
 		b.Fatal(err)
@@ -426,27 +457,41 @@ func BenchmarkDiffVsKubectl(b *testing.B) {
 	if out, err := exec.Command("go", "build", "-o", bin, root).CombinedOutput(); err != nil {
 		b.Fatalf("build kdrift: %v\n%s", err, out)
 	}
-	for _, n := range []int{5, 30} {
-		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) { benchDiffVsKubectl(b, bin, n) })
-	}
+	return bin
+}
+
+// fleetShape says what setupOverlay puts in the repository.
+type fleetShape struct {
+	// objects is the size of the overlay the benchmark diffs.
+	objects int
+	// others is how many other apps of 20 objects the repository holds
+	// (synced); the first one is an Argo CD Application.
+	others int
+	// upstream gives the repository an upstream remote (a bare clone).
+	upstream bool
 }
 
 // overlayRounds numbers setupOverlay's namespaces.
 var overlayRounds atomic.Int64
 
+// otherObjects is how many objects each of fleetShape's other apps has.
+const otherObjects = 20
+
 // setupOverlay makes a namespace and a repository with one kustomize
-// overlay of n objects (every fifth a Deployment, the rest ConfigMaps),
-// synced, with one Deployment scaled by hand; it returns the repository.
-func setupOverlay(b *testing.B, objects int) string {
+// overlay of shape.objects objects (every fifth a Deployment, the rest
+// ConfigMaps), synced, with one Deployment scaled by hand, and
+// shape.others other apps; it returns the repository (its work tree).
+func setupOverlay(b *testing.B, shape fleetShape) string {
 	ctx := context.Background()
 	// A namespace per round: the benchmark function runs more than once
 	// (b.N is calibrated), each round with a new repository, and kdrift
 	// never takes over objects another repository tracks.
-	ns := fmt.Sprintf("bench-diff-%d-%d", objects, overlayRounds.Add(1))
+	round := overlayRounds.Add(1)
+	ns := fmt.Sprintf("bench-diff-%d-%d", shape.objects, round)
 	namespaceB(b, ns)
 	files := map[string]string{".kdrift/app.yaml": appYAML("overlay", "deploy/overlay", ns, false, false, "")}
 	var res []string
-	for o := 0; o < objects; o++ {
+	for o := 0; o < shape.objects; o++ {
 		n := fmt.Sprintf("obj-%02d.yaml", o)
 		res = append(res, n)
 		if o%5 == 0 {
@@ -458,15 +503,65 @@ func setupOverlay(b *testing.B, objects int) string {
 	files["deploy/base/kustomization.yaml"] = "resources:\n- " + strings.Join(res, "\n- ") + "\n"
 	files["deploy/overlay/kustomization.yaml"] = "namespace: " + ns + "\nresources:\n- ../base\ncommonLabels:\n  tier: bench\n"
 	dir := b.TempDir()
+	otherNS := fmt.Sprintf("bench-others-%d", round)
+	if shape.others > 0 {
+		namespaceB(b, otherNS)
+	}
+	var otherApps []string
+	for a := 0; a < shape.others; a++ {
+		name := fmt.Sprintf("other-%03d", a)
+		folder := "apps/" + name
+		var res []string
+		for o := 0; o < otherObjects; o++ {
+			n := fmt.Sprintf("obj-%02d.yaml", o)
+			res = append(res, n)
+			if o%5 == 0 {
+				files[folder+"/"+n] = deploymentYAML(fmt.Sprintf("%s-web-%02d", name, o), 1)
+				continue
+			}
+			files[folder+"/"+n] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s-cm-%02d\ndata:\n  k: v\n", name, o)
+		}
+		files[folder+"/kustomization.yaml"] = "resources:\n- " + strings.Join(res, "\n- ") + "\n"
+		if a == 0 {
+			// An Argo CD Application of this repository: discovery must
+			// look for the apps others generate.
+			files["argocd/"+name+".yaml"] = fmt.Sprintf("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: %s\n  namespace: argocd\nspec:\n  source:\n    repoURL: %s\n    path: %s\n  destination:\n    namespace: %s\n", name, dir, folder, otherNS)
+			continue
+		}
+		files[".kdrift/"+name+".yaml"] = appYAML(name, folder, otherNS, false, false, "")
+		otherApps = append(otherApps, name)
+	}
 	if err := writeRepo(dir, files); err != nil {
 		b.Fatal(err)
 	}
-	e, err := engine.New(engine.Options{Repo: dir, Kubeconfig: enginetest.Kubeconfig(), CacheDir: b.TempDir()})
+	if shape.upstream {
+		bare := dir + ".git"
+		b.Cleanup(func() { os.RemoveAll(bare) })
+		for _, args := range [][]string{{"clone", "-q", "--bare", dir, bare}, {"-C", dir, "remote", "add", "origin", bare}, {"-C", dir, "fetch", "-q", "origin"}, {"-C", dir, "branch", "-q", "-u", "origin/main"}} {
+			if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+				b.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
+	}
+	e, err := engine.New(engine.Options{Repo: dir, Kubeconfig: enginetest.Kubeconfig(), CacheDir: b.TempDir(), Workers: 8})
 	if err != nil {
 		b.Fatal(err)
 	}
 	if res, err := e.Sync(ctx, "overlay", engine.SyncOptions{}); err != nil {
 		b.Fatalf("%v\n%+v", err, res.Objects)
+	}
+	var g errgroup.Group
+	g.SetLimit(8)
+	for _, name := range otherApps {
+		g.Go(func() error {
+			if res, err := e.Sync(ctx, name, engine.SyncOptions{}); err != nil {
+				return fmt.Errorf("sync %s: %v\n%+v", name, err, res.Objects)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
 	}
 	s := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "web-00", Namespace: ns}, Spec: autoscalingv1.ScaleSpec{Replicas: 5}}
 	if _, err := enginetest.Clientset(b).AppsV1().Deployments(ns).UpdateScale(ctx, "web-00", s, metav1.UpdateOptions{FieldManager: "kubectl"}); err != nil {
@@ -475,8 +570,31 @@ func setupOverlay(b *testing.B, objects int) string {
 	return dir
 }
 
-func benchDiffVsKubectl(b *testing.B, bin string, objects int) {
-	dir := setupOverlay(b, objects)
+// commitOther commits a change to another app than the overlay (the
+// first other app when there is one, else a README), pushed when the
+// repository has an upstream.
+func commitOther(b *testing.B, dir string, shape fleetShape, i int) {
+	file := "README.md"
+	if shape.others > 1 {
+		file = "apps/other-001/obj-01.yaml"
+	}
+	body := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other-001-cm-01\ndata:\n  k: v%d\n", i)
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(body), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cmds := [][]string{{"-C", dir, "add", "-A"}, {"-C", dir, "-c", "user.name=Bench", "-c", "user.email=bench@example.com", "commit", "-qm", fmt.Sprintf("other %d", i)}}
+	if shape.upstream {
+		cmds = append(cmds, []string{"-C", dir, "push", "-q", "origin", "main"})
+	}
+	for _, args := range cmds {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+func benchDiffVsKubectl(b *testing.B, bin string, shape fleetShape) {
+	dir := setupOverlay(b, shape)
 	kdriftCache, kubectlCache := b.TempDir(), b.TempDir()
 	timeRun := func(env []string, name string, args ...string) time.Duration {
 		cmd := exec.Command(name, args...)
@@ -508,16 +626,23 @@ func benchDiffVsKubectl(b *testing.B, bin string, objects int) {
 	// couple of iterations.
 	kdrift()
 	kubectl()
-	var kd, kn, kc []time.Duration
+	var kd, kn, ko, kc []time.Duration
 	b.ResetTimer()
 	for i := 0; i < max(b.N, 9); i++ {
 		kd = append(kd, kdrift())
 		kc = append(kc, kubectl())
 		kn = append(kn, kdriftNew())
+		if shape.others > 0 {
+			b.StopTimer()
+			commitOther(b, dir, shape, i)
+			b.StartTimer()
+			ko = append(ko, kdrift())
+		}
 	}
 	b.StopTimer()
 	percentiles(b, "kdrift", kd)
 	percentiles(b, "kdrift-new", kn)
+	percentiles(b, "kdrift-other", ko)
 	percentiles(b, "kubectl", kc)
 	for _, ds := range [][]time.Duration{kd, kn, kc} {
 		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })

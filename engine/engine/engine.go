@@ -47,6 +47,15 @@ type Options struct {
 	// command run again on the same commit does not render again. Empty:
 	// renders are kept in memory only.
 	RenderCacheDir string
+	// DiscoverCacheDir, when set, keeps between processes what finding
+	// the apps rendered (the apps other apps generate), by Git tree hash
+	// (source.Options.DiscoverCacheDir); empty keeps it in memory.
+	DiscoverCacheDir string
+	// FetchFresh, when > 0, skips the fetch of a pass when a fetch of the
+	// same remote finished less than FetchFresh ago, in this process or
+	// another (source.Options.FetchFresh); one-shot commands set it, a
+	// long-running engine fetches every time.
+	FetchFresh time.Duration
 	// Kubeconfig is the kubeconfig file (default: $KUBECONFIG, then
 	// ~/.kube/config).
 	Kubeconfig string
@@ -223,7 +232,7 @@ func New(opts Options) (*Engine, error) {
 	clusters, clustersErr := live.ContextServers(opts.Kubeconfig)
 	repo, err := source.Open(context.Background(), source.Options{Location: opts.Repo, Branch: opts.Branch, CacheDir: opts.CacheDir, Timeout: opts.GitTimeout, OnFetch: func(took time.Duration, err error) {
 		opts.Observer.Timed(PhaseFetch, "", took, err)
-	}, Clusters: clusters, ClustersErr: clustersErr, Flux: flagCluster(opts.ClusterPath)})
+	}, Clusters: clusters, ClustersErr: clustersErr, Flux: flagCluster(opts.ClusterPath), DiscoverCacheDir: opts.DiscoverCacheDir, FetchFresh: opts.FetchFresh})
 	var remote *source.RemoteError
 	if err != nil && !(errors.As(err, &remote) && repo != nil) {
 		return nil, err

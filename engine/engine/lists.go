@@ -152,11 +152,16 @@ func (c *cluster) check(ctx context.Context) error {
 		// Its failure is the version check's to report; a kind looked up
 		// later asks again.
 		go func() {
-			_ = c.cs.Discover(ctx)
+			start := time.Now()
+			err := c.cs.Discover(ctx)
+			c.observer.Timed(PhaseCluster, "", time.Since(start), err)
 			c.discoveredOnce.Do(func() { close(c.discovered) })
 		}()
 	}
-	if err := c.cs.Check(ctx); err != nil {
+	start := time.Now()
+	err := c.cs.Check(ctx)
+	c.observer.Timed(PhaseCluster, "", time.Since(start), err)
+	if err != nil {
 		c.checkErr, c.failedAt = err, time.Now()
 		return err
 	}

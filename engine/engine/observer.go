@@ -28,7 +28,15 @@ type Phase string
 
 // Phase values.
 const (
-	PhaseFetch   Phase = "fetch"
+	PhaseFetch Phase = "fetch"
+	// PhaseGit reads the branch head and its commit (no network).
+	PhaseGit Phase = "git"
+	// PhaseDiscover finds the apps declared at a commit (App files, Argo
+	// CD and Flux declarations, the apps those generate).
+	PhaseDiscover Phase = "discover"
+	// PhaseCluster reaches a cluster: connection, version check and,
+	// the first time, API discovery.
+	PhaseCluster Phase = "cluster"
 	PhaseRender  Phase = "render"
 	PhaseCompare Phase = "compare"
 )

@@ -23,6 +23,7 @@ func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
 			return ctx.Err()
 		}
 	}
+	gitStart := time.Now()
 	rev, err := e.repo.Head(ctx)
 	if err != nil {
 		return fmt.Errorf("git %s: read branch %s: %w", e.repo.Location(), e.repo.Branch(), err)
@@ -48,7 +49,9 @@ func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
 	cur := e.snap
 	e.mu.Unlock()
 	if same {
+		e.opts.Observer.Timed(PhaseGit, "", time.Since(gitStart), nil)
 		apps, from := e.withLiveApplications(ctx, cur, rev)
+		apps = withSettings(apps, cur)
 		e.mu.Lock()
 		e.apps, e.appSource = apps, from
 		e.mu.Unlock()
@@ -59,8 +62,11 @@ func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
 	if err != nil {
 		return fmt.Errorf("git %s: read commit %s: %w", e.repo.Location(), rev.Short(), err)
 	}
+	e.opts.Observer.Timed(PhaseGit, "", time.Since(gitStart), nil)
+	discStart := time.Now()
 	apps, from := e.withLiveApplications(ctx, snap, rev)
 	apps = withSettings(apps, snap)
+	e.opts.Observer.Timed(PhaseDiscover, "", time.Since(discStart), nil)
 	e.mu.Lock()
 	e.head, e.snap, e.apps, e.appSource = rev, snap, apps, from
 	e.mu.Unlock()

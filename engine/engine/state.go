@@ -95,6 +95,8 @@ type cluster struct {
 	applier *apply.Applier
 	// lists serves reads outside Run, one List per kind and namespace.
 	lists lists
+	// observer is the engine's (Options.Observer).
+	observer Observer
 
 	checkMu   sync.Mutex
 	checkedAt time.Time
@@ -142,7 +144,7 @@ func (e *Engine) clusterFor(contextName string) (*cluster, error) {
 	}
 	aopts := e.opts.Apply
 	aopts.Origin = e.renderer.Origin
-	c := &cluster{name: cs.Context, cs: cs, applier: apply.New(cs.Dynamic, newMapper(cs), aopts), discovered: make(chan struct{})}
+	c := &cluster{name: cs.Context, cs: cs, applier: apply.New(cs.Dynamic, newMapper(cs), aopts), discovered: make(chan struct{}), observer: e.opts.Observer}
 	if e.watchCtx != nil {
 		c.watcher = cs.NewWatcher(e.watchCtx, e.changes)
 	}

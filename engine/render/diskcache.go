@@ -89,6 +89,10 @@ func (r *Renderer) SetDiskCache(dir, repo string) {
 	r.disk = &diskCache{dir: dir, scope: diskFormat + "\x00" + bin + "\x00" + repo}
 }
 
+// BinaryID identifies the running kdrift build, for caches of what it
+// computed: "" when it cannot tell (keep nothing on disk then).
+func BinaryID() string { return binaryID() }
+
 // binaryID identifies the running kdrift build: a rebuilt binary (another
 // renderer) never reads what an older one wrote. "" when it cannot tell.
 var binaryID = sync.OnceValue(func() string {

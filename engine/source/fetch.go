@@ -123,6 +123,15 @@ func (e *RemoteError) Unwrap() error { return e.Err }
 func (r *Repo) Fetch(ctx context.Context) (err error) {
 	r.fetchMu.Lock()
 	defer r.fetchMu.Unlock()
+	if skip, ok := r.recentFetch(); ok {
+		r.mu.Lock()
+		r.skipped = skip
+		r.mu.Unlock()
+		return nil
+	}
+	r.mu.Lock()
+	r.skipped = FetchSkip{}
+	r.mu.Unlock()
 	if r.onFetch != nil {
 		start := time.Now()
 		defer func() { r.onFetch(time.Since(start), err) }()
@@ -164,6 +173,7 @@ func (r *Repo) Fetch(ctx context.Context) (err error) {
 	r.lastErr = nil
 	r.failSince = time.Time{}
 	r.mu.Unlock()
+	r.stampFetch()
 	return nil
 }
 

@@ -62,6 +62,19 @@ type Options struct {
 	// Flux, when it names a cluster folder, limits Flux discovery to it
 	// (app.DiscoverOptions.Flux); SetFlux replaces it later.
 	Flux *app.FluxCluster
+	// DiscoverCacheDir, when set, keeps between processes what discovery
+	// rendered to find generated apps (app.ChildCache), in one file per
+	// repository there; empty keeps it for the Repo's life only.
+	DiscoverCacheDir string
+	// FetchFresh, when > 0, skips a Fetch when a fetch of the same
+	// remote into the same repository finished less than FetchFresh ago,
+	// in this process or another (FetchStampDir); FetchSkipped says so.
+	// Zero fetches every time.
+	FetchFresh time.Duration
+	// FetchStampDir is where the time of each repository's last
+	// successful fetch is kept for other processes (default: the user
+	// cache folder's kdrift/fetched).
+	FetchStampDir string
 }
 
 // Repo is an opened repository. Its methods are safe for concurrent use.
@@ -86,6 +99,18 @@ type Repo struct {
 	// flux is the cluster folder discovery follows (see SetFlux); every
 	// handle shares it.
 	flux *atomic.Pointer[app.FluxCluster]
+
+	// children keeps discovery's renders across handles (see
+	// Options.DiscoverCacheDir); made with the first handle.
+	childrenOnce sync.Once
+	children     *app.ChildCache
+	discoverDir  string
+
+	// fresh and stampDir: see Options.FetchFresh; skipped describes the
+	// last Fetch when it did not go to the remote (guarded by mu).
+	fresh    time.Duration
+	stampDir string
+	skipped  FetchSkip
 
 	mu      sync.Mutex
 	h       *handle // the read handle; replaced after every fetch
@@ -119,11 +144,14 @@ type handle struct {
 	clusters    map[string]string // see Options.Clusters
 	clustersErr error
 	flux        *atomic.Pointer[app.FluxCluster] // see Repo.flux; nil: none
+	children    *app.ChildCache                  // see Options.DiscoverCacheDir
 }
 
-// newHandle is a read handle of repo that discovers with r's clusters.
+// newHandle is a read handle of repo that discovers with r's clusters and
+// its cache of discovery's renders.
 func (r *Repo) newHandle(repo *git.Repository) *handle {
-	return &handle{repo: repo, clusters: r.clusters, clustersErr: r.clustersErr, flux: r.flux}
+	r.childrenOnce.Do(func() { r.children = app.NewChildCache(r.discoverDir, r.dir, r.location) })
+	return &handle{repo: repo, clusters: r.clusters, clustersErr: r.clustersErr, flux: r.flux, children: r.children}
 }
 
 // Open opens the repository named by opts.Location. A remote repository is
@@ -142,7 +170,7 @@ func Open(ctx context.Context, opts Options) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Repo{location: loc, timeout: timeout, refresh: make(chan struct{}), onFetch: opts.OnFetch, clusters: opts.Clusters, clustersErr: opts.ClustersErr, flux: &atomic.Pointer[app.FluxCluster]{}}
+	r := &Repo{location: loc, timeout: timeout, refresh: make(chan struct{}), onFetch: opts.OnFetch, clusters: opts.Clusters, clustersErr: opts.ClustersErr, flux: &atomic.Pointer[app.FluxCluster]{}, discoverDir: opts.DiscoverCacheDir, fresh: opts.FetchFresh, stampDir: opts.FetchStampDir}
 	r.flux.Store(opts.Flux)
 	if !isRemote(loc) {
 		if err := r.openLocal(opts); err != nil {
@@ -256,6 +284,7 @@ func (r *Repo) openRemote(ctx context.Context, opts Options) error {
 			return err
 		}
 		r.h = r.newHandle(repo)
+		r.stampFetch()
 	case err != nil:
 		return fmt.Errorf("repository %s: cache %s is damaged: %w; delete that folder and retry", r.shown(), r.dir, err)
 	default:

@@ -69,6 +69,10 @@ type globalFlags struct {
 	// observer, when set, is told the engine's step timings (the
 	// controller's metrics); not a flag.
 	observer engine.Observer
+	// timings is --timings (one-shot commands, registerTimings); timer
+	// records the phases when it is set.
+	timings bool
+	timer   *timings
 	// mayWrite, when set, is the engine's write gate (the Lease); not a
 	// flag.
 	mayWrite func() bool

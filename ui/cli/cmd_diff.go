@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -44,6 +45,7 @@ The exit code follows kubectl diff: 0 in sync, 1 drift, 2 error.
 		},
 	}
 	g.register(cmd.Flags())
+	g.registerTimings(cmd.Flags())
 	o.register(cmd.Flags())
 	f.register(cmd.Flags())
 	registerCompletions(cmd, &g)
@@ -53,6 +55,7 @@ The exit code follows kubectl diff: 0 in sync, 1 drift, 2 error.
 func runDiff(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, f *followFlags, name string) int {
 	oneShotGC()
 	e, err := openEngine(ctx, g, true, oneShot, name)
+	defer func() { g.timer.write(env.stderr, e) }()
 	if err != nil {
 		return env.errorf("%v", err)
 	}
@@ -69,11 +72,13 @@ func runDiff(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, f 
 			fmt.Fprintln(env.stderr, "kdrift: "+fc)
 		}
 	}
+	out := time.Now()
 	if o.structured() {
 		err = o.write(env.stdout, report.Summarize([]status.AppStatus{a}).Apps[0])
 	} else {
 		err = report.Diff(env.stdout, a)
 	}
+	g.timer.step(phaseOutput, out, err)
 	if err != nil {
 		return env.errorf("write diff: %v", err)
 	}

@@ -30,6 +30,7 @@ type ownersFlags struct {
 
 func (o *ownersFlags) register(fs *flag.FlagSet) {
 	o.globalFlags.register(fs)
+	o.globalFlags.registerTimings(fs)
 	fs.StringVarP(&o.output, "output", "o", "table", "output format: table, json or markdown (a document to commit, such as OWNERSHIP.md)")
 	if err := fs.SetAnnotation("output", outputFormatsAnnotation, []string{"table", "text", "json", "markdown"}); err != nil {
 		panic(err) // only when the flag above is missing
@@ -125,6 +126,7 @@ func runOwners(ctx context.Context, env *cliEnv, f *ownersFlags, names []string)
 	}
 	oneShotGC()
 	e, err := openEngine(ctx, g, true, oneShot, limit...)
+	defer func() { g.timer.write(env.stderr, e) }()
 	if err != nil {
 		return env.errorf("%v", err)
 	}
@@ -132,6 +134,9 @@ func runOwners(ctx context.Context, env *cliEnv, f *ownersFlags, names []string)
 		return env.errorf("%v", err)
 	}
 	now := time.Now()
+	// The ownership table is built from the compared objects, then
+	// printed: both count as output.
+	defer g.timer.step(phaseOutput, now, nil)
 	if *orphans {
 		list, err := e.Orphans(ctx, names...)
 		if err != nil {

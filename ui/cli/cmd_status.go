@@ -50,6 +50,7 @@ are listed under the table (pullRequests in -o json), until they merge.`,
 		},
 	}
 	g.register(cmd.Flags())
+	g.registerTimings(cmd.Flags())
 	o.register(cmd.Flags())
 	f.register(cmd.Flags())
 	ff.register(cmd.Flags())
@@ -60,6 +61,7 @@ are listed under the table (pullRequests in -o json), until they merge.`,
 func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, f *followFlags, ff *forgeFlags, names []string) int {
 	oneShotGC()
 	e, err := openEngine(ctx, g, true, oneShot, names...)
+	defer func() { g.timer.write(env.stderr, e) }()
 	if err != nil {
 		return env.errorf("%v", err)
 	}
@@ -88,11 +90,13 @@ func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, 
 	if note != "" {
 		fmt.Fprintln(env.stderr, "kdrift: "+note)
 	}
+	out := time.Now()
 	if o.structured() {
 		err = o.write(env.stdout, doc)
 	} else if err = report.Status(env.stdout, apps, time.Now()); err == nil {
 		err = report.WriteRequests(env.stdout, doc)
 	}
+	g.timer.step(phaseOutput, out, err)
 	if err != nil {
 		return env.errorf("write status: %v", err)
 	}

@@ -41,6 +41,7 @@ type syncFlags struct {
 
 func (s *syncFlags) register(fs *flag.FlagSet) {
 	s.globalFlags.register(fs)
+	s.globalFlags.registerTimings(fs)
 	fs.BoolVar(&s.prune, "prune", false, "also delete tracked objects Git no longer renders (never while frozen)")
 	fs.BoolVar(&s.dryRun, "dry-run", false, "change nothing: show what the sync would apply and prune")
 	fs.BoolVar(&s.force, "force", false, "sync even though the app is frozen, and overwrite resources and fields a resource or field freeze holds")
@@ -91,6 +92,7 @@ who gave it are recorded there.`,
 
 func runSync(ctx context.Context, env *cliEnv, f *syncFlags, name string) int {
 	e, err := openEngine(ctx, &f.globalFlags, false, oneShot, name)
+	defer func() { f.timer.write(env.stderr, e) }()
 	if err != nil {
 		return env.errorf("%v", err)
 	}
@@ -105,6 +107,7 @@ func runSync(ctx context.Context, env *cliEnv, f *syncFlags, name string) int {
 	}
 	res, syncErr := e.Sync(ctx, name, engine.SyncOptions{Prune: f.prune, DryRun: f.dryRun, AllowFrozen: f.force, OverwriteFrozen: f.force, ConfirmPrune: f.confirmPrune, AllowOwned: f.owned,
 		AllowOlder: f.allowOlder, OlderReason: f.reason, OlderBy: whoSyncs()})
+	defer f.timer.step(phaseOutput, time.Now(), nil)
 	if f.output.structured() {
 		if err := f.output.write(env.stdout, res); err != nil {
 			return env.errorf("write result: %v", err)

@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"time"
 
 	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/live"
@@ -33,6 +35,11 @@ const (
 // identities sops itself would find (SOPS_AGE_KEY, SOPS_AGE_KEY_FILE,
 // ~/.config/sops/age/keys.txt) for SOPS-encrypted files.
 func openEngine(ctx context.Context, g *globalFlags, readOnly bool, use engineUse, apps ...string) (*engine.Engine, error) {
+	start := time.Now()
+	if g.timings && g.timer == nil {
+		g.timer = newTimings()
+		g.timer.step(phaseStartup, processStart, nil)
+	}
 	keys, err := sops.LoadKeyring(os.Getenv)
 	if err != nil {
 		return nil, err
@@ -52,12 +59,26 @@ func openEngine(ctx context.Context, g *globalFlags, readOnly bool, use engineUs
 		// one-shot command then asks the apiserver only for its objects.
 		Live: live.Options{DiscoveryCacheDir: live.DefaultDiscoveryCacheDir()},
 	}
+	if g.timer != nil && opts.Observer == nil {
+		opts.Observer = g.timer
+	}
 	if use != headless {
 		// So are renders: the same command on the same commit skips
-		// kustomize and Helm.
+		// kustomize and Helm; and what finding the apps rendered, by
+		// tree hash, so a one-app command renders no other app.
 		opts.RenderCacheDir = render.DefaultCacheDir()
+		if opts.RenderCacheDir != "" {
+			opts.DiscoverCacheDir = filepath.Join(filepath.Dir(opts.RenderCacheDir), "discover")
+		}
+	}
+	if use == oneShot && readOnly {
+		// Commands run one after another (status, then diff) fetch
+		// once; --timings says when a fetch was skipped. A sync, which
+		// applies what it read, always fetches.
+		opts.FetchFresh = oneShotFetchFresh
 	}
 	e, err := engine.New(opts)
+	g.timer.step(phaseOpen, start, err)
 	if err != nil {
 		return nil, err
 	}
@@ -68,6 +89,12 @@ func openEngine(ctx context.Context, g *globalFlags, readOnly bool, use engineUs
 	}
 	return e, nil
 }
+
+// oneShotFetchFresh is how recent a fetch of the same remote lets a
+// one-shot command skip its own: a few seconds, so commands typed one
+// after another, or a script's loop, fetch once, while a push made a
+// moment ago by someone else is seen on the next command.
+const oneShotFetchFresh = 5 * time.Second
 
 // uiReadOnly says whether the UI runs read-only: the --readonly flag or
 // `readonly: true` in the config file (configPath, or the default path).

@@ -1,0 +1,292 @@
+package app
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"kdrift.dev/kdrift/engine/render"
+	"kdrift.dev/kdrift/internal/privfile"
+)
+
+// A ChildCache keeps, for each app discovery rendered to find the
+// Applications and Kustomizations it generates (app-of-apps), what that
+// render yielded for discovery: the declarations, and the names of the
+// Applications and Kustomizations it put out (which decide whether a
+// literal document of its inputs is a base). An entry holds the Git tree
+// hash of every folder the render read and is used only while each of
+// them is the same; anything else renders again. So finding which apps
+// exist renders only the generating apps whose own trees changed, not
+// every app of the repository.
+//
+// A ChildCache lives as long as its owner (a Repo: the controller keeps
+// it in memory across commits) and, with a file, between processes (the
+// one-shot commands). The file is kdrift's own (0600, written
+// atomically), read with a size bound; one that cannot be read or decoded
+// is an empty cache.
+type ChildCache struct {
+	file  string
+	scope string
+
+	mu      sync.Mutex
+	loaded  bool
+	entries map[string]childEntry
+	// dirs are, by Git tree hash, folders that hold no file mentioning
+	// Argo CD or Flux, with what they count against the budgets.
+	dirs  map[string]DirSummary
+	dirty bool
+	// used are the keys this process looked up or stored.
+	used     map[string]bool
+	usedDirs map[string]bool
+}
+
+// DirSummary is what discovery's walk counted in one folder, recursively:
+// YAML files and their bytes (against the budgets), and whether any of
+// them mentions Argo CD or Flux.
+type DirSummary struct {
+	Files   int   `json:"files"`
+	Bytes   int64 `json:"bytes"`
+	Markers bool  `json:"markers,omitempty"`
+}
+
+// childEntry is one parent's render as discovery saw it.
+type childEntry struct {
+	// Inputs are the folders the render read, with their tree hashes.
+	Inputs map[string]string `json:"inputs"`
+	// Declarations are the rendered Applications, Kustomizations and
+	// GitRepositories, in render order.
+	Declarations []childDecl `json:"declarations,omitempty"`
+	// Out names the rendered Applications and Kustomizations, as
+	// "KIND/NAMESPACE/NAME" and "KIND//NAME".
+	Out []string `json:"out,omitempty"`
+}
+
+// childDecl is one rendered declaration and its place (1-based) in the
+// render's output.
+type childDecl struct {
+	Doc    int             `json:"doc"`
+	Object json.RawMessage `json:"object"`
+}
+
+// childFile is what a ChildCache file holds.
+type childFile struct {
+	Format  string                `json:"format"`
+	Scope   string                `json:"scope"`
+	Entries map[string]childEntry `json:"entries"`
+	Dirs    map[string]DirSummary `json:"dirs,omitempty"`
+}
+
+// childFormat names the file format; a change makes an old file empty.
+const childFormat = "kdrift-discover/1"
+
+// maxChildFile bounds the cache file read and written: past it the
+// cache is kept in memory only.
+const maxChildFile = 32 << 20
+
+// NewChildCache is a cache kept in memory and, when dir is not empty, in
+// one file of dir for the repository clone at repoDir (the repository
+// identity repo and the kdrift binary are part of its key: another binary
+// renders anew).
+func NewChildCache(dir, repoDir, repo string) *ChildCache {
+	c := &ChildCache{scope: childFormat + "\x00" + render.BinaryID() + "\x00" + repo, entries: map[string]childEntry{}, dirs: map[string]DirSummary{}, used: map[string]bool{}, usedDirs: map[string]bool{}}
+	if dir != "" && render.BinaryID() != "" {
+		sum := sha256.Sum256([]byte(repoDir + "\x00" + repo))
+		c.file = filepath.Join(dir, hex.EncodeToString(sum[:16])+".json")
+	} else {
+		c.loaded = true
+	}
+	return c
+}
+
+// childKey identifies a parent's render: its folder and Helm settings.
+func childKey(p parent) string {
+	h, _ := json.Marshal(p.helm) // plain values: cannot fail
+	return p.path + "\x00" + string(h)
+}
+
+// load reads the file once. Callers hold c.mu.
+func (c *ChildCache) load() {
+	if c.loaded {
+		return
+	}
+	c.loaded = true
+	f, err := privfile.Open(c.file)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxChildFile+1))
+	if err != nil || len(data) > maxChildFile {
+		return
+	}
+	var cf childFile
+	if json.Unmarshal(data, &cf) != nil || cf.Format != childFormat || cf.Scope != c.scope || cf.Entries == nil {
+		return
+	}
+	c.entries = cf.Entries
+	if cf.Dirs != nil {
+		c.dirs = cf.Dirs
+	}
+}
+
+// dir is the summary of the folder whose tree hash is hash, when it is
+// known to hold no marker.
+func (c *ChildCache) dir(hash string) (DirSummary, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.load()
+	s, ok := c.dirs[hash]
+	if ok {
+		c.usedDirs[hash] = true
+	}
+	return s, ok && !s.Markers
+}
+
+// putDir keeps the summary of a folder with no marker.
+func (c *ChildCache) putDir(hash string, s DirSummary) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.load()
+	if _, ok := c.dirs[hash]; !ok {
+		c.dirs[hash] = s
+		c.dirty = true
+	}
+	c.usedDirs[hash] = true
+}
+
+// get is the entry of p when every folder it read has the same tree hash
+// in tree now.
+func (c *ChildCache) get(tree treeHasher, p parent) (childEntry, bool) {
+	c.mu.Lock()
+	c.load()
+	e, ok := c.entries[childKey(p)]
+	c.used[childKey(p)] = true
+	c.mu.Unlock()
+	if !ok || len(e.Inputs) == 0 {
+		return childEntry{}, false
+	}
+	for dir, hash := range e.Inputs {
+		if h, err := tree.TreeHash(dir); err != nil || h != hash {
+			return childEntry{}, false
+		}
+	}
+	return e, true
+}
+
+// put keeps p's render: objs as rendered, having read inputs.
+func (c *ChildCache) put(tree treeHasher, p parent, inputs []string, objs []*unstructured.Unstructured) {
+	e := childEntry{Inputs: map[string]string{}}
+	for _, dir := range inputs {
+		h, err := tree.TreeHash(dir)
+		if err != nil {
+			return // not a folder of the tree: not kept
+		}
+		e.Inputs[dir] = h
+	}
+	if len(e.Inputs) == 0 {
+		return
+	}
+	for i, o := range objs {
+		if isDeclaration(o) {
+			raw, err := json.Marshal(o.Object)
+			if err != nil {
+				return
+			}
+			e.Declarations = append(e.Declarations, childDecl{Doc: i + 1, Object: raw})
+		}
+		if k := o.GetKind(); k == "Application" || k == "Kustomization" {
+			e.Out = append(e.Out, k+"/"+o.GetNamespace()+"/"+o.GetName(), k+"//"+o.GetName())
+		}
+	}
+	c.mu.Lock()
+	c.load()
+	c.entries[childKey(p)] = e
+	c.used[childKey(p)] = true
+	c.dirty = true
+	c.mu.Unlock()
+}
+
+// maxChildEntries bounds what a ChildCache holds in memory (a controller
+// meets new tree hashes with every commit): past it, only what was used
+// since the last Save stays.
+const maxChildEntries = 100_000
+
+// Save writes the file when an entry changed since it was read, keeping
+// the entries this process used (the apps of a folder that is gone
+// leave); in memory, past maxChildEntries, it keeps only those used since
+// the last Save. A failure to write leaves the cache in memory only.
+func (c *ChildCache) Save() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries)+len(c.dirs) > maxChildEntries {
+		c.entries, c.dirs = used(c.entries, c.used), used(c.dirs, c.usedDirs)
+		c.used, c.usedDirs = map[string]bool{}, map[string]bool{}
+	}
+	if !c.dirty || c.file == "" {
+		return
+	}
+	c.dirty = false
+	data, err := json.Marshal(childFile{Format: childFormat, Scope: c.scope, Entries: used(c.entries, c.used), Dirs: used(c.dirs, c.usedDirs)})
+	if err != nil || len(data) > maxChildFile {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(c.file), 0o700); err != nil {
+		return
+	}
+	_ = privfile.WriteAtomic(c.file, data)
+}
+
+// used is the part of m whose keys are in keys.
+func used[V any](m map[string]V, keys map[string]bool) map[string]V {
+	out := make(map[string]V, len(keys))
+	for k, v := range m {
+		if keys[k] {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// declarations decodes an entry's declarations, as the render gave
+// them (integers stay integers).
+func (e childEntry) declarations() []numbered {
+	out := make([]numbered, 0, len(e.Declarations))
+	for _, d := range e.Declarations {
+		o := &unstructured.Unstructured{}
+		if o.UnmarshalJSON(d.Object) != nil {
+			continue
+		}
+		out = append(out, numbered{doc: d.Doc, obj: o})
+	}
+	return out
+}
+
+// numbered is a rendered declaration and its place (1-based) in the
+// render's output.
+type numbered struct {
+	doc int
+	obj *unstructured.Unstructured
+}
+
+// inputs lists an entry's folders, sorted.
+func (e childEntry) inputs() []string {
+	out := make([]string, 0, len(e.Inputs))
+	for dir := range e.Inputs {
+		out = append(out, dir)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// treeHasher gives the Git tree hash of a folder of the tree
+// (source.Snapshot is one).
+type treeHasher interface {
+	TreeHash(dir string) (string, error)
+}

@@ -1,0 +1,102 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"testing"
+
+	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/source"
+	"kdrift.dev/kdrift/internal/gittest"
+)
+
+// discoveryOf describes a discovery result for comparison: every App as
+// JSON (spec and origin) and every invalid declaration with its error.
+func discoveryOf(t *testing.T, res app.LoadResult) string {
+	t.Helper()
+	out := ""
+	for _, a := range res.Apps {
+		b, err := json.Marshal(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out += fmt.Sprintf("app %s origin %+v\n", b, a.Origin)
+	}
+	for _, inv := range res.Invalid {
+		out += fmt.Sprintf("invalid %s %s: %v\n", inv.Name, inv.File, inv.Err)
+	}
+	return out
+}
+
+// TestDiscoverCacheSameResult: discovery that takes generated apps and
+// marker-free folders from the cache (another Repo, as another process
+// would, reading the same cache folder) finds exactly what discovery
+// without a cache finds, before and after commits that change a
+// generating app and another app.
+func TestDiscoverCacheSameResult(t *testing.T) {
+	t.Parallel()
+	child := func(name, path string) string {
+		return "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: " + name + "\nspec:\n  source:\n    repoURL: https://github.com/example/gitops\n    path: " + path + "\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: x\n"
+	}
+	kdriftApp := func(name, path string) string {
+		return "apiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata:\n  name: " + name + "\nspec:\n  path: " + path + "\n  destination:\n    namespace: x\n"
+	}
+	files := map[string]string{
+		"bootstrap/root.yaml":          child("root", "apps-root"),
+		"apps-root/kustomization.yaml": "namePrefix: prod-\nnamespace: argocd\nresources: [a.yaml]\n",
+		"apps-root/a.yaml":             child("a", "guestbook"),
+		"guestbook/cm.yaml":            cm,
+	}
+	for i := 0; i < 20; i++ {
+		dir := fmt.Sprintf("plain/app-%02d", i)
+		files[dir+"/kustomization.yaml"] = "resources: [cm.yaml]\n"
+		files[dir+"/cm.yaml"] = cm
+		files[fmt.Sprintf(".kdrift/app-%02d.yaml", i)] = kdriftApp(fmt.Sprintf("app-%02d", i), dir)
+	}
+	repo := gittest.Init(t)
+	repo.Git("remote", "add", "origin", "https://github.com/example/gitops.git")
+	cache := t.TempDir()
+	discover := func(hash, cacheDir string) string {
+		t.Helper()
+		r, err := source.Open(context.Background(), source.Options{Location: repo.Dir, DiscoverCacheDir: cacheDir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, err := r.Snapshot(hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return discoveryOf(t, snap.Apps())
+	}
+	commits := []map[string]string{
+		files,
+		// Another app changes.
+		{"plain/app-03/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: y}\n"},
+		// The generating app generates one more app.
+		{"apps-root/kustomization.yaml": "namePrefix: prod-\nnamespace: argocd\nresources: [a.yaml, b.yaml]\n", "apps-root/b.yaml": child("b", "plain/app-01")},
+		// A declaration appears in a folder that had none.
+		{"plain/app-05/flux.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: c\nspec:\n  source:\n    repoURL: https://github.com/example/gitops\n    path: plain/app-05\n  destination:\n    namespace: x\n"},
+	}
+	cached := func() int {
+		entries, err := os.ReadDir(cache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(entries)
+	}
+	for i, change := range commits {
+		hash := repo.Commit(fmt.Sprintf("change %d", i), change)
+		want := discover(hash, "")
+		if first := discover(hash, cache); first != want {
+			t.Fatalf("commit %d: discovery filling the cache:\n%s\nwant (no cache):\n%s", i, first, want)
+		}
+		if cached() != 1 {
+			t.Fatalf("commit %d: the cache folder holds %d files, want 1", i, cached())
+		}
+		if again := discover(hash, cache); again != want {
+			t.Fatalf("commit %d: discovery from the cache:\n%s\nwant (no cache):\n%s", i, again, want)
+		}
+	}
+}
