@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestSettingsValidate(t *testing.T) {
@@ -34,6 +37,28 @@ func TestObservationLive(t *testing.T) {
 	o := Observation{Holder: "h", Renewed: now.Add(-2 * time.Second), Duration: 15 * time.Second}
 	if !o.Live(now) || o.Live(now.Add(14*time.Second)) || (Observation{}).Live(now) {
 		t.Fatal("Live")
+	}
+}
+
+// TestObservationLiveSkewedHolder: the apiserver's time of the last write
+// decides, not the renewal time the holder's clock stamped.
+func TestObservationLiveSkewedHolder(t *testing.T) {
+	now := time.Now()
+	dur := int32(15)
+	for _, skew := range []time.Duration{-30 * time.Second, 30 * time.Second} {
+		renewed := metav1.NewMicroTime(now.Add(-2*time.Second + skew))
+		holder := "h"
+		written := metav1.NewTime(now.Add(-2 * time.Second))
+		o := observationOf(&coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kdrift", Operation: metav1.ManagedFieldsOperationUpdate, Time: &written}}},
+			Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, RenewTime: &renewed, LeaseDurationSeconds: &dur},
+		})
+		if !o.Live(now) {
+			t.Errorf("clock %s: a holder that renewed 2 s ago is not live", skew)
+		}
+		if o.Live(now.Add(15 * time.Second)) {
+			t.Errorf("clock %s: a holder that stopped 17 s ago is live", skew)
+		}
 	}
 }
 

@@ -21,16 +21,30 @@ type Observation struct {
 	Holder string
 	// Since is when the holder took it.
 	Since time.Time
-	// Renewed is the holder's last renewal, Duration how long it holds
-	// without another.
+	// Renewed is the holder's last renewal, stamped by the holder's
+	// clock, Duration how long it holds without another.
 	Renewed  time.Time
 	Duration time.Duration
+	// Written is when the apiserver last stored a change to the Lease
+	// (its managedFields' latest time, in whole seconds): the same
+	// instant as Renewed on the apiserver's clock, which a viewer's clock
+	// agrees with far more often than with another node's.
+	Written time.Time
 }
 
 // Live reports whether a holder holds the Lease at now: it renewed within
-// the Lease's duration.
+// the Lease's duration. The renewal's time is the apiserver's (Written)
+// when known, plus a second for its rounding, not the holder's: a holder
+// whose clock is 30 s behind would look dead while it renews, one 30 s
+// ahead alive 30 s after it died.
 func (o Observation) Live(now time.Time) bool {
-	return o.Holder != "" && now.Before(o.Renewed.Add(o.Duration))
+	if o.Holder == "" {
+		return false
+	}
+	if !o.Written.IsZero() {
+		return now.Before(o.Written.Add(o.Duration + time.Second))
+	}
+	return now.Before(o.Renewed.Add(o.Duration))
 }
 
 // observationOf reads a Lease.
@@ -47,6 +61,11 @@ func observationOf(l *coordinationv1.Lease) Observation {
 	}
 	if l.Spec.LeaseDurationSeconds != nil {
 		o.Duration = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+	}
+	for _, mf := range l.ManagedFields {
+		if mf.Time != nil && mf.Time.After(o.Written) {
+			o.Written = mf.Time.Time
+		}
 	}
 	return o
 }
