@@ -77,21 +77,52 @@ type fluxIgnoreRule struct {
 // FluxSuspendReason is the annotation `flux suspend --reason` writes.
 const FluxSuspendReason = "suspend.toolkit.fluxcd.io/reason"
 
+// fluxStart is what the App of a Flux declaration of kind starts from:
+// what was found (its namespace defaulting to defaultNS), its Origin, the
+// place its errors name, and bad, which makes it invalid with an error
+// naming field.
+func fluxStart(k pendingKustomization, kind, defaultNS string) (f found, origin *Origin, shown string, bad func(field, problem, fix string) found) {
+	ns, name := metaOf(k.body, defaultNS)
+	f = found{kind: kind, ns: ns, name: name, file: k.file, from: k.from}
+	origin = &Origin{Engine: EngineFlux, Kind: kind, Namespace: ns, Name: name, File: k.file, Doc: k.doc, GeneratedBy: k.generatedBy, GeneratedFrom: k.from}
+	shown = k.file
+	if shown == "" {
+		shown = origin.Where()
+	}
+	bad = func(field, problem, fix string) found {
+		f.invalid = &Invalid{Name: name, File: shown, Err: &Error{File: shown, Doc: k.doc, Line: k.line, App: name, Field: field, Problem: problem, Fix: fix}}
+		return f
+	}
+	return f, origin, shown, bad
+}
+
+// fluxGitRepository looks up the GitRepository a sourceRef names (its
+// namespace defaulting to ns): full is its NAMESPACE/NAME, declared whether
+// repos has it.
+func fluxGitRepository(refNS, refName, ns string, repos map[string]gitRepository) (full string, repo gitRepository, declared bool) {
+	if refNS == "" {
+		refNS = ns
+	}
+	full = refNS + "/" + refName
+	repo, declared = repos[full]
+	return full, repo, declared
+}
+
+// foreign says why the GitRepository full names another repository than
+// the one kdrift reads; "" when it is this one.
+func (r gitRepository) foreign(full string, sameRepo func(string) bool) string {
+	if r.self || (sameRepo != nil && sameRepo(r.url)) {
+		return ""
+	}
+	return fmt.Sprintf("GitRepository %s (%s) names another repository, which kdrift does not read", full, r.file)
+}
+
 // fluxApp maps one Kustomization into an App, or says what kdrift cannot
 // follow in it. Its sourceRef must be a GitRepository declared in the
 // repository whose URL is this repository.
 func fluxApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository, sameRepo func(string) bool) found {
-	ns, name := metaOf(k.body, "flux-system")
-	f := found{kind: "Kustomization", ns: ns, name: name, file: k.file, from: k.from}
-	origin := &Origin{Engine: EngineFlux, Kind: "Kustomization", Namespace: ns, Name: name, File: k.file, Doc: k.doc, GeneratedBy: k.generatedBy, GeneratedFrom: k.from}
-	shown := k.file
-	if shown == "" {
-		shown = origin.Where()
-	}
-	bad := func(field, problem, fix string) found {
-		f.invalid = &Invalid{Name: name, File: shown, Err: &Error{File: shown, Doc: k.doc, Line: k.line, App: name, Field: field, Problem: problem, Fix: fix}}
-		return f
-	}
+	f, origin, shown, bad := fluxStart(k, "Kustomization", "flux-system")
+	ns, name := f.ns, f.name
 	if name == "" {
 		return bad("metadata.name", "is missing", "name the Kustomization")
 	}
@@ -106,16 +137,12 @@ func fluxApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository,
 	if s.SourceRef.Kind != "GitRepository" {
 		return bad("spec.sourceRef.kind", fmt.Sprintf("is %q; kdrift reads GitRepository sources only", s.SourceRef.Kind), "declare the app in "+Dir+"/")
 	}
-	refNS := s.SourceRef.Namespace
-	if refNS == "" {
-		refNS = ns
+	full, repo, declared := fluxGitRepository(s.SourceRef.Namespace, s.SourceRef.Name, ns, repos)
+	if !declared {
+		return bad("spec.sourceRef", fmt.Sprintf("GitRepository %s is not declared in this repository, so kdrift cannot tell which repository it reads", full), "commit the GitRepository beside the Kustomization")
 	}
-	repo, ok := repos[refNS+"/"+s.SourceRef.Name]
-	if !ok {
-		return bad("spec.sourceRef", fmt.Sprintf("GitRepository %s/%s is not declared in this repository, so kdrift cannot tell which repository it reads", refNS, s.SourceRef.Name), "commit the GitRepository beside the Kustomization")
-	}
-	if !repo.self && (sameRepo == nil || !sameRepo(repo.url)) {
-		return bad("spec.sourceRef", fmt.Sprintf("GitRepository %s/%s (%s) names another repository, which kdrift does not read", refNS, s.SourceRef.Name, repo.file), "open kdrift on that repository")
+	if problem := repo.foreign(full, sameRepo); problem != "" {
+		return bad("spec.sourceRef", problem, "open kdrift on that repository")
 	}
 	if len(s.KubeConfig) > 0 {
 		return bad("spec.kubeConfig", "names a cluster through a kubeconfig Secret; kdrift reaches clusters through kubeconfig contexts", "declare the app in "+Dir+"/ with spec.destination.context")

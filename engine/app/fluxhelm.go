@@ -97,17 +97,8 @@ func shortReleaseName(name string) string {
 // yields it) into an App that renders its chart from this repository, or
 // says exactly what kdrift cannot read in it.
 func fluxHelmApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository, sameRepo func(string) bool) found {
-	ns, name := metaOf(k.body, "default")
-	f := found{kind: "HelmRelease", ns: ns, name: name, file: k.file, from: k.from}
-	origin := &Origin{Engine: EngineFlux, Kind: "HelmRelease", Namespace: ns, Name: name, File: k.file, Doc: k.doc, GeneratedBy: k.generatedBy, GeneratedFrom: k.from}
-	shown := k.file
-	if shown == "" {
-		shown = origin.Where()
-	}
-	bad := func(field, problem, fix string) found {
-		f.invalid = &Invalid{Name: name, File: shown, Err: &Error{File: shown, Doc: k.doc, Line: k.line, App: name, Field: field, Problem: problem, Fix: fix}}
-		return f
-	}
+	f, origin, shown, bad := fluxStart(k, "HelmRelease", "default")
+	ns, name := f.ns, f.name
 	if name == "" {
 		return bad("metadata.name", "is missing", "name the HelmRelease")
 	}
@@ -131,16 +122,12 @@ func fluxHelmApp(fsys fs.FS, k pendingKustomization, repos map[string]gitReposit
 	if ref.Kind != "GitRepository" {
 		return bad("spec.chart.spec.sourceRef.kind", fmt.Sprintf("is %s (%s, chart %s %s): kdrift does not fetch charts from a %s yet", ref.Kind, ref.Name, cs.Chart, cs.Version, ref.Kind), notYet)
 	}
-	refNS := ref.Namespace
-	if refNS == "" {
-		refNS = ns
+	full, repo, declared := fluxGitRepository(ref.Namespace, ref.Name, ns, repos)
+	if !declared {
+		return bad("spec.chart.spec.sourceRef", fmt.Sprintf("GitRepository %s is not declared in this repository, so kdrift cannot tell which repository holds the chart", full), "commit the GitRepository, or pass --cluster-path for a bootstrap repository")
 	}
-	repo, ok := repos[refNS+"/"+ref.Name]
-	if !ok {
-		return bad("spec.chart.spec.sourceRef", fmt.Sprintf("GitRepository %s/%s is not declared in this repository, so kdrift cannot tell which repository holds the chart", refNS, ref.Name), "commit the GitRepository, or pass --cluster-path for a bootstrap repository")
-	}
-	if !repo.self && (sameRepo == nil || !sameRepo(repo.url)) {
-		return bad("spec.chart.spec.sourceRef", fmt.Sprintf("GitRepository %s/%s (%s) names another repository, which kdrift does not read", refNS, ref.Name, repo.file), "open kdrift on that repository")
+	if problem := repo.foreign(full, sameRepo); problem != "" {
+		return bad("spec.chart.spec.sourceRef", problem, "open kdrift on that repository")
 	}
 	if len(s.ValuesFrom) > 0 {
 		return bad("spec.valuesFrom", "takes values from ConfigMaps and Secrets in the cluster, which kdrift does not read yet (a render reads nothing but the repository)", "move the values into spec.values, or compare this release with a kdrift App")
