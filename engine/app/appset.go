@@ -208,7 +208,7 @@ func (d *discovery) appSet(p pendingDoc) []found {
 		}
 		t := tmpl
 		if own := generatorTemplate(gm); own != nil {
-			t = mergeTemplate(own, tmpl)
+			t = mergeOver(tmpl, own, true)
 		}
 		for _, p := range params {
 			elements = append(elements, element{p, t})
@@ -305,28 +305,6 @@ func generatorTemplate(g map[string]any) map[string]any {
 		}
 	}
 	return nil
-}
-
-// mergeTemplate is a generator's template over the ApplicationSet's: its
-// set fields win, as Argo CD merges them.
-func mergeTemplate(over, base map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range base {
-		out[k] = v
-	}
-	for k, v := range over {
-		if om, ok := v.(map[string]any); ok {
-			if bm, ok := out[k].(map[string]any); ok {
-				out[k] = mergeTemplate(om, bm)
-				continue
-			}
-		}
-		if v == nil || v == "" {
-			continue
-		}
-		out[k] = v
-	}
-	return out
 }
 
 // apply renders a template (any JSON value whose strings are templates)

@@ -272,7 +272,7 @@ func (r *appSetRun) matrix(spec map[string]any, field string, depth int) ([]map[
 // error, as in Argo CD.
 func (r *appSetRun) combine(a, b map[string]any, field string) (map[string]any, *problem) {
 	if r.goTemplate {
-		return deepMerge(a, b), nil
+		return mergeOver(a, b, false), nil
 	}
 	out := map[string]any{}
 	for k, v := range a {
@@ -287,18 +287,24 @@ func (r *appSetRun) combine(a, b map[string]any, field string) (map[string]any, 
 	return out, nil
 }
 
-// deepMerge is a with b's values over it, maps merged key by key.
-func deepMerge(a, b map[string]any) map[string]any {
+// mergeOver is base with over's values on top, maps merged key by key.
+// With skipEmpty, an empty or null value of over leaves base's: a
+// generator's template over the ApplicationSet's, whose set fields win as
+// Argo CD merges them; without it, every value of over wins (parameters).
+func mergeOver(base, over map[string]any, skipEmpty bool) map[string]any {
 	out := map[string]any{}
-	for k, v := range a {
+	for k, v := range base {
 		out[k] = v
 	}
-	for k, v := range b {
-		if bm, ok := v.(map[string]any); ok {
-			if am, ok := out[k].(map[string]any); ok {
-				out[k] = deepMerge(am, bm)
+	for k, v := range over {
+		if om, ok := v.(map[string]any); ok {
+			if bm, ok := out[k].(map[string]any); ok {
+				out[k] = mergeOver(bm, om, skipEmpty)
 				continue
 			}
+		}
+		if skipEmpty && (v == nil || v == "") {
+			continue
 		}
 		out[k] = v
 	}
@@ -349,7 +355,7 @@ func (r *appSetRun) merge(spec map[string]any, field string, depth int) ([]map[s
 		for j, p := range base {
 			if q, ok := byKey[keyOf(p)]; ok {
 				if r.goTemplate {
-					base[j] = deepMerge(p, q)
+					base[j] = mergeOver(p, q, false)
 				} else {
 					m := map[string]any{}
 					for k, v := range p {
