@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"code.gitea.io/sdk/gitea"
 )
@@ -92,7 +93,7 @@ func (c *giteaClient) Ensure(ctx context.Context, req Request) (PullRequest, err
 			return PullRequest{}, scrub(fmt.Errorf("gitea %s: update pull request #%d: %w", c.r.Path, existing.Index, err), c.token)
 		}
 	} else {
-		pr, _, err = gc.CreatePullRequest(c.owner, c.name, gitea.CreatePullRequestOption{Head: req.Head, Base: req.Base, Title: req.Title, Body: req.Body})
+		pr, err = c.create(ctx, gc, gitea.CreatePullRequestOption{Head: req.Head, Base: req.Base, Title: req.Title, Body: req.Body})
 		if err != nil {
 			return PullRequest{}, scrub(fmt.Errorf("gitea %s: open pull request from %s into %s: %w", c.r.Path, req.Head, req.Base, err), c.token)
 		}
@@ -112,6 +113,32 @@ func (c *giteaClient) Ensure(ctx context.Context, req Request) (PullRequest, err
 	out := c.convert(gc, pr)
 	out.Created, out.ReviewerError = created, revErr
 	return out, nil
+}
+
+// pushSettle is how long create waits for Gitea to record a branch
+// that was just pushed.
+const pushSettle = 10 * time.Second
+
+// create opens a pull request. Gitea records a push in a background
+// queue: until it has, the head branch (or, on a first push, the whole
+// repository) is unknown to its API and the request answers 404.
+// The branch was pushed a moment ago, so those answers are retried for a
+// few seconds before they are reported.
+func (c *giteaClient) create(ctx context.Context, gc *gitea.Client, opt gitea.CreatePullRequestOption) (*gitea.PullRequest, error) {
+	deadline := time.Now().Add(pushSettle)
+	wait := 200 * time.Millisecond
+	for {
+		pr, resp, err := gc.CreatePullRequest(c.owner, c.name, opt)
+		if err == nil || resp == nil || resp.StatusCode != http.StatusNotFound || time.Now().Add(wait).After(deadline) {
+			return pr, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
 }
 
 // convert reads a Gitea pull request, with its review decision from the

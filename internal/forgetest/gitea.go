@@ -215,3 +215,46 @@ func (g *Gitea) API(t *testing.T, method, path string, body, out any) {
 func (g *Gitea) CloneURL(owner, repo string) string {
 	return strings.Replace(g.URL, "http://", "http://"+g.Admin+":"+g.Password+"@", 1) + "/" + owner + "/" + repo + ".git"
 }
+
+// WaitPushed waits until Gitea has processed a push of branch to
+// owner/repo. Gitea records a first push (the repository stops being
+// empty, which its pull-request routes require) in a background queue,
+// so a test that pushes and at once opens a pull request must wait.
+func (g *Gitea) WaitPushed(t *testing.T, owner, repo, branch string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var r struct {
+			Empty bool `json:"empty"`
+		}
+		status, err := g.get("/repos/"+owner+"/"+repo, &r)
+		if err == nil && status == http.StatusOK && !r.Empty {
+			if status, err = g.get("/repos/"+owner+"/"+repo+"/branches/"+branch, nil); err == nil && status == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gitea %s/%s: branch %s still not recorded 30 s after the push (last status %d, %v)", owner, repo, branch, status, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// get is a GET as the admin that reports the status instead of failing.
+func (g *Gitea) get(path string, out any) (int, error) {
+	req, err := http.NewRequest("GET", g.URL+"/api/v1"+path, nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "token "+g.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK || out == nil {
+		return resp.StatusCode, err
+	}
+	return resp.StatusCode, json.Unmarshal(data, out)
+}

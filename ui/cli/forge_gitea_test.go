@@ -34,6 +34,7 @@ func TestRevertOnProtectedMainOpensGiteaPullRequest(t *testing.T) {
 	git(t, src, "commit", "-qam", "scale to 9")
 	bad := git(t, src, "rev-parse", "HEAD")
 	git(t, src, "push", "-q", g.CloneURL(g.Admin, "shop"), "main")
+	g.WaitPushed(t, g.Admin, "shop", "main")
 	g.API(t, "POST", "/repos/"+g.Admin+"/shop/branch_protections", map[string]any{"rule_name": "main", "enable_push": false}, nil)
 
 	clone := filepath.Join(t.TempDir(), "clone")
@@ -131,6 +132,7 @@ func TestIgnoreOnProtectedMainOpensGiteaPullRequest(t *testing.T) {
 		"deploy/prod/d.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: render\nspec:\n  replicas: 6\n",
 	})
 	git(t, src, "push", "-q", g.CloneURL(g.Admin, "render"), "main")
+	g.WaitPushed(t, g.Admin, "render", "main")
 	g.API(t, "POST", "/repos/"+g.Admin+"/render/branch_protections", map[string]any{"rule_name": "main", "enable_push": false}, nil)
 	clone := filepath.Join(t.TempDir(), "clone")
 	git(t, filepath.Dir(clone), "clone", "-q", g.CloneURL(g.Admin, "render"), clone)
