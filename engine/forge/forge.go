@@ -1,9 +1,10 @@
 // Package forge opens and updates pull requests (merge requests) on the
 // forge that hosts a repository's remote, for actions that change desired
-// state when the branch they belong on is protected: GitHub (go-github) and
-// Gitea or Forgejo (the Gitea SDK) through their APIs; for GitLab, and for
-// any forge when no token is configured, it gives the web address at which
-// the forge offers to open one. It also reads CODEOWNERS files.
+// state when the branch they belong on is protected: GitHub (go-github),
+// GitLab (its Go client; merge requests) and Gitea or Forgejo (the Gitea
+// SDK) through their APIs; when no token is configured, it gives the web
+// address at which the forge offers to open one. It also reads CODEOWNERS
+// files.
 //
 // Tokens come from the environment or a file a flag names, never from the
 // repository, and never reach any output: every error this package returns
@@ -186,7 +187,7 @@ type Client interface {
 
 // ErrNoAPI says kdrift has no API client for the forge: the caller gives
 // the person NewRequestURL instead.
-var ErrNoAPI = errors.New("kdrift opens pull requests through the API of GitHub, Gitea and Forgejo only")
+var ErrNoAPI = errors.New("kdrift opens pull requests through the API of GitHub, GitLab, Gitea and Forgejo only")
 
 // New returns the API client for the remote's forge with token, or
 // ErrNoAPI.
@@ -199,6 +200,8 @@ func New(r Remote, token string) (Client, error) {
 		return newGitHub(r, token)
 	case Gitea:
 		return newGitea(r, token)
+	case GitLab:
+		return newGitLab(r, token)
 	}
 	return nil, fmt.Errorf("%w (not %s): open the request at the URL printed", ErrNoAPI, r.Kind)
 }

@@ -45,11 +45,13 @@ func newReplay(t *testing.T, token string, xs ...exchange) *httptest.Server {
 func (r *replay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if got := req.Header.Get("Authorization"); got != "Bearer "+r.token {
+	// GitHub and Gitea take the token as a bearer, GitLab in its own
+	// header.
+	if got := req.Header.Get("Authorization"); got != "Bearer "+r.token && req.Header.Get("PRIVATE-TOKEN") != r.token {
 		r.t.Errorf("%s %s: Authorization %q", req.Method, req.URL.Path, got)
 	}
 	k := req.Method + " " + req.URL.Path
-	r.asked = append(r.asked, k)
+	r.asked = append(r.asked, k+"?"+req.URL.RawQuery)
 	b, _ := io.ReadAll(req.Body)
 	r.bodies[k] = string(b)
 	xs := r.byKey[k]
