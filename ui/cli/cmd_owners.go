@@ -11,6 +11,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"kdrift.dev/kdrift/engine/diff"
+	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/ui/report"
 )
 
@@ -26,6 +27,8 @@ type ownersFlags struct {
 	all     bool
 	orphans bool
 	check   string
+	// reviewedBy adds CODEOWNERS' owners to -o markdown.
+	reviewedBy bool
 }
 
 func (o *ownersFlags) register(fs *flag.FlagSet) {
@@ -38,6 +41,7 @@ func (o *ownersFlags) register(fs *flag.FlagSet) {
 	fs.StringArrayVar(&o.kinds, "kind", nil, "only this kind, as KIND or KIND.GROUP (repeatable)")
 	fs.BoolVar(&o.all, "all", false, "also list the fields only Git writes (folded into one line per kind by default)")
 	fs.BoolVar(&o.orphans, "orphans", false, "list live objects in the apps' namespaces that no App renders and no controller made")
+	fs.BoolVar(&o.reviewedBy, "reviewed-by", false, "with -o markdown: add a column with the code owners (CODEOWNERS at each App's revision) of the Apps whose objects have the field")
 	fs.StringVar(&o.check, "check", "", "compare live ownership with this markdown document: exit 0 when it matches, 1 when a field has a writer it does not give")
 }
 
@@ -90,6 +94,12 @@ func runOwners(ctx context.Context, env *cliEnv, f *ownersFlags, names []string)
 	}
 	if *orphans && *check != "" {
 		return env.errorf("--orphans and --check do not go together; run them one at a time")
+	}
+	if f.reviewedBy && *output != "markdown" {
+		return env.errorf("--reviewed-by adds a column to -o markdown; add -o markdown")
+	}
+	if f.reviewedBy && localRepo(g) == nil {
+		return env.errorf("--reviewed-by reads CODEOWNERS from a local clone; pass --repo with a folder, not a URL")
 	}
 	if *orphans && *output == "markdown" {
 		return env.errorf("--orphans writes table or json, not markdown")
@@ -186,7 +196,13 @@ func runOwners(ctx context.Context, env *cliEnv, f *ownersFlags, names []string)
 	case "json":
 		err = report.OwnersJSON(env.stdout, m)
 	case "markdown":
-		err = report.OwnersMarkdown(env.stdout, m)
+		var reviewedBy func(string) []string
+		if f.reviewedBy {
+			if reviewedBy, err = appCodeOwners(g, e.Apps()); err != nil {
+				return env.errorf("--reviewed-by: %v", err)
+			}
+		}
+		err = report.OwnersMarkdown(env.stdout, m, reviewedBy)
 	default:
 		err = report.OwnersTable(env.stdout, m, now)
 	}
@@ -194,4 +210,23 @@ func runOwners(ctx context.Context, env *cliEnv, f *ownersFlags, names []string)
 		return env.errorf("write owners: %v", err)
 	}
 	return exitOK
+}
+
+// appCodeOwners gives, per App name, the code owners of its files at the
+// revision compared. An App whose CODEOWNERS cannot be read fails the
+// command: a column of reviewers that silently misses some would mislead.
+func appCodeOwners(g *globalFlags, apps []status.AppStatus) (func(string) []string, error) {
+	lookup := codeOwners(localRepo(g))
+	byApp := map[string][]string{}
+	for _, a := range apps {
+		if a.Revision == "" {
+			continue
+		}
+		owners, err := lookup(a)
+		if err != nil {
+			return nil, fmt.Errorf("App %s: %v", a.Name, err)
+		}
+		byApp[a.Name] = owners
+	}
+	return func(app string) []string { return byApp[app] }, nil
 }

@@ -51,6 +51,7 @@ spec:
 		"deploy/worker.yaml": deploy("worker"),
 		"deploy/svc.yaml":    "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {app: web}\n  ports:\n  - port: 80\n",
 		"deploy/cm.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: prod\n",
+		"CODEOWNERS":         "* @platform\n/deploy/ @sre-team\n",
 	})
 }
 
@@ -143,6 +144,24 @@ func TestOwnersCLI(t *testing.T) {
 	}
 	if code, out, errOut := kdrift(t, ctx, append([]string{"owners", ns, "--check", file}, g...)...); code != exitOK || out != "" {
 		t.Fatalf("--check of the fresh document: code %d\n%s\n%s", code, out, errOut)
+	}
+	// Reviewed by: the code owners of the App's files (its App file and
+	// its folder), beside who writes the field; the check reads it.
+	code, reviewed, errOut := kdrift(t, ctx, append([]string{"owners", ns, "-o", "markdown", "--reviewed-by"}, g...)...)
+	if l := lineWith(reviewed, "| Deployment.apps | `spec.replicas` |"); code != exitOK || !strings.HasSuffix(l, "| @platform, @sre-team |") {
+		t.Fatalf("owners -o markdown --reviewed-by: code %d, replicas row %q\n%s\n%s", code, l, reviewed, errOut)
+	}
+	if err := os.WriteFile(file, []byte(reviewed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := kdrift(t, ctx, append([]string{"owners", ns, "--check", file}, g...)...); code != exitOK || out != "" {
+		t.Fatalf("--check of the document with Reviewed by: code %d\n%s\n%s", code, out, errOut)
+	}
+	if code, _, errOut := kdrift(t, ctx, append([]string{"owners", ns, "--reviewed-by"}, g...)...); code != exitError || !strings.Contains(errOut, "add -o markdown") {
+		t.Fatalf("--reviewed-by without markdown: code %d\n%s", code, errOut)
+	}
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"registry.example/worker:hotfix"}]}}}}`
 	if _, err := cs.AppsV1().Deployments(ns).Patch(ctx, "worker", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl"}); err != nil {

@@ -30,7 +30,7 @@ func sampleMap() diff.OwnerMap {
 
 func TestOwnersMarkdownRoundTrip(t *testing.T) {
 	var b bytes.Buffer
-	if err := OwnersMarkdown(&b, sampleMap()); err != nil {
+	if err := OwnersMarkdown(&b, sampleMap(), nil); err != nil {
 		t.Fatal(err)
 	}
 	doc, err := ParseOwnership(strings.NewReader(b.String()))
@@ -70,7 +70,7 @@ func TestOwnersMarkdownRoundTrip(t *testing.T) {
 
 func TestParseOwnershipErrors(t *testing.T) {
 	var b bytes.Buffer
-	if err := OwnersMarkdown(&b, sampleMap()); err != nil {
+	if err := OwnersMarkdown(&b, sampleMap(), nil); err != nil {
 		t.Fatal(err)
 	}
 	good := b.String()
@@ -127,7 +127,7 @@ func TestOwnersTableAndAgo(t *testing.T) {
 // never panics, and what parses checks without panicking.
 func FuzzParseOwnership(f *testing.F) {
 	var b bytes.Buffer
-	if err := OwnersMarkdown(&b, sampleMap()); err != nil {
+	if err := OwnersMarkdown(&b, sampleMap(), nil); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(b.String())
@@ -140,4 +140,42 @@ func FuzzParseOwnership(f *testing.F) {
 		}
 		CheckOwnership(d, sampleMap())
 	})
+}
+
+func TestOwnersMarkdownReviewedBy(t *testing.T) {
+	m := sampleMap()
+	row := &m.Kinds[0].Rows[0]
+	row.Pointers = []diff.FieldPointer{
+		{Ref: diff.OwnedRef{App: "prod"}, Pointer: "/spec/replicas"},
+		{Ref: diff.OwnedRef{App: "payments"}, Pointer: "/spec/replicas"},
+	}
+	owners := map[string][]string{"prod": {"@acme/sre", "@alice"}, "payments": {"@alice", "pay|ops@example.com"}}
+	var b bytes.Buffer
+	if err := OwnersMarkdown(&b, m, func(app string) []string { return owners[app] }); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, w := range []string{
+		"| Accepted | Reviewed by |",
+		"| yes: 2 writers | no | @acme/sre, @alice, pay\\|ops@example.com |",
+		// A field no App's pointer names has no reviewers; the Git-only
+		// summary row names every App of the kind.
+		"| no | no |  |",
+		"| git: 7 fields | | no | no | @acme/sre, @alice, pay\\|ops@example.com |",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("document lacks %q:\n%s", w, out)
+		}
+	}
+	doc, err := ParseOwnership(strings.NewReader(out))
+	if err != nil {
+		t.Fatalf("the document with Reviewed by does not read back: %v\n%s", err, out)
+	}
+	if vs := CheckOwnership(doc, m); len(vs) != 0 {
+		t.Errorf("a fresh document fails its own check: %+v", vs)
+	}
+	short := strings.Replace(out, " | no | @acme/sre, @alice, pay\\|ops@example.com |\n| Deployment.apps | `metadata", " | no |\n| Deployment.apps | `metadata", 1)
+	if _, err := ParseOwnership(strings.NewReader(short)); err == nil || !strings.Contains(err.Error(), "want 7") {
+		t.Errorf("a row without its Reviewed by cell: %v", err)
+	}
 }
