@@ -39,7 +39,15 @@ func (e *Engine) loadChannel(ctx context.Context, rev source.Revision, snap *sou
 		return
 	}
 	name := settings.ChannelBranch()
-	e.repo.SetChannel(name)
+	if e.repo.SetChannel(name) && e.repo.LastFetchError() == nil {
+		// A clone that fetches main alone has not fetched the channel
+		// yet: a one-shot command would otherwise read no freeze on it.
+		// (After a failed fetch the remote is not asked twice.)
+		if err := e.repo.FetchChannel(ctx); err != nil {
+			e.setChannel(channelState{key: rev.Hash, err: fmt.Errorf("incident channel %s not fetched: %w", name, err)})
+			return
+		}
+	}
 	read, err := e.repo.ReadChannel(ctx, name, rev.Hash)
 	key := rev.Hash + " " + name + " " + read.Tip.Hash
 	e.mu.Lock()

@@ -219,3 +219,39 @@ func TestChannelWakesTheLoop(t *testing.T) {
 		t.Fatalf("replicas %d: the running engine healed under a channel freeze", got)
 	}
 }
+
+// TestChannelReadFromSingleBranchClone: a clone made with --single-branch
+// fetches main alone; the first pass of an engine on it (a one-shot
+// command's only pass) still fetches the channel and honours its freeze.
+func TestChannelReadFromSingleBranchClone(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "channel-single")
+	remote := gittest.InitBare(t)
+	mine := gittest.Init(t)
+	mine.Commit("first", map[string]string{
+		".kdrift/apps.yaml":   appYAML("single", "deploy/app", ns, true, false, ""),
+		"deploy/app/dep.yaml": deploymentYAML("web", 2),
+	})
+	mine.Git("remote", "add", "origin", remote.Dir)
+	mine.Git("push", "-q", "-u", "origin", "main")
+	protectMain(t, remote.Dir)
+	res, err := oncall(t, cloneOf(t, remote).Dir).Freeze(ctx, actions.FreezeRequest{Selection: actions.Selection{Apps: []string{"single"}}, Reason: "INC-78 hold"})
+	if err != nil || res.Channel != "kdrift/freezes" || !res.Pushed {
+		t.Fatalf("freeze on the channel: %+v %v", res, err)
+	}
+
+	single := gittest.Init(t)
+	single.Dir = filepath.Join(t.TempDir(), "single")
+	mine.Git("clone", "-q", "--single-branch", "--branch", "main", remote.Dir, single.Dir)
+	if spec := single.Git("config", "--get-all", "remote.origin.fetch"); strings.TrimSpace(spec) != "+refs/heads/main:refs/remotes/origin/main" {
+		t.Fatalf("not a single-branch clone: %q", spec)
+	}
+	e := newEngine(t, single, nil)
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a := appStatus(t, e, "single")
+	if a.SelfHeal != status.SelfHealFrozen || a.FreezeChannel != "kdrift/freezes" || a.Freeze == nil || a.Freeze.Reason != "INC-78 hold" {
+		t.Fatalf("selfHeal %s channel %q freeze %+v: the channel's freeze must be read on the first pass", a.SelfHeal, a.FreezeChannel, a.Freeze)
+	}
+}

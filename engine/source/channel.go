@@ -13,6 +13,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/render"
+	"kdrift.dev/kdrift/internal/gitfs"
 )
 
 // MaxChannelCommits is how many incident channel commits not on the
@@ -75,11 +76,46 @@ func (r *Repo) ChannelRef(channel string) plumbing.ReferenceName {
 }
 
 // SetChannel names the incident channel Watch watches along with the
-// branch (read from the settings on the desired branch).
-func (r *Repo) SetChannel(channel string) {
+// branch (read from the settings on the desired branch); it reports
+// whether the name changed.
+func (r *Repo) SetChannel(channel string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	changed := r.channel != channel
 	r.channel = channel
+	return changed
+}
+
+// FetchChannel fetches the channel SetChannel named, now, into a local
+// repository whose remote's fetch refspecs leave it out (a clone made
+// with --single-branch); the next Fetch keeps it current. A cache clone
+// of a remote fetches every branch already, and a branch with no upstream
+// has no remote: both are left alone.
+func (r *Repo) FetchChannel(ctx context.Context) error {
+	if r.remote || r.upstream == "" {
+		return nil
+	}
+	r.fetchMu.Lock()
+	defer r.fetchMu.Unlock()
+	auth, err := AuthFromEnv(r.upURL)
+	if err != nil {
+		return &RemoteError{Remote: r.upURL, Op: "authenticate", Err: err}
+	}
+	fresh, err := gitfs.PlainOpen(r.dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	if err != nil {
+		return fmt.Errorf("repository %s: cannot reopen %s: %w", r.shown(), r.dir, err)
+	}
+	if err := r.fetchChannel(ctx, fresh, auth); err != nil {
+		return err
+	}
+	// A fresh read handle sees the pack files the fetch added.
+	if fresh, err = gitfs.PlainOpen(r.dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true}); err != nil {
+		return fmt.Errorf("repository %s: cannot reopen %s: %w", r.shown(), r.dir, err)
+	}
+	r.mu.Lock()
+	r.h = r.newHandle(fresh)
+	r.mu.Unlock()
+	return nil
 }
 
 // channelTip is the watched channel's head hash as last fetched, "" when

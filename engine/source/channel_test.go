@@ -2,6 +2,8 @@ package source_test
 
 import (
 	"context"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -122,4 +124,66 @@ func TestChannelMissingAndWatched(t *testing.T) {
 	cancel()
 	for range revs {
 	}
+}
+
+// TestChannelFetchedIntoSingleBranchClone: a clone made with
+// --single-branch fetches main alone; kdrift still fetches the channel
+// into its remote-tracking ref (and sees its freeze), and drops that ref
+// once the channel branch is deleted on the remote. git itself checks
+// what kdrift wrote.
+func TestChannelFetchedIntoSingleBranchClone(t *testing.T) {
+	ctx := context.Background()
+	bare, _ := remote(t)
+	w := channelWork(t, bare)
+	rec := w.Commit("freeze(web): INC-1 hold", map[string]string{".kdrift/apps.yaml": frozenApp})
+	w.Git("push", "-q", "origin", "kdrift/freezes")
+
+	dir := filepath.Join(t.TempDir(), "clone")
+	gitCmd(t, "", "clone", "-q", "--single-branch", "--branch", "main", bare.Dir, dir)
+	if out := gitCmd(t, dir, "config", "--get-all", "remote.origin.fetch"); out != "+refs/heads/main:refs/remotes/origin/main" {
+		t.Fatalf("the clone is not single-branch: fetch refspec %q", out)
+	}
+	r, err := source.Open(ctx, source.Options{Location: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetChannel("kdrift/freezes")
+	if err := r.Fetch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitCmd(t, dir, "rev-parse", "refs/remotes/origin/kdrift/freezes"); got != rec {
+		t.Fatalf("origin/kdrift/freezes is %q, want the channel's record %s", got, rec)
+	}
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := r.ReadChannel(ctx, "kdrift/freezes", head.Hash)
+	if err != nil || read.Valid != rec || len(read.Records) != 1 {
+		t.Fatalf("read %+v %v, want the record %s", read, err, rec)
+	}
+
+	w.Git("push", "-q", "origin", "--delete", "kdrift/freezes")
+	if err := r.Fetch(ctx); err != nil {
+		t.Fatalf("a channel deleted on the remote fails the fetch: %v", err)
+	}
+	if out, err := exec.Command("git", "-C", dir, "rev-parse", "--verify", "-q", "refs/remotes/origin/kdrift/freezes").Output(); err == nil {
+		t.Fatalf("the deleted channel's tracking ref stays at %s: its freezes would stay in force", out)
+	}
+	if read, err := r.ReadChannel(ctx, "kdrift/freezes", head.Hash); err != nil || read.Valid != "" {
+		t.Fatalf("after deletion: %+v %v, want an empty read", read, err)
+	}
+}
+
+// gitCmd runs git in dir and returns its trimmed output.
+func gitCmd(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	if dir != "" {
+		args = append([]string{"-C", dir}, args...)
+	}
+	out, err := exec.Command("git", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -8,8 +8,12 @@ import (
 	"time"
 
 	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+
+	"kdrift.dev/kdrift/engine/app"
 )
 
 // The desired state is the shared truth: the branch's upstream as last
@@ -148,7 +152,49 @@ func (r *Repo) fetchUpstream(ctx context.Context, repo *git.Repository) error {
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return &RemoteError{Remote: r.upURL, Op: "fetch " + r.upRemote, Err: err}
 	}
-	return nil
+	return r.fetchChannel(ctx, repo, auth)
+}
+
+// fetchChannel fetches the incident channel into its remote-tracking ref
+// when the remote's own fetch refspecs leave it out: a clone made with
+// --single-branch (as CI and many scripts make them) fetches main alone,
+// and would never see a freeze on the channel. A remote without the
+// channel branch is not an error; a tracking ref left from a channel
+// since deleted is removed, so that no lifted freeze stays in force.
+func (r *Repo) fetchChannel(ctx context.Context, repo *git.Repository, auth transport.AuthMethod) error {
+	r.mu.Lock()
+	channel := r.channel
+	r.mu.Unlock()
+	if channel == "" || app.ValidChannel(channel) != nil {
+		return nil
+	}
+	src := plumbing.NewBranchReferenceName(channel)
+	dst := r.ChannelRef(channel)
+	cfg, err := repo.Config()
+	if err != nil {
+		return fmt.Errorf("repository %s: read config: %w", r.shown(), err)
+	}
+	if rc, ok := cfg.Remotes[r.upRemote]; ok {
+		for _, spec := range rc.Fetch {
+			if spec.Match(src) && spec.Dst(src) == dst {
+				return nil // the fetch above brought it
+			}
+		}
+	}
+	spec := config.RefSpec("+" + src.String() + ":" + dst.String())
+	err = WithTimeout(ctx, r.timeout, "fetch "+r.upRemote+" "+channel, func(ctx context.Context) error {
+		return repo.FetchContext(ctx, &git.FetchOptions{RemoteName: r.upRemote, RefSpecs: []config.RefSpec{spec}, Auth: auth, Tags: git.NoTags, Force: true})
+	})
+	switch {
+	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
+		return nil
+	case errors.Is(err, git.NoMatchingRefSpecError{}), strings.Contains(err.Error(), "couldn't find remote ref"):
+		if rerr := repo.Storer.RemoveReference(dst); rerr != nil {
+			return fmt.Errorf("repository %s: remove %s, whose branch the remote no longer has: %w", r.shown(), dst, rerr)
+		}
+		return nil
+	}
+	return &RemoteError{Remote: r.upURL, Op: "fetch " + r.upRemote + " " + channel, Err: err}
 }
 
 // revisionOf describes a commit.
