@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/spinner"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
@@ -540,7 +541,8 @@ func (m *Model) render() string {
 	switch {
 	case m.showHelp:
 		m.help.SetWidth(w)
-		body = s.Title.Render("keys (any key closes)") + "\n\n" + m.help.FullHelpView(m.c.keys.FullHelp(m.top().kind()))
+		body = s.Title.Render("keys (any key closes)") + "\n\n" + m.help.FullHelpView(m.c.keys.FullHelp(m.top().kind())) +
+			"\n\n" + s.Title.Render("commands (: then the command)") + "\n\n" + m.help.FullHelpView([][]key.Binding{commandHelp()})
 	case m.state == stateLoading:
 		body = s.Muted.Render(m.spinner.View() + " loading apps…")
 	case m.state == stateError:
