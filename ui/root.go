@@ -19,6 +19,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/keymap"
+	"kdrift.dev/kdrift/ui/report"
 )
 
 // rootState is where the whole UI is: waiting for the first snapshot,
@@ -341,7 +342,7 @@ func (m *Model) onEvent(msg tea.Msg) tea.Cmd {
 	case OverrideMsg:
 		ev := e.Event
 		m.setStatus(fmt.Sprintf("%s changed %s on %s in %s %d times in %s; kdrift heals it every time: freeze if this is intended",
-			ev.Manager, ev.Field, ev.Ref, ev.App, ev.Rewrites, ev.Time.Sub(ev.Since).Round(time.Second)), true)
+			ev.Manager, ev.Field, ev.Ref, ev.App, ev.Rewrites, report.Duration(ev.Time.Sub(ev.Since))), true)
 	case FreezeExpiringMsg:
 		m.setStatus(expiringText(e.Event, m.c.now(), m.c.loc), true)
 	case ErrorEventMsg:
