@@ -126,7 +126,12 @@ func TestArchitectureListsEveryPackage(t *testing.T) {
 	}
 }
 
-// TestCommentsCiteOnlyTheRepository: no Go comment cites a design document
+// outsideDoc matches a comment that cites a document outside the
+// repository by its usual names (the words are split so that this file
+// does not match itself).
+var outsideDoc = regexp.MustCompile(`(?i)(design|conventions)` + `\.md|the design` + ` doc|design` + ` document|the design\b|the brief` + `\b`)
+
+// TestCommentsCiteOnlyTheRepository: no Go comment cites a document
 // outside the repository; facts the code relies on are in ARCHITECTURE.md.
 func TestCommentsCiteOnlyTheRepository(t *testing.T) {
 	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
@@ -144,7 +149,8 @@ func TestCommentsCiteOnlyTheRepository(t *testing.T) {
 			return err
 		}
 		for i, line := range strings.Split(string(data), "\n") {
-			if strings.Contains(line, "//") && strings.Contains(line, "design"+".md") {
+			_, comment, ok := strings.Cut(line, "//")
+			if ok && outsideDoc.MatchString(comment) {
 				t.Errorf("%s:%d cites a document outside the repository: cite ARCHITECTURE.md instead", p, i+1)
 			}
 		}
@@ -152,5 +158,43 @@ func TestCommentsCiteOnlyTheRepository(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReadmeLayoutListsEveryPackage: README's Layout list names every
+// package of ARCHITECTURE.md's table (the root as `main.go`) and no
+// package the table lacks.
+func TestReadmeLayoutListsEveryPackage(t *testing.T) {
+	table := architectureTable(t)
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatalf("README.md: %v", err)
+	}
+	text := string(data)
+	start := strings.Index(text, "\nLayout: ")
+	if start < 0 {
+		t.Fatal(`README.md has no "Layout:" paragraph`)
+	}
+	text = text[start:]
+	if end := strings.Index(text, "\nTests use the real"); end >= 0 {
+		text = text[:end]
+	}
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(text, -1) {
+		named[m[1]] = true
+	}
+	for pkg := range table {
+		want := pkg
+		if pkg == "." {
+			want = "main.go"
+		}
+		if !named[want] {
+			t.Errorf("README's Layout list lacks %s (ARCHITECTURE.md's table lists it)", want)
+		}
+	}
+	for name := range named {
+		if _, ok := table[name]; !ok && (strings.HasPrefix(name, "engine/") || strings.HasPrefix(name, "internal/") || strings.HasPrefix(name, "ui/")) {
+			t.Errorf("README's Layout list names %s, which ARCHITECTURE.md's table does not list", name)
+		}
 	}
 }

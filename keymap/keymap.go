@@ -137,7 +137,7 @@ var table = []Row{
 	{Action: ActHideNoise, Name: "hideNoise", Keys: []string{"x"}, Help: "show/hide defaults", Group: GroupView, Views: []View{ViewDiff}},
 
 	{Action: ActFilter, Name: "filter", Keys: []string{"/"}, Help: "filter (!x inverts)", Group: GroupGeneral, Views: []View{ViewApps}},
-	{Action: ActCommand, Name: "command", Keys: []string{":"}, Help: "command (:apps :ctx :q)", Group: GroupGeneral},
+	{Action: ActCommand, Name: "command", Keys: []string{":"}, Help: "command line", Group: GroupGeneral},
 	{Action: ActSort, Name: "sort", Keys: []string{"S"}, Help: "sort by next column", Group: GroupGeneral, Views: []View{ViewApps}},
 	{Action: ActMark, Name: "mark", Keys: []string{"space"}, Help: "mark", Group: GroupGeneral, Views: []View{ViewApps}},
 	{Action: ActRefresh, Name: "refresh", Keys: []string{"ctrl+r"}, Help: "refresh", Group: GroupGeneral},

@@ -12,6 +12,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/keymap"
+	"kdrift.dev/kdrift/ui/report"
 )
 
 // appsChangedMsg tells views that the apps store changed.
@@ -183,7 +184,7 @@ func healCell(a status.AppStatus, now time.Time, c *common) (heal string, frozen
 	case a.Freeze.ActiveAt(now):
 		frozen = true
 		// "❄ FROZEN 1h Lao Li →19:00": for how long, by whom, until when.
-		heal = "❄ FROZEN " + age(now.Sub(a.Freeze.At)) + " " + personName(a.Freeze.By)
+		heal = "❄ FROZEN " + report.Duration(now.Sub(a.Freeze.At)) + " " + personName(a.Freeze.By)
 		if a.Freeze.Until != nil {
 			heal += " →" + a.Freeze.Until.In(c.loc).Format("15:04")
 			if endsSoon(a.Freeze.Until, now) {
@@ -494,7 +495,7 @@ func (v *appsView) render(w, h int) string {
 		}
 		oos := "-"
 		if r.a.OutOfSyncSince != nil {
-			oos = age(now.Sub(*r.a.OutOfSyncSince))
+			oos = report.Duration(now.Sub(*r.a.OutOfSyncSince))
 		}
 		dest := r.dest
 		if len([]rune(dest)) > cols[colDest] && r.ns != "" {
@@ -592,5 +593,5 @@ func (v *appsView) detailLine(w int) string {
 	} else if a.RevisionRef != "" {
 		t += " · from " + a.RevisionRef + " as fetched"
 	}
-	return s.Muted.Render(cut(t+" · compared "+age(v.c.now().Sub(a.ComparedAt))+" ago", w))
+	return s.Muted.Render(cut(t+" · compared "+report.Duration(v.c.now().Sub(a.ComparedAt))+" ago", w))
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -68,7 +69,7 @@ func (v *appView) recompute() {
 	children := map[status.ObjectRef][]*status.ResourceStatus{}
 	own := res[:0:0]
 	for i := range res {
-		if p := res[i].Parent; p != nil && hasRef(res, *p) {
+		if p := res[i].Parent; p != nil && slices.ContainsFunc(res, func(r status.ResourceStatus) bool { return r.Ref == *p }) {
 			children[*p] = append(children[*p], &res[i])
 			continue
 		}
@@ -290,16 +291,6 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
-}
-
-// hasRef reports whether res lists ref.
-func hasRef(res []status.ResourceStatus, ref status.ObjectRef) bool {
-	for _, r := range res {
-		if r.Ref == ref {
-			return true
-		}
-	}
-	return false
 }
 
 // freezesOfSelected are the freezes on the selected resource; none when

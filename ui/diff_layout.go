@@ -137,13 +137,13 @@ func ownerText(o status.Owner, now time.Time) string {
 		t += "/" + o.Subresource
 	}
 	if o.Time != nil {
-		t += " " + age(now.Sub(*o.Time))
+		t += " " + report.Duration(now.Sub(*o.Time))
 	}
 	return t
 }
 
 // ownerLine is the full owner line of a footer: "kubectl Update/scale ·
-// person · 12 min ago" (the time from managedFields, "time unknown" when
+// person · 12m ago" (the time from managedFields, "time unknown" when
 // the write recorded none).
 func ownerLine(o status.Owner, now time.Time) string {
 	t := o.Manager + " " + o.Operation

@@ -96,7 +96,7 @@ func TestDiffLayoutFollowsWidth(t *testing.T) {
 func TestDiffAnnotatesOwners(t *testing.T) {
 	h := openDiff(t, 160)
 	h.wantScreen("kubectl-edit Update 1h · person", "kubectl Update/scale · person")
-	h.wantScreen("drifted field 1/2 /metadata/annotations · owners: kubectl-edit Update · person · 1 h ago · added live, not in Git")
+	h.wantScreen("drifted field 1/2 /metadata/annotations · owners: kubectl-edit Update · person · 1h ago · added live, not in Git")
 	h.keys("x")
 	h.wantScreen("apiserver default · defaulted")
 }

@@ -14,6 +14,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/ui/report"
 )
 
 // ResourceFreezeCommittedMsg is the result of Backend.FreezeResource or
@@ -167,8 +168,7 @@ func freezeLine(f *app.Freeze, now time.Time, loc *time.Location) string {
 	}
 	s := "by " + f.By + ": " + strings.SplitN(f.Reason, "\n", 2)[0]
 	if f.Until != nil {
-		left := f.Until.Sub(now).Round(time.Minute)
-		s += fmt.Sprintf(" (until %s, in %s)", f.Until.In(loc).Format("15:04"), left)
+		s += fmt.Sprintf(" (until %s, in %s)", f.Until.In(loc).Format("15:04"), report.Duration(f.Until.Sub(now)))
 	} else {
 		s += " (no end set)"
 	}
@@ -196,7 +196,7 @@ func expiringText(ev status.FreezeExpiring, now time.Time, loc *time.Location) s
 	}
 	t := "❄ the freeze of " + what + " ends"
 	if ev.Freeze.Until != nil {
-		t += fmt.Sprintf(" at %s (in %s)", ev.Freeze.Until.In(loc).Format("15:04"), age(ev.Freeze.Until.Sub(now)))
+		t += fmt.Sprintf(" at %s (in %s)", ev.Freeze.Until.In(loc).Format("15:04"), report.Duration(ev.Freeze.Until.Sub(now)))
 	}
 	switch n := len(ev.Changes); n {
 	case 0:

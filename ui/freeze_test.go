@@ -55,7 +55,7 @@ func TestFrozenFieldShownAndUnfrozen(t *testing.T) {
 	h.keys("enter", "j")
 	h.wantScreen("❄1 frozen", "❄ /spec/replicas frozen by Lao Li")
 	h.keys("enter", "n")
-	h.wantScreen("❄ frozen by Lao Li <lao.li@example.com>: INC-1002 scaled to 12 by hand (until 19:00, in 3h0m0s)")
+	h.wantScreen("❄ frozen by Lao Li <lao.li@example.com>: INC-1002 scaled to 12 by hand (until 19:00, in 3h)")
 	h.keys("F")
 	h.wantScreen("Unfreeze Deployment.apps/prod/render [/spec/replicas]?", "Self-heal will put back:", "Deployment/prod/render /spec/replicas: 12 → 6")
 	h.typeText("INC-1002 fixed").keys("enter")

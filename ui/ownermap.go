@@ -199,7 +199,7 @@ func (v *ownerMapView) render(w, h int) string {
 		for j, wr := range r.row.Writers {
 			ws[j] = fmt.Sprintf("%s %d/%d", wr.Label(), wr.Count, r.objects)
 			if wr.Manager != "" && wr.Newest != nil {
-				ws[j] += " " + age(now.Sub(*wr.Newest))
+				ws[j] += " " + report.Duration(now.Sub(*wr.Newest))
 			}
 		}
 		mark := "  "

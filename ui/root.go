@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/spinner"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
@@ -18,6 +19,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/keymap"
+	"kdrift.dev/kdrift/ui/report"
 )
 
 // rootState is where the whole UI is: waiting for the first snapshot,
@@ -340,7 +342,7 @@ func (m *Model) onEvent(msg tea.Msg) tea.Cmd {
 	case OverrideMsg:
 		ev := e.Event
 		m.setStatus(fmt.Sprintf("%s changed %s on %s in %s %d times in %s; kdrift heals it every time: freeze if this is intended",
-			ev.Manager, ev.Field, ev.Ref, ev.App, ev.Rewrites, ev.Time.Sub(ev.Since).Round(time.Second)), true)
+			ev.Manager, ev.Field, ev.Ref, ev.App, ev.Rewrites, report.Duration(ev.Time.Sub(ev.Since))), true)
 	case FreezeExpiringMsg:
 		m.setStatus(expiringText(e.Event, m.c.now(), m.c.loc), true)
 	case ErrorEventMsg:
@@ -540,7 +542,8 @@ func (m *Model) render() string {
 	switch {
 	case m.showHelp:
 		m.help.SetWidth(w)
-		body = s.Title.Render("keys (any key closes)") + "\n\n" + m.help.FullHelpView(m.c.keys.FullHelp(m.top().kind()))
+		body = s.Title.Render("keys (any key closes)") + "\n\n" + m.help.FullHelpView(m.c.keys.FullHelp(m.top().kind())) +
+			"\n\n" + s.Title.Render("commands (: then the command)") + "\n\n" + m.help.FullHelpView([][]key.Binding{commandHelp()})
 	case m.state == stateLoading:
 		body = s.Muted.Render(m.spinner.View() + " loading apps…")
 	case m.state == stateError:

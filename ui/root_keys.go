@@ -2,12 +2,9 @@ package ui
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
-	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/keymap"
 )
 
@@ -141,61 +138,4 @@ func (m *Model) commandKey(msg tea.KeyPressMsg) tea.Cmd {
 	var cmd tea.Cmd
 	m.cmdline, cmd = m.cmdline.Update(msg)
 	return cmd
-}
-
-// runCommand runs a `:` command: apps, owners [KIND…], ctx [NAME], q.
-func (m *Model) runCommand(line string) tea.Cmd {
-	f := strings.Fields(line)
-	if len(f) == 0 {
-		return nil
-	}
-	apps := m.stack[0].(*appsView)
-	switch f[0] {
-	case "q", "quit", "q!":
-		return tea.Quit
-	case "apps", "app", "a":
-		m.stack = m.stack[:1]
-		apps.setContext("")
-		m.setStatus("all apps", false)
-	case "ctx", "context":
-		m.stack = m.stack[:1]
-		if len(f) < 2 {
-			apps.setContext("")
-			m.setStatus("apps of every context", false)
-			return nil
-		}
-		var known []string
-		for _, a := range m.c.apps {
-			if c := a.Destination.Context; c != "" && !slices.Contains(known, c) {
-				known = append(known, c)
-			}
-		}
-		if !slices.Contains(known, f[1]) {
-			slices.Sort(known)
-			list := strings.Join(known, ", ")
-			if list == "" {
-				list = "none: every App deploys to the kubeconfig's current context"
-			}
-			m.setStatus(fmt.Sprintf("no App deploys to context %q; contexts named by Apps: %s", f[1], list), true)
-			return nil
-		}
-		apps.setContext(f[1])
-		m.setStatus("apps whose destination context is "+f[1], false)
-	case "owners", "own":
-		var filter []diff.KindFilter
-		label := strings.Join(f[1:], " ")
-		for _, k := range f[1:] {
-			kf, err := diff.ParseKindFilter(k)
-			if err != nil {
-				m.setStatus(":owners "+err.Error(), true)
-				return nil
-			}
-			filter = append(filter, kf)
-		}
-		ov := newOwnerMapView(m.c, filter, label)
-		return m.apply(outcome{push: ov, work: ov.load()})
-	default:
-		m.setStatus(fmt.Sprintf("unknown command %q: try :apps, :owners [KIND[.GROUP]], :ctx NAME, :q", line), true)
-	}
-	return nil
 }

@@ -203,12 +203,12 @@ func (r *Repo) FreezeResource(ctx context.Context, req ResourceFreezeRequest) (R
 			// the App would otherwise hold one field frozen twice.
 			ended := false
 			for _, fr := range a.Spec.Freezes {
-				ended = ended || (!fr.ActiveAt(now) && containsRef(refs, fr.Resource))
+				ended = ended || (!fr.ActiveAt(now) && slices.Contains(refs, fr.Resource))
 			}
 			if ended {
 				var err error
 				src, err = rewriteResourceFreezes(src, a.Metadata.Name, a.Spec.Freezes, func(_ int, fr app.ResourceFreeze) (app.ResourceFreeze, bool, bool) {
-					keep := fr.ActiveAt(now) || !containsRef(refs, fr.Resource)
+					keep := fr.ActiveAt(now) || !slices.Contains(refs, fr.Resource)
 					return fr, keep, keep
 				})
 				if err != nil {
@@ -345,15 +345,6 @@ func resolveUnfreeze(ctx context.Context, s *snapshot, a app.App, q app.Resource
 		return app.ResourceRef{}, err
 	}
 	return resolveQuery(a.Metadata.Name, a.Spec.Destination.Namespace, q, objs, kinds, true)
-}
-
-func containsRef(refs []app.ResourceRef, r app.ResourceRef) bool {
-	for _, x := range refs {
-		if x == r {
-			return true
-		}
-	}
-	return false
 }
 
 // frozenList says what a resource's freezes hold, for an error.

@@ -64,6 +64,9 @@ type Repo struct {
 	branch   string
 	location string // the path or URL the person gave, for messages
 	cache    bool   // a cache clone of a URL
+	// dir is a local repository's folder: its working tree's root, or
+	// the bare repository's absolute path.
+	dir string
 	// urlAuth are the credentials the URL given held, if any: they are
 	// sent with each fetch and push and never written to disk.
 	urlAuth transport.AuthMethod
@@ -114,6 +117,12 @@ func Open(ctx context.Context, opts RepoOptions) (*Repo, error) {
 		r.git, err = gitfs.PlainOpen(p, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
 		if errors.Is(err, git.ErrRepositoryNotExists) {
 			return nil, fmt.Errorf("repository %s: not a Git repository (or any parent up to /); pass --repo PATH or URL", p)
+		}
+		if err == nil {
+			r.dir = p
+			if wt, wtErr := r.git.Worktree(); wtErr == nil { // a bare repository has none
+				r.dir = wt.Filesystem.Root()
+			}
 		}
 	}
 	if err != nil {

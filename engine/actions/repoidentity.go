@@ -1,34 +1,18 @@
 package actions
 
 import (
-	"path/filepath"
-	"strings"
-
 	"kdrift.dev/kdrift/engine/source"
 )
 
 // RepoIdentity is the repository identity of the branch actions commit to,
-// as the engine computes it (source.Repo.Identity): the normalized URL of
-// the upstream remote and the upstream branch. It is "" when the branch
-// tracks no remote: such a repository is shared with nobody, so no other
-// kdrift heals it.
+// the same as the engine's (source.Repo.Identity; ARCHITECTURE.md,
+// "Repository identity"): the normalized URL of the upstream remote and
+// the upstream branch, or the repository's absolute path when the branch
+// tracks no remote. The nudge after an action names the healer's Lease by
+// it, so it must be the engine's to the byte.
 func (r *Repo) RepoIdentity() (string, error) {
 	if r.cache {
-		return source.NormalizeURL(r.location) + "#" + r.branch, nil
+		return source.CloneIdentity(r.location, r.branch), nil
 	}
-	remote, merge, ok, err := r.upstream()
-	if err != nil || !ok {
-		return "", err
-	}
-	u := r.remoteURL(remote)
-	if u == "" {
-		return "", nil
-	}
-	if !strings.Contains(u, "://") && !filepath.IsAbs(u) && !strings.Contains(u, ":") {
-		// A remote named by a path relative to the repository.
-		if wt, err := r.git.Worktree(); err == nil {
-			u = filepath.Join(wt.Filesystem.Root(), u)
-		}
-	}
-	return source.NormalizeURL(u) + "#" + merge.Short(), nil
+	return source.LocalIdentity(r.git, r.dir, r.branch)
 }

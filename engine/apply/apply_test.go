@@ -3,6 +3,7 @@ package apply_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/apply"
+	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/internal/enginetest"
 )
 
@@ -143,6 +145,51 @@ func TestApplyRequiresReplace(t *testing.T) {
 	}
 	if !strings.HasPrefix(err.Error(), "Deployment/default/apply-immutable apply failed: ") {
 		t.Fatalf("error must name the object first: %v", err)
+	}
+}
+
+// TestApplyRequiresReplaceStatefulSet: the real apiserver's refusal of a
+// change to a StatefulSet's volumeClaimTemplates is recognised by the one
+// replace check (diff.IsRequiresReplace) on the dry-run and on the apply
+// alike, and nothing is forced. (Older apiservers word this refusal
+// differently; engine/diff's TestIsRequiresReplace holds that wording.)
+func TestApplyRequiresReplaceStatefulSet(t *testing.T) {
+	ctx := context.Background()
+	a := newApplier(t)
+	cleanup(t, "statefulsets", "apply-sts")
+	sts := func(storage string) *unstructured.Unstructured {
+		return obj(t, `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"apply-sts","namespace":"default"},
+			"spec":{"serviceName":"db","replicas":1,"selector":{"matchLabels":{"app":"apply-sts"}},
+			"template":{"metadata":{"labels":{"app":"apply-sts"}},"spec":{"containers":[{"name":"main","image":"registry.example/db:1.0"}]}},
+			"volumeClaimTemplates":[{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"`+storage+`"}}}}]}}`)
+	}
+	if _, err := a.Apply(ctx, apply.Track(sts("1Gi"), "a", "repo-1"), false); err != nil {
+		t.Fatal(err)
+	}
+	changed := apply.Track(sts("5Gi"), "a", "repo-1")
+	for _, dryRun := range []bool{true, false} {
+		_, err := a.Apply(ctx, changed, dryRun)
+		var oe *apply.ObjectError
+		if !errors.As(err, &oe) {
+			t.Fatalf("dry-run %v: err = %v, want an ObjectError", dryRun, err)
+		}
+		if !diff.IsRequiresReplace(oe.Err) || !apply.IsRequiresReplace(err) || !oe.RequiresReplace {
+			t.Fatalf("dry-run %v: the apiserver's refusal %q is not recognised as RequiresReplace", dryRun, oe.Err)
+		}
+		if !strings.HasPrefix(err.Error(), "StatefulSet/default/apply-sts ") || !strings.Contains(err.Error(), "delete and re-create") {
+			t.Fatalf("dry-run %v: error must name the object first and say what to do: %v", dryRun, err)
+		}
+	}
+	live, err := enginetest.Dynamic(t).Resource(gvr("statefulsets")).Namespace("default").Get(ctx, "apply-sts", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpls, _, _ := unstructured.NestedSlice(live.Object, "spec", "volumeClaimTemplates")
+	if len(tpls) != 1 {
+		t.Fatalf("volumeClaimTemplates after the refusal: %v", tpls)
+	}
+	if s, _, _ := unstructured.NestedString(tpls[0].(map[string]any), "spec", "resources", "requests", "storage"); s != "1Gi" {
+		t.Fatalf("storage = %q after the refusal, want 1Gi (nothing forced)", s)
 	}
 }
 

@@ -3,10 +3,10 @@ package apply
 import (
 	"errors"
 	"fmt"
-	"kdrift.dev/kdrift/engine/diff"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/status"
 )
 

@@ -19,7 +19,7 @@ import (
 )
 
 func gvr(resource string) schema.GroupVersionResource {
-	if resource == "deployments" {
+	if resource == "deployments" || resource == "statefulsets" {
 		return schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: resource}
 	}
 	return schema.GroupVersionResource{Version: "v1", Resource: resource}

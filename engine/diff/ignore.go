@@ -91,7 +91,10 @@ func WithoutPointers(obj *unstructured.Unstructured, ptrs []string) *unstructure
 }
 
 // immutableMarkers are the apiserver's words for a change it refuses
-// because the field cannot change in place.
+// because the field cannot change in place. Current releases say "field is
+// immutable" for every such field; older ones refuse a change to any
+// StatefulSet field but a few with one Forbidden cause on spec, in the last
+// words below (TestIsRequiresReplace holds both).
 var immutableMarkers = []string{
 	"field is immutable",
 	"is immutable",

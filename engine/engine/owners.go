@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -256,13 +257,9 @@ func (e *Engine) Orphans(ctx context.Context, names ...string) ([]status.Orphan,
 // mergeNames adds names to a sorted set of names.
 func mergeNames(set, names []string) []string {
 	for _, n := range names {
-		i := sort.SearchStrings(set, n)
-		if i < len(set) && set[i] == n {
-			continue
+		if i, found := slices.BinarySearch(set, n); !found {
+			set = slices.Insert(set, i, n)
 		}
-		set = append(set, "")
-		copy(set[i+1:], set[i:])
-		set[i] = n
 	}
 	return set
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -145,7 +147,7 @@ func TestSOPSSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(sec.Data["password"]) != sopstest.DBPassword || len(sec.Data) != 2 {
-		t.Fatalf("db-credentials holds keys %v, not the decrypted values", keysOfBytes(sec.Data))
+		t.Fatalf("db-credentials holds keys %v, not the decrypted values", slices.Sorted(maps.Keys(sec.Data)))
 	}
 	var apiEnv *corev1.Secret
 	list, err := cs.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{})
@@ -225,14 +227,6 @@ func sopsRepo(t *testing.T, name, ns string, prune bool) (*age.X25519Identity, *
 	t.Setenv("SOPS_AGE_KEY_FILE", "")
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	return id, repo
-}
-
-func keysOfBytes(m map[string][]byte) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // TestDecryptionSecret: the controller's keys come from a Secret's

@@ -136,7 +136,7 @@ func (g *kguard) folder(dir string, plugins bool) error {
 		}
 	}
 	for _, f := range []string{"patches", "patchesJson6902", "replacements"} {
-		for _, m := range maps(lookup(k, f)) {
+		for _, m := range mappingsOf(lookup(k, f)) {
 			for _, entry := range strings_(lookup(m, "path")) {
 				if _, err := g.local(file, f, entry); err != nil {
 					return err
@@ -144,7 +144,7 @@ func (g *kguard) folder(dir string, plugins bool) error {
 			}
 		}
 	}
-	for _, m := range maps(lookup(k, "openapi")) {
+	for _, m := range mappingsOf(lookup(k, "openapi")) {
 		for _, entry := range strings_(lookup(m, "path")) {
 			if _, err := g.local(file, "openapi", entry); err != nil {
 				return err
@@ -152,7 +152,7 @@ func (g *kguard) folder(dir string, plugins bool) error {
 		}
 	}
 	for _, f := range []string{"configMapGenerator", "secretGenerator"} {
-		for _, gen := range maps(lookup(k, f)) {
+		for _, gen := range mappingsOf(lookup(k, f)) {
 			secret := f == "secretGenerator"
 			var files []string
 			for _, entry := range strings_(lookup(gen, "files")) {
@@ -351,7 +351,7 @@ func (g *kguard) pluginDocs(file, field, entry string, data []byte) error {
 				paths = append(paths, p)
 			}
 		}
-		for _, r := range maps(lookup(doc, "replacements")) {
+		for _, r := range mappingsOf(lookup(doc, "replacements")) {
 			paths = append(paths, strings_(lookup(r, "path"))...)
 		}
 		for _, p := range paths {
@@ -408,9 +408,9 @@ func strings_(values []any) []string {
 	return out
 }
 
-// maps returns the mappings among values: a value that is a mapping
+// mappingsOf returns the mappings among values: a value that is a mapping
 // itself, or the mapping items of a value that is a list.
-func maps(values []any) []map[string]any {
+func mappingsOf(values []any) []map[string]any {
 	var out []map[string]any
 	for _, v := range values {
 		switch v := v.(type) {

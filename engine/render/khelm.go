@@ -40,7 +40,7 @@ func (g *kguard) inflateHelmCharts(file string, k map[string]any) error {
 		return err
 	}
 	var out bytes.Buffer
-	for i, entry := range maps(lookup(k, "helmCharts")) {
+	for i, entry := range mappingsOf(lookup(k, "helmCharts")) {
 		var c types.HelmChart
 		if err := recode(entry, &c); err != nil {
 			return &RefusedError{File: file, Field: "helmCharts", Entry: summary(entry), Problem: "is not a helmCharts entry: " + err.Error(), Fix: "fix the entry"}

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 
 	"path"
 	"slices"
@@ -311,7 +312,7 @@ func addPairs(k map[string]any, field string, pairs map[string]string, force boo
 	if v, ok := getKey(k, field).(map[string]any); ok {
 		cur = v
 	}
-	for _, key := range sortedKeys(pairs) {
+	for _, key := range slices.Sorted(maps.Keys(pairs)) {
 		if _, ok := cur[key]; ok && !force {
 			return &OverlayError{Field: field, Problem: fmt.Sprintf("%s %s is already in the kustomization, and `kustomize edit add %s` refuses it (so does Argo CD)", what, key, what),
 				Fix: "set " + forceField + ": true, or remove " + key + " from one of them"}
@@ -368,13 +369,4 @@ func (t *treeFS) kustomizationFile(dir string) (string, error) {
 		name = konfig.DefaultKustomizationFileName()
 	}
 	return name, err
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

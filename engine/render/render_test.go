@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -513,7 +515,7 @@ func TestSOPS(t *testing.T) {
 			if strings.HasPrefix(o.GetName(), "api-env-") {
 				data, _, _ := unstructured.NestedStringMap(o.Object, "data")
 				if len(data) != 2 || data["API_TOKEN"] == "" {
-					t.Fatalf("api-env has data %v; want API_URL and API_TOKEN only", keysOf(data))
+					t.Fatalf("api-env has data %v; want API_URL and API_TOKEN only", slices.Sorted(maps.Keys(data)))
 				}
 			}
 		}
@@ -528,14 +530,6 @@ func TestSOPS(t *testing.T) {
 	if _, err := r.Render(snap(), "apps/secure"); err == nil || !strings.Contains(err.Error(), "apps/secure/api.enc.env") || !strings.Contains(err.Error(), "integrity") {
 		t.Fatalf("tampered file rendered: %v", err)
 	}
-}
-
-func keysOf(m map[string]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // TestSOPSByStructure: a generator's files: of any name (.enc,

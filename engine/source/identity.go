@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 )
 
@@ -17,25 +18,43 @@ import (
 // shared. A cache clone of a URL is identified by that URL and the branch.
 func (r *Repo) Identity() (string, error) {
 	if r.remote {
-		return NormalizeURL(r.location) + "#" + r.branch, nil
+		return CloneIdentity(r.location, r.branch), nil
 	}
-	repo := r.handle().repo
+	return LocalIdentity(r.handle().repo, r.dir, r.branch)
+}
+
+// CloneIdentity is the identity of branch in a cache clone of url: the
+// URL's normalized form and the branch.
+func CloneIdentity(url, branch string) string {
+	return NormalizeURL(url) + "#" + branch
+}
+
+// LocalIdentity is the identity of branch in repo, a repository opened
+// from the folder dir (its working tree's root, or the bare repository):
+// the normalized URL of the branch's upstream remote and the upstream
+// branch, else dir's absolute path. engine/actions names the Lease it
+// nudges by this identity, so it must be the engine's to the byte.
+func LocalIdentity(repo *git.Repository, dir, branch string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("repository %s: %w", dir, err)
+	}
 	cfg, err := repo.Config()
 	if err != nil {
-		return "", fmt.Errorf("repository %s: config read failed: %w", r.location, err)
+		return "", fmt.Errorf("repository %s: config read failed: %w", abs, err)
 	}
-	b, ok := cfg.Branches[r.branch]
+	b, ok := cfg.Branches[branch]
 	if ok && b.Remote != "" && b.Remote != "." && b.Merge != "" {
 		if rem, known := cfg.Remotes[b.Remote]; known && len(rem.URLs) > 0 {
 			u := rem.URLs[0]
 			if !isRemote(u) && !filepath.IsAbs(u) {
 				// A remote named by a path relative to the repository.
-				u = filepath.Join(r.dir, u)
+				u = filepath.Join(abs, u)
 			}
 			return NormalizeURL(u) + "#" + b.Merge.Short(), nil
 		}
 	}
-	return filepath.Clean(r.dir), nil
+	return abs, nil
 }
 
 // NormalizeURL is the form of a remote URL that names the repository, not

@@ -86,8 +86,8 @@ func tellLeader(g *globalFlags, namespace string, r *actions.Repo, res actions.R
 		return "not told: the repository is not open"
 	}
 	id, err := r.RepoIdentity()
-	if err != nil || id == "" {
-		return "not told: the branch tracks no remote, so no other kdrift heals it"
+	if err != nil {
+		return fmt.Sprintf("not told: %v; a healer sees the commit at its next fetch", err)
 	}
 	cs, dyn, err := homeClients(g)
 	if err != nil {

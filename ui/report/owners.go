@@ -34,25 +34,6 @@ func ClassLabel(c status.OwnerClass) string {
 	return string(c)
 }
 
-// Ago renders how long before now t was, coarsely: "40s ago", "12 min
-// ago", "3 h ago", "2 d ago"; "time unknown" when t is nil (an Update
-// through the scale subresource records none).
-func Ago(t *time.Time, now time.Time) string {
-	if t == nil {
-		return "time unknown"
-	}
-	d := now.Sub(*t)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds ago", max(0, int(d.Seconds())))
-	case d < time.Hour:
-		return fmt.Sprintf("%d min ago", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%d h ago", int(d.Hours()))
-	}
-	return fmt.Sprintf("%d d ago", int(d.Hours()/24))
-}
-
 // writerText is one writer in the table: "manager (class) N of M · when".
 func writerText(w diff.FieldWriter, total int, now time.Time) string {
 	s := fmt.Sprintf("%s (%s) %d of %d", w.Label(), ClassLabel(w.Class), w.Count, total)

@@ -112,13 +112,13 @@ func TestOwnersTableAndAgo(t *testing.T) {
 	if err := OwnersTable(&b, sampleMap(), now); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"horizontal-pod-autoscaler (controller) 2 of 3 · 12 min ago", "kdrift (git) 1 of 3 · time unknown", "yes: 2 writers", "(7 fields only Git writes, 3 objects)"} {
+	for _, want := range []string{"horizontal-pod-autoscaler (controller) 2 of 3 · 12m ago", "kdrift (git) 1 of 3 · time unknown", "yes: 2 writers", "(7 fields only Git writes, 3 objects)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
 	}
 	at := now.Add(-3 * 24 * time.Hour)
-	if got := Ago(&at, now); got != "3 d ago" {
+	if got := Ago(&at, now); got != "3d ago" {
 		t.Errorf("Ago = %q", got)
 	}
 }

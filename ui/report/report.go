@@ -67,7 +67,7 @@ func Diff(w io.Writer, a status.AppStatus) error {
 	return err
 }
 
-// FreezeMark is one line on a freeze for a person: "by WHO 12 min ago:
+// FreezeMark is one line on a freeze for a person: "by WHO 12m ago:
 // \"REASON\", until 2026-12-02 19:00 UTC" (or "no end set"); self-heal
 // leaves what it holds as it is live.
 func FreezeMark(f *app.Freeze, now time.Time) string {
@@ -122,7 +122,7 @@ func value(v any) string {
 }
 
 // owners renders a field's owners as "manager (Operation/subresource,
-// class, 12 min ago)", the time left out when managedFields has none.
+// class, 12m ago)", the time left out when managedFields has none.
 func owners(f status.FieldChange, now time.Time) string {
 	if len(f.Owners) == 0 {
 		return "none (" + string(status.OwnerDefaulted) + ")"
@@ -154,7 +154,7 @@ func Status(w io.Writer, apps []status.AppStatus, now time.Time) error {
 			heal = a.OwnerPaused // "suspended in Git: REASON"
 		}
 		if a.SelfHeal == status.SelfHealFrozen && a.Freeze != nil {
-			heal += fmt.Sprintf(" by %s %s ago", a.Freeze.By, now.Sub(a.Freeze.At).Round(time.Second))
+			heal += fmt.Sprintf(" by %s %s ago", a.Freeze.By, Duration(now.Sub(a.Freeze.At)))
 			if a.Freeze.Until != nil {
 				heal += ", until " + a.Freeze.Until.UTC().Format("2006-01-02 15:04 MST")
 			} else {
@@ -173,7 +173,7 @@ func Status(w io.Writer, apps []status.AppStatus, now time.Time) error {
 		}
 		since := "-"
 		if a.OutOfSyncSince != nil {
-			since = now.Sub(*a.OutOfSyncSince).Round(time.Second).String()
+			since = Duration(now.Sub(*a.OutOfSyncSince))
 		}
 		rev := a.Revision
 		if len(rev) > 7 {

@@ -51,7 +51,7 @@ func TestDiffAndStatus(t *testing.T) {
 	if err := Status(&b, []status.AppStatus{a}, since.Add(90*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "render-prod  OutOfSync  Healthy  on         1        1m30s") {
+	if !strings.Contains(b.String(), "render-prod  OutOfSync  Healthy  on         1        1m ") {
 		t.Fatalf("Status =\n%s", b.String())
 	}
 	// A frozen app says since when and until when, so that "40m" cannot be
@@ -64,7 +64,7 @@ func TestDiffAndStatus(t *testing.T) {
 	if err := Status(&b, []status.AppStatus{frozen}, since.Add(40*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "frozen by Lao Li <lao.li@example.com> 40m0s ago, until 2026-12-02 19:00 UTC") {
+	if !strings.Contains(b.String(), "frozen by Lao Li <lao.li@example.com> 40m ago, until 2026-12-02 19:00 UTC") {
 		t.Fatalf("Status of a frozen app =\n%s", b.String())
 	}
 	b.Reset()
