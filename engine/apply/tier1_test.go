@@ -104,9 +104,9 @@ type tier1Scenario struct {
 // tier1Verdict is what the test learnt of one object in one scenario.
 type tier1Verdict struct {
 	scenario, ref string
-	local          bool
-	why            string
-	changed        bool
+	local         bool
+	why           string
+	changed       bool
 }
 
 // TestTier1NeverSaysSyncedWhenDryRunChanges is the differential test of
