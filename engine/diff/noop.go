@@ -181,9 +181,17 @@ func (w *noopWalker) step(n int) bool {
 // the metadata bookkeeping) is left out on the desired side; identity was
 // checked by the caller.
 func (w *noopWalker) object(s *fieldpath.Set, d, l map[string]any) bool {
+	if _, ok := d["metadata"]; ok {
+		// The apiserver strips metadata itself from managed sets: an
+		// object whose metadata sets nothing but its name has no
+		// metadata node at all.
+		s.Children.Descend(fieldpath.PathElement{FieldName: ptr("metadata")})
+	}
 	top := func(k string) bool { return k == "apiVersion" || k == "kind" || k == "status" }
 	return w.fields(s, d, l, top)
 }
+
+func ptr(s string) *string { return &s }
 
 // skippedMeta are the metadata fields no managed set holds
 // (stripped by the apiserver) or kdrift never sends.
