@@ -89,9 +89,9 @@ func noopPair(t testing.TB, fields, apiVersion string) (*unstructured.Unstructur
 	d, l := obj(t, noopDesired), obj(t, noopLive)
 	l.SetManagedFields([]metav1.ManagedFieldsEntry{
 		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps/v1", FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{".":{},"f:deployment.kubernetes.io/revision":{}}}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{".":{},"f:deployment.kubernetes.io/revision":{}}}}`)},
 		{Manager: "kdrift", Operation: metav1.ManagedFieldsOperationApply, APIVersion: apiVersion, FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}},
+			FieldsV1: metav1.NewFieldsV1(fields)},
 	})
 	return d, l
 }
@@ -186,7 +186,7 @@ func TestNoOpApplyCustomResourceQuantities(t *testing.T) {
 	d := obj(t, "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: n}\nspec:\n  resources:\n    limits: {memory: 1024Mi}\n")
 	l := obj(t, "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: n}\nspec:\n  resources:\n    limits: {memory: 1Gi}\n")
 	l.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kdrift", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "example.com/v1",
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:resources":{"f:limits":{"f:memory":{}}}}}`)}}})
+		FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:resources":{"f:limits":{"f:memory":{}}}}}`)}})
 	if ok, why := NoOpApply(d, l, "kdrift"); ok {
 		t.Fatalf("custom resource quantity 1024Mi against 1Gi judged a no-op (%s)", why)
 	}
@@ -231,7 +231,7 @@ func FuzzNoOpApply(f *testing.F) {
 		if d.UnmarshalJSON(desired) != nil || l.UnmarshalJSON(liveJSON) != nil {
 			return
 		}
-		l.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kdrift", Operation: metav1.ManagedFieldsOperationApply, APIVersion: d.GetAPIVersion(), FieldsV1: &metav1.FieldsV1{Raw: fields}}})
+		l.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kdrift", Operation: metav1.ManagedFieldsOperationApply, APIVersion: d.GetAPIVersion(), FieldsV1: metav1.NewFieldsV1(string(fields))}})
 		ok, why := NoOpApply(d, l, "kdrift")
 		if strings.HasPrefix(why, "managedFields could not be read (") {
 			t.Fatalf("the walk panicked: %s", why)
