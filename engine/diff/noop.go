@@ -517,7 +517,8 @@ func (w *noopWalker) equal(dv, lv any) bool {
 		return true
 	case string:
 		if w.quantity() {
-			return canonicalQuantity(d) == lv
+			c := canonicalQuantity(d)
+			return c != "" && c == lv
 		}
 		l, ok := lv.(string)
 		return ok && l == d
@@ -527,7 +528,8 @@ func (w *noopWalker) equal(dv, lv any) bool {
 	case int64, float64, int, int32:
 		if w.quantity() {
 			t, ok := numberText(d)
-			return ok && canonicalQuantity(t) == lv
+			c := canonicalQuantity(t)
+			return ok && c != "" && c == lv
 		}
 		dt, ok := numberText(d)
 		if !ok {
