@@ -233,7 +233,7 @@ func TestMetricsProbesAndEventAcrossAHeal(t *testing.T) {
 			t.Errorf("%s = %v after the heal, want %v", series, v, want)
 		}
 	}
-	for _, series := range []string{`kdrift_apply_requests_total{result="success",verb="apply"}`, "kdrift_render_duration_seconds_count", "kdrift_compare_duration_seconds_count", `workqueue_adds_total{name="kdrift"}`} {
+	for _, series := range []string{`kdrift_apply_requests_total{result="success",verb="apply"}`, "kdrift_render_duration_seconds_count", "kdrift_compare_duration_seconds_count", `kdrift_compares_total{tier="dry-run"}`, `workqueue_adds_total{name="kdrift"}`} {
 		if v := sample(t, after, series); v < 1 {
 			t.Errorf("%s = %v, want at least 1", series, v)
 		}

@@ -36,6 +36,7 @@ type Metrics struct {
 	reg *prometheus.Registry
 
 	requests    *prometheus.CounterVec
+	compares    *prometheus.CounterVec
 	render      prometheus.Histogram
 	compare     prometheus.Histogram
 	fetch       prometheus.Histogram
@@ -106,6 +107,10 @@ func NewMetrics(src Source) *Metrics {
 			Name: "kdrift_apply_requests_total",
 			Help: "Requests kdrift sent to change objects, by verb (apply, dry-run-apply, dry-run-create, patch, delete) and result (success, or the apiserver's reason: Conflict, Invalid, Forbidden...).",
 		}, []string{"verb", "result"}),
+		compares: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kdrift_compares_total",
+			Help: "Objects compared, by the tier that decided: local (from the live object, no request) or dry-run (a server-side dry-run apply).",
+		}, []string{"tier"}),
 		render: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "kdrift_render_duration_seconds", Help: "How long rendering an App's folder took.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
@@ -120,7 +125,7 @@ func NewMetrics(src Source) *Metrics {
 		}),
 		fetchErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "kdrift_git_fetch_errors_total", Help: "Git fetches that failed."}),
 	}
-	m.reg.MustRegister(m, m.requests, m.render, m.compare, m.fetch, m.fetchErrors,
+	m.reg.MustRegister(m, m.requests, m.compares, m.render, m.compare, m.fetch, m.fetchErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerClientGoMetrics(m.reg)
 	return m
@@ -159,6 +164,11 @@ func (m *Metrics) Timed(step engine.Phase, _ string, took time.Duration, err err
 // Request counts a request and its outcome (engine.Observer).
 func (m *Metrics) Request(verb engine.Verb, err error) {
 	m.requests.WithLabelValues(string(verb), outcome(err)).Inc()
+}
+
+// Compared counts an object compared by tier (engine.CompareObserver).
+func (m *Metrics) Compared(tier status.Decided) {
+	m.compares.WithLabelValues(string(tier)).Inc()
 }
 
 // outcome names a request's result for a label: "success", the

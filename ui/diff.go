@@ -10,6 +10,7 @@ import (
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/keymap"
+	"kdrift.dev/kdrift/ui/report"
 )
 
 // diffWidths splits a screen width into the columns of the diff: the Git
@@ -472,6 +473,9 @@ func (v *diffView) render(w, h int) string {
 	head := fmt.Sprintf("%s  %s  %s", v.res.Ref, resourceText(v.res.Status), v.lay.counts())
 	if why := healthWhy(v.res.HealthDetail); why != "" {
 		head += "  " + healthText(v.res.Health) + " (" + why + ")"
+	}
+	if d := report.DecidedText(v.res.Decided); d != "" {
+		head += "  " + d
 	}
 	b.WriteString(s.Title.Render(cut(head+"  ["+mode+"]", w)))
 	b.WriteByte('\n')

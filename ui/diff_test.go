@@ -196,6 +196,20 @@ func TestDiffOfASyncedObjectSaysNoDrift(t *testing.T) {
 	h.wantScreen("no drift in this object")
 }
 
+// TestDiffSaysWhichTierCompared: the header says an object was compared
+// locally, with no request to the apiserver.
+func TestDiffSaysWhichTierCompared(t *testing.T) {
+	be := newFake()
+	d := be.details[deployRef]
+	d.Resource.Status = status.ResourceSynced
+	d.Resource.Fields = nil
+	d.Resource.Decided = status.DecidedLocal
+	be.details[deployRef] = d
+	h := newHarness(t, be, testConfig())
+	h.keys("j", "enter", "j", "enter")
+	h.wantScreen("no drift · 1 defaulted hidden  compared locally")
+}
+
 func TestDiffMarksIgnoredFields(t *testing.T) {
 	be := newFake()
 	d := be.details[deployRef]

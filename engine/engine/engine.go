@@ -162,6 +162,9 @@ type Stats struct {
 	// DryRuns is how many server-side dry-run applies were sent; a pass
 	// with nothing changed sends none.
 	DryRuns int64
+	// LocalCompares is how many comparisons were decided without a
+	// request, from the live object's managedFields (status.DecidedLocal).
+	LocalCompares int64
 	// Applies counts objects applied (heal and sync).
 	Applies int64
 	// DroppedEvents counts events a slow subscriber did not take.
@@ -208,7 +211,7 @@ type Engine struct {
 	// revision where a restarted healer reads it (see SetMarks).
 	marks Marks
 
-	passes, dryRuns, applies atomic.Int64
+	passes, dryRuns, localCompares, applies atomic.Int64
 
 	// fluxOnce reads the live Flux objects once (resolveFlux);
 	// fluxNote (guarded by mu) says why they were not used, if so.
@@ -265,7 +268,7 @@ func (e *Engine) SetKeys(keys *sops.Keyring) {
 
 // Stats returns the engine's counters.
 func (e *Engine) Stats() Stats {
-	return Stats{Passes: e.passes.Load(), DryRuns: e.dryRuns.Load(), Applies: e.applies.Load(), DroppedEvents: e.bus.dropped.Load()}
+	return Stats{Passes: e.passes.Load(), DryRuns: e.dryRuns.Load(), LocalCompares: e.localCompares.Load(), Applies: e.applies.Load(), DroppedEvents: e.bus.dropped.Load()}
 }
 
 // Apps returns the status of every app, sorted by name. An app not

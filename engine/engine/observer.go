@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"kdrift.dev/kdrift/engine/status"
+)
 
 // Observer is told what the statuses and events do not carry: how long
 // the steps of the work took and how the apiserver answered each request
@@ -18,6 +22,14 @@ type Observer interface {
 	// change to) an object, and its outcome (nil on success); a request
 	// retried after a conflict counts once, with its last outcome.
 	Request(verb Verb, err error)
+}
+
+// CompareObserver is an Observer that is also told which tier decided
+// each comparison that was not reused from an earlier pass. The engine
+// asks an Observer for it; the controller's metrics implement it.
+type CompareObserver interface {
+	// Compared reports one object judged by tier.
+	Compared(tier status.Decided)
 }
 
 // HeartbeatInterval is how often Run calls Observer.Heartbeat.

@@ -19,13 +19,16 @@ import (
 	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/fight"
 	"kdrift.dev/kdrift/engine/live"
+	"kdrift.dev/kdrift/engine/sops"
 	"kdrift.dev/kdrift/engine/status"
 )
 
 // phaseCompare compares every desired object with the cluster and finds
-// tracked objects that left Git. A comparison is reused while the desired
-// object and the live resourceVersion are unchanged, so a pass with
-// nothing changed sends no dry-run. New drift is published as
+// tracked objects that left Git. An object kdrift's own last apply left as
+// Git wants it is judged locally (compareLocally); any other pays a
+// server-side dry-run. A comparison is reused while the desired object and
+// the live resourceVersion are unchanged, so a pass with nothing changed
+// sends no dry-run. New drift is published as
 // DriftDetected; a field another manager rewrote after kdrift healed it is
 // counted towards a fight.
 func (p *pass) phaseCompare(ctx context.Context) bool {
@@ -212,18 +215,6 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 	if why, ok := p.encrypted[key]; ok {
 		return p.compareEncrypted(ctx, d, ref, why)
 	}
-	// Without informers the live object comes from a List that may still
-	// be on its way; when no comparison of this desired object is kept,
-	// the dry-run is sent whatever the List says, so it goes now and the
-	// two round trips overlap.
-	var early chan dryRun
-	if p.cl.watcher == nil && !p.hasCached(key, hash) {
-		early = make(chan dryRun, 1)
-		go func() {
-			dry, err := p.cl.cs.DryRunApply(ctx, d)
-			early <- dryRun{dry, err}
-		}()
-	}
 	// lv may be the informer cache's own object: the pass only reads it
 	// (heal copies before changing), and the comparison gets a copy.
 	lv, err := p.cl.peek(ctx, ref)
@@ -246,15 +237,15 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 	if ok && c.desiredHash == hash && c.liveRV == rv && lv != nil {
 		return c.result, lv
 	}
-	p.e.dryRuns.Add(1)
-	var dry *unstructured.Unstructured
-	var dryErr error
-	if early != nil {
-		r := <-early
-		dry, dryErr = r.obj, r.err
-	} else {
-		dry, dryErr = p.cl.cs.DryRunApply(ctx, d)
+	if res, ok := p.compareLocally(d, ref, lv); ok {
+		p.cacheMu.Lock()
+		p.st.cache[key] = cacheEntry{desiredHash: hash, liveRV: rv, result: res}
+		p.cacheMu.Unlock()
+		return res, lv
 	}
+	p.e.dryRuns.Add(1)
+	p.compared(status.DecidedDryRun)
+	dry, dryErr := p.cl.cs.DryRunApply(ctx, d)
 	p.e.opts.Observer.Request(VerbDryRunApply, dryErr)
 	in := diff.Input{Desired: d, DryRun: dry, DryRunErr: dryErr, Live: lv.DeepCopy(), Ignore: p.app.Spec.IgnoreDifferences, Options: p.e.opts.Diff, Health: p.healthChecks()}
 	res := diff.Compare(in)
@@ -275,6 +266,7 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 	if res.Ref.Kind == "" {
 		res.Ref = ref
 	}
+	res.Decided = status.DecidedDryRun
 	res.Message = p.scrubObjects(res.Message, d, lv)
 	p.cacheMu.Lock()
 	if dryErr == nil && lv != nil {
@@ -286,19 +278,46 @@ func (p *pass) compareOne(ctx context.Context, d *unstructured.Unstructured, ref
 	return res, lv
 }
 
-// dryRun is the answer to a dry-run apply sent ahead.
-type dryRun struct {
-	obj *unstructured.Unstructured
-	err error
+// compareLocally is tier 1 of the comparison: when applying d over lv
+// would change no value (diff.NoOpApply, from lv's managedFields), the
+// comparison runs on lv as the dry-run's answer, with no request. It
+// declines (false) whenever the dry-run must decide: no live object,
+// ciphertext the dry-run would refuse, an apply that may change
+// something, or a result that needs the apiserver's defaults.
+func (p *pass) compareLocally(d *unstructured.Unstructured, ref status.ObjectRef, lv *unstructured.Unstructured) (status.ResourceStatus, bool) {
+	if lv == nil {
+		return status.ResourceStatus{}, false
+	}
+	if _, found := sops.Find(d.Object); found {
+		return status.ResourceStatus{}, false
+	}
+	if noop, _ := diff.NoOpApply(d, lv, live.FieldManager); !noop {
+		return status.ResourceStatus{}, false
+	}
+	// A dry-run of a no-op answers with live's values, so live stands in
+	// for it: owners, extra fields, ignore rules and health are judged
+	// exactly as after a dry-run.
+	lc := lv.DeepCopy()
+	res := diff.Compare(diff.Input{Desired: d, DryRun: lc, Live: lc, Ignore: p.app.Spec.IgnoreDifferences, Options: p.e.opts.Diff, Health: p.healthChecks()})
+	if res.Status == status.ResourceError || diff.NeedsDefaults(res) {
+		return status.ResourceStatus{}, false
+	}
+	if res.Ref.Kind == "" {
+		res.Ref = ref
+	}
+	res.Decided = status.DecidedLocal
+	res.Message = p.scrubObjects(res.Message, d, lv)
+	p.e.localCompares.Add(1)
+	p.compared(status.DecidedLocal)
+	return res, true
 }
 
-// hasCached says whether a comparison of this desired object (hash) is
-// kept, which the live resourceVersion may still make reusable.
-func (p *pass) hasCached(key, hash string) bool {
-	p.cacheMu.Lock()
-	defer p.cacheMu.Unlock()
-	c, ok := p.st.cache[key]
-	return ok && c.desiredHash == hash
+// compared tells the Observer, if it wants to know, which tier decided a
+// comparison.
+func (p *pass) compared(tier status.Decided) {
+	if o, ok := p.e.opts.Observer.(CompareObserver); ok {
+		o.Compared(tier)
+	}
 }
 
 // unread is the result for an object whose live state could not be read

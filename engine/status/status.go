@@ -238,7 +238,23 @@ type ResourceStatus struct {
 	// Frozen is the resource freeze (spec.freezes with no fields) that
 	// holds the whole object: neither healed nor pruned. Nil when not.
 	Frozen *app.Freeze `json:"frozen,omitempty"`
+	// Decided says which tier of the comparison judged a desired object:
+	// empty for an object that was not compared (Extraneous, Generated,
+	// an unreadable or unserved one).
+	Decided Decided `json:"decided,omitempty"`
 }
+
+// Decided names the tier of the comparison that judged an object.
+type Decided string
+
+// Decided values.
+const (
+	// DecidedLocal: judged from the live object and its managedFields,
+	// with no request (an apply would change nothing).
+	DecidedLocal Decided = "local"
+	// DecidedDryRun: judged by a server-side dry-run apply.
+	DecidedDryRun Decided = "dry-run"
+)
 
 // FrozenDrift counts the drifted fields a freeze holds (all of them when
 // the whole resource is frozen).

@@ -34,6 +34,9 @@ func Diff(w io.Writer, a status.AppStatus) error {
 			continue
 		}
 		fmt.Fprintf(&b, "%s  %s", r.Ref, r.Status)
+		if d := DecidedText(r.Decided); d != "" {
+			fmt.Fprintf(&b, "  (%s)", d)
+		}
 		if r.Message != "" {
 			fmt.Fprintf(&b, ": %s", r.Message)
 		}
@@ -65,6 +68,19 @@ func Diff(w io.Writer, a status.AppStatus) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// DecidedText says which tier compared an object: "compared locally" (no
+// request: kdrift's own apply is what is live) or "dry-run"; "" when the
+// object was not compared.
+func DecidedText(d status.Decided) string {
+	switch d {
+	case status.DecidedLocal:
+		return "compared locally"
+	case status.DecidedDryRun:
+		return "dry-run"
+	}
+	return ""
 }
 
 // FreezeMark is one line on a freeze for a person: "by WHO 12m ago:

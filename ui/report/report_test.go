@@ -48,6 +48,16 @@ func TestDiffAndStatus(t *testing.T) {
 		t.Fatalf("Diff =\n%s\nwant\n%s", b.String(), want)
 	}
 	b.Reset()
+	// Which tier compared the object follows its status.
+	a.Resources[1].Decided = status.DecidedDryRun
+	if err := Diff(&b, a); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(b.String(), "Deployment/prod/render  OutOfSync  (dry-run)\n") {
+		t.Fatalf("Diff with the tier =\n%s", b.String())
+	}
+	a.Resources[1].Decided = ""
+	b.Reset()
 	if err := Status(&b, []status.AppStatus{a}, since.Add(90*time.Second)); err != nil {
 		t.Fatal(err)
 	}
