@@ -208,7 +208,7 @@ func (cp *ControlPlane) Stop() error {
 // their requests refused while it is down, as in a rolling restart of a
 // real control plane. It needs Options.Faults.
 func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
-	return cp.command(ctx, "restart-apiserver", 2*time.Minute)
+	return cp.command(ctx, "restart-apiserver", 3*time.Minute)
 }
 
 // SetEtcdLatency delays every request the kube-apiserver sends to etcd by

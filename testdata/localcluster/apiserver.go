@@ -32,6 +32,8 @@ type apiServerConfig struct {
 	// apf keeps API Priority and Fairness on (FlowSchemas and priority
 	// levels are honoured; requests beyond a level's share get 429).
 	apf bool
+	// restartable: the apiserver may be restarted (--faults).
+	restartable bool
 	// informerName names the apiserver's informers for their metrics.
 	// A name is unique in a process and Run would register it again on
 	// a restart: every apiserver of this process shares one.
@@ -102,6 +104,13 @@ func startAPIServer(ctx context.Context, c apiServerConfig) (*apiServer, error) 
 	}
 	if !c.apf {
 		args = append(args, "--enable-priority-and-fairness=false")
+	}
+	if c.restartable {
+		// A restart stops the server gracefully: without this, open
+		// watches hold the HTTP server's shutdown for the whole request
+		// timeout (60s). With it, in-flight requests drain, later ones
+		// get 429 with Retry-After, then the server closes in 2s.
+		args = append(args, "--shutdown-send-retry-after=true")
 	}
 	if !c.serviceAcct {
 		// Without the controller-manager nobody creates the "default"

@@ -146,6 +146,7 @@ func run(kubeconfigPath string, withKCM bool, nodes int, logPath string, apf, fa
 		etcdURL:     etcdURL,
 		serviceAcct: withKCM,
 		apf:         apf,
+		restartable: faults,
 	}
 	if apiCfg.informerName, err = cache.NewInformerName("kube-apiserver"); err != nil {
 		return err
@@ -209,8 +210,8 @@ loop:
 				cancelSrv()
 				select {
 				case <-api.Done:
-				case <-time.After(60 * time.Second):
-					return errors.New("restart-apiserver: the kube-apiserver did not stop within 60s")
+				case <-time.After(90 * time.Second):
+					return errors.New("restart-apiserver: the kube-apiserver did not stop within 90s")
 				}
 				srvCtx, cancelSrv = context.WithCancel(apiCtx)
 				if api, err = startAPIServer(srvCtx, apiCfg); err != nil {
