@@ -151,6 +151,16 @@ func (p *faultProxy) set(mode proxyMode) {
 	}
 }
 
+// pass switches the proxy back to passing unless it passes already.
+func (p *faultProxy) pass() {
+	p.mu.Lock()
+	mode := p.mode
+	p.mu.Unlock()
+	if mode != proxyPass {
+		p.set(proxyPass)
+	}
+}
+
 // fleet is the fault campaign's fixture: a remote of n self-healing,
 // pruning Apps (app-00 … each one ConfigMap of the same name in one
 // namespace, data gen = the generation Git holds), served over HTTP by
@@ -528,4 +538,17 @@ func (f *fleet) fsck(t *testing.T) {
 func figure(t *testing.T, fault, what string, d time.Duration) {
 	t.Helper()
 	t.Logf("fault figure | %s | %s | %s", fault, what, d.Round(10*time.Millisecond))
+}
+
+// showStatus runs `kdrift status` in the person's clone, as the on-call
+// engineer would, fails unless it answers (exit 0, or the drift exit) and
+// its output holds want, logs its first lines and returns its output.
+func (f *fleet) showStatus(t *testing.T, when, want string) string {
+	t.Helper()
+	code, out, errOut := runIn(t, f.clone, f.bin, "status", "--kubeconfig", enginetest.Kubeconfig(), "--kdrift-namespace", f.kdriftNS)
+	if code != exitOK && code != exitDrift || !strings.Contains(out, want) {
+		t.Fatalf("kdrift status %s: exit %d, want output holding %q\n%s\n%s", when, code, want, out, errOut)
+	}
+	t.Logf("kdrift status %s:\n%s", when, firstLines(out, 4))
+	return out
 }

@@ -39,6 +39,17 @@ func TestFaultCampaign(t *testing.T) {
 	top := t
 
 	c := f.start(t)
+	// After a failed case (reported as such) the campaign goes on with
+	// the next fault from a running controller and a converged fleet.
+	resume := func() {
+		t.Helper()
+		f.git.pass()
+		f.api.pass()
+		if c.cmd.ProcessState != nil {
+			c = f.start(top)
+		}
+		f.converge(t, c, "before the next fault", head(), 3*time.Minute)
+	}
 	eventually(t, c, "the controller to take the Lease", 60*time.Second, c.leading)
 	d := f.converge(t, c, "cold start", head(), 3*time.Minute)
 	figure(t, "none", fmt.Sprintf("cold start: %d Apps synced and published", f.n), d)
@@ -97,7 +108,7 @@ func TestFaultCampaign(t *testing.T) {
 		figure(t, "Git black-holed then refusing", "remote back to fleet converged on the held-back commit (next periodic fetch)", f.converge(t, c, "after the remote came back", commit, 2*time.Minute))
 	})
 	if !ok {
-		return
+		resume()
 	}
 
 	ok = t.Run("controller SIGKILLed mid-apply", func(t *testing.T) {
@@ -115,7 +126,7 @@ func TestFaultCampaign(t *testing.T) {
 		f.fsck(t)
 	})
 	if !ok {
-		return
+		resume()
 	}
 
 	ok = t.Run("controller SIGKILLed as a freeze commit lands", func(t *testing.T) {
@@ -158,40 +169,62 @@ func TestFaultCampaign(t *testing.T) {
 		f.fsck(t)
 	})
 	if !ok {
-		// Go on with the other faults on a running controller.
-		if c.cmd.ProcessState != nil {
-			c = f.start(top)
-		}
-		if len(f.frozen) == 0 {
-			f.converge(t, c, "before the next fault", head(), 2*time.Minute)
-		}
+		resume()
 	}
 
-	ok = t.Run("apiserver unreachable mid-pass", func(t *testing.T) {
+	ok = t.Run("apiserver restarted mid-pass", func(t *testing.T) {
 		commit := f.commitGen(t, 5, nil)
 		f.nudge(t, commit)
 		applied := waitFirstApplied(t, f, "5", 60*time.Second)
-		f.api.set(proxyRefuse)
-		t.Logf("apiserver cut with %d of %d Apps applied", applied(), f.n-1)
-		time.Sleep(5 * time.Second)
-		if bad := f.wrong(t); len(bad) > 0 {
-			t.Fatal(strings.Join(bad, "; "))
-		}
-		f.api.set(proxyPass)
-		d := f.converge(t, c, "after the apiserver came back", commit, 2*time.Minute)
-		figure(t, "apiserver unreachable 5 s mid-pass", "apiserver back to fleet converged", d)
+		n := applied()
+		began := time.Now()
+		enginetest.RestartAPIServer(t)
+		ready := time.Now()
+		t.Logf("apiserver restarted with %d of %d Apps applied (stop to ready again: %s)", n, f.n, ready.Sub(began).Round(10*time.Millisecond))
+		figure(t, "apiserver restarted mid-pass", "apiserver stop to ready again", ready.Sub(began))
+		d := f.converge(t, c, "after the apiserver restarted", commit, 2*time.Minute)
+		figure(t, "apiserver restarted mid-pass", "apiserver ready to fleet converged", d)
 		if c.cmd.ProcessState != nil {
 			t.Fatalf("the controller exited: %v\n%s", c.cmd.ProcessState, tail(c.errOut.String(), 30))
 		}
+		f.showStatus(t, "after the apiserver restarted", "")
 	})
 	if !ok {
-		return
+		resume()
+	}
+
+	ok = t.Run("etcd slowed", func(t *testing.T) {
+		const latency = 250 * time.Millisecond
+		cms := enginetest.Clientset(t).CoreV1().ConfigMaps(f.ns)
+		read := func() time.Duration {
+			start := time.Now()
+			if _, err := cms.Get(context.Background(), "bystander", metav1.GetOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			return time.Since(start)
+		}
+		fast := read()
+		enginetest.SetEtcdLatency(t, latency)
+		t.Cleanup(func() { enginetest.SetEtcdLatency(t, 0) })
+		t.Logf("one read of an object: %s before, %s with every etcd request delayed %s", fast.Round(time.Millisecond), read().Round(time.Millisecond), latency)
+		commit := f.commitGen(t, 6, nil)
+		f.nudge(t, commit)
+		f.drift(t, "app-04", "kubectl")
+		d := f.converge(t, c, "with etcd slowed", commit, 3*time.Minute)
+		figure(t, fmt.Sprintf("etcd slowed (+%s a request)", latency), "push to fleet converged", d)
+		if !c.leading() || c.cmd.ProcessState != nil {
+			t.Fatalf("the controller lost the Lease or exited with etcd slowed\n%s", tail(c.errOut.String(), 30))
+		}
+		f.showStatus(t, "with etcd slowed", "")
+	})
+	if !ok {
+		resume()
 	}
 
 	ok = t.Run("apiserver throttling kdrift", func(t *testing.T) {
 		plName := throttle(t, f)
 		before := rejected(t, plName)
-		commit := f.commitGen(t, 6, nil)
+		commit := f.commitGen(t, 7, nil)
 		f.nudge(t, commit)
 		f.drift(t, "app-02", "kubectl")
 		d := f.converge(t, c, "under throttling", commit, 3*time.Minute)
@@ -203,7 +236,7 @@ func TestFaultCampaign(t *testing.T) {
 		figure(t, "apiserver throttling kdrift (429s)", "push to fleet converged", d)
 	})
 	if !ok {
-		return
+		resume()
 	}
 
 	ok = t.Run("cache folder full", func(t *testing.T) {
@@ -216,7 +249,7 @@ func TestFaultCampaign(t *testing.T) {
 		if _, err := rand.Read(big); err != nil {
 			t.Fatal(err)
 		}
-		commit := f.commitGen(t, 7, map[string]string{"blobs/big.bin": string(big)})
+		commit := f.commitGen(t, 8, map[string]string{"blobs/big.bin": string(big)})
 		f.nudge(t, commit)
 		var msg string
 		eventually(t, c, "app-00's status to say the fetch failed", 60*time.Second, func() bool {
@@ -230,8 +263,8 @@ func TestFaultCampaign(t *testing.T) {
 			t.Fatalf("the status does not say the disk is full: %s", msg)
 		}
 		for name, cm := range f.configMaps(t) {
-			if !f.frozen[name] && name != "bystander" && cm.Data["gen"] != "6" {
-				t.Fatalf("%s holds gen %q with the cache folder full; want the last fetched, 6", name, cm.Data["gen"])
+			if !f.frozen[name] && name != "bystander" && cm.Data["gen"] != "7" {
+				t.Fatalf("%s holds gen %q with the cache folder full; want the last fetched, 7", name, cm.Data["gen"])
 			}
 		}
 		f.fsck(t)
@@ -242,7 +275,7 @@ func TestFaultCampaign(t *testing.T) {
 		f.fsck(t)
 	})
 	if !ok {
-		return
+		resume()
 	}
 
 	t.Run("Lease holder's clock 30 s off", func(t *testing.T) {
