@@ -41,6 +41,13 @@ type Options struct {
 	// StartTimeout bounds the wait for "ready". Default 90s: a cold start
 	// on a busy 2-core machine takes several seconds.
 	StartTimeout time.Duration
+	// PriorityAndFairness keeps the apiserver's API Priority and Fairness
+	// on: FlowSchemas and PriorityLevelConfigurations are honoured and
+	// requests beyond a level's concurrency get 429. Off by default.
+	PriorityAndFairness bool
+	// Faults lets the caller inject faults into the running control
+	// plane: RestartAPIServer and SetEtcdLatency.
+	Faults bool
 }
 
 // ControlPlane is a running local control plane.
@@ -55,6 +62,12 @@ type ControlPlane struct {
 	exitErr  error
 	logs     *ringBuffer
 	stopOnce sync.Once
+
+	// Under Options.Faults: commands go to stdin, answers come back on
+	// answers, one at a time.
+	cmdMu   sync.Mutex
+	stdin   io.WriteCloser
+	answers chan string
 }
 
 // Start runs the control plane and waits until it prints "ready". The
@@ -85,8 +98,21 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	if opts.Nodes > 0 {
 		args = append(args, "--nodes", strconv.Itoa(opts.Nodes))
 	}
+	if opts.PriorityAndFairness {
+		args = append(args, "--priority-and-fairness")
+	}
+	if opts.Faults {
+		args = append(args, "--faults")
+	}
 	cmd := exec.Command(opts.Binary, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
+	if opts.Faults {
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			return nil, err
+		}
+		cp.stdin, cp.answers = in, make(chan string, 1)
+	}
 	var logOut io.Writer = cp.logs
 	if opts.Log != nil {
 		logOut = io.MultiWriter(cp.logs, opts.Log)
@@ -110,6 +136,14 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 			if line == "ready" && !signalled {
 				signalled = true
 				close(ready)
+				continue
+			}
+			if cp.answers != nil && (strings.HasPrefix(line, "ok ") || strings.HasPrefix(line, "error ")) {
+				select {
+				case cp.answers <- line:
+				default: // nobody asked: keep it in the logs
+					fmt.Fprintln(logOut, line)
+				}
 				continue
 			}
 			fmt.Fprintln(logOut, line)
@@ -166,6 +200,49 @@ func (cp *ControlPlane) Stop() error {
 		}
 	})
 	return err
+}
+
+// RestartAPIServer stops the kube-apiserver and starts it again on the
+// same address, with the same etcd data, certificates and tokens, and
+// returns once it is ready. Clients see their connections closed and
+// their requests refused while it is down, as in a rolling restart of a
+// real control plane. It needs Options.Faults.
+func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
+	return cp.command(ctx, "restart-apiserver", 3*time.Minute)
+}
+
+// SetEtcdLatency delays every request the kube-apiserver sends to etcd by
+// d (0 ends it; at most 2s), as a slow disk or network under etcd would.
+// It needs Options.Faults.
+func (cp *ControlPlane) SetEtcdLatency(ctx context.Context, d time.Duration) error {
+	return cp.command(ctx, "etcd-latency "+d.String(), 10*time.Second)
+}
+
+// command sends one fault command and waits for its answer.
+func (cp *ControlPlane) command(ctx context.Context, line string, timeout time.Duration) error {
+	if cp.stdin == nil {
+		return fmt.Errorf("control plane: %q needs a control plane started with Options.Faults", line)
+	}
+	cp.cmdMu.Lock()
+	defer cp.cmdMu.Unlock()
+	if _, err := io.WriteString(cp.stdin, line+"\n"); err != nil {
+		return fmt.Errorf("control plane: send %q: %w; its last log lines:\n%s", line, err, cp.logs.String())
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case a := <-cp.answers:
+		if a == "ok "+line {
+			return nil
+		}
+		return fmt.Errorf("control plane: %s", strings.TrimPrefix(a, "error "))
+	case <-cp.exited:
+		return fmt.Errorf("control plane exited during %q (%v); its last log lines:\n%s", line, cp.exitErr, cp.logs.String())
+	case <-timer.C:
+		return fmt.Errorf("control plane: no answer to %q within %s; its last log lines:\n%s", line, timeout, cp.logs.String())
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Logs returns the control plane's last log lines.

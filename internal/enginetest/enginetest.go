@@ -37,6 +37,12 @@ type Options struct {
 	// run and workloads become healthy (see controlplane.Options.Nodes).
 	// It implies ControllerManager; ask only when a test needs health.
 	Nodes int
+	// PriorityAndFairness keeps the apiserver's API Priority and Fairness
+	// on (see controlplane.Options.PriorityAndFairness).
+	PriorityAndFairness bool
+	// Faults lets the package's tests restart the apiserver and slow etcd
+	// (RestartAPIServer, SetEtcdLatency).
+	Faults bool
 	// AfterTests, when set, runs after the package's tests and before the
 	// control plane stops: for what a package shares across tests and
 	// benchmarks (a fixture repository) and must remove.
@@ -96,7 +102,8 @@ func Start(ctx context.Context, opts Options) (*controlplane.ControlPlane, error
 	if err != nil {
 		return nil, err
 	}
-	return controlplane.Start(ctx, controlplane.Options{Binary: bin, ControllerManager: opts.ControllerManager, Nodes: opts.Nodes})
+	return controlplane.Start(ctx, controlplane.Options{Binary: bin, ControllerManager: opts.ControllerManager, Nodes: opts.Nodes,
+		PriorityAndFairness: opts.PriorityAndFairness, Faults: opts.Faults})
 }
 
 // buildOutput shows a build's progress on stderr, a line per tenth of the
@@ -144,6 +151,26 @@ func Dynamic(t testing.TB) dynamic.Interface {
 		t.Fatalf("enginetest: dynamic client: %v", err)
 	}
 	return c
+}
+
+// RestartAPIServer restarts the package's kube-apiserver on its address
+// and returns once it is ready (see controlplane.ControlPlane.RestartAPIServer);
+// the package's TestMain must have asked for Options.Faults.
+func RestartAPIServer(t testing.TB) {
+	t.Helper()
+	if err := mustCurrent().RestartAPIServer(context.Background()); err != nil {
+		t.Fatalf("enginetest: restart the apiserver: %v", err)
+	}
+}
+
+// SetEtcdLatency delays every request the package's kube-apiserver sends
+// to etcd by d, 0 to end it (see controlplane.ControlPlane.SetEtcdLatency);
+// the package's TestMain must have asked for Options.Faults.
+func SetEtcdLatency(t testing.TB, d time.Duration) {
+	t.Helper()
+	if err := mustCurrent().SetEtcdLatency(context.Background(), d); err != nil {
+		t.Fatalf("enginetest: etcd latency %s: %v", d, err)
+	}
 }
 
 // Logs returns the control plane's last log lines, to print when a test

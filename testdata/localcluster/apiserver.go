@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
@@ -25,11 +26,24 @@ type apiServerConfig struct {
 	pki         *pki
 	etcdURL     string
 	serviceAcct bool // the controller-manager runs and creates ServiceAccounts
+	// port is the port to serve on; 0 lets the kernel pick one. A
+	// restarted apiserver takes its predecessor's.
+	port int
+	// apf keeps API Priority and Fairness on (FlowSchemas and priority
+	// levels are honoured; requests beyond a level's share get 429).
+	apf bool
+	// restartable: the apiserver may be restarted (--faults).
+	restartable bool
+	// informerName names the apiserver's informers for their metrics.
+	// A name is unique in a process and Run would register it again on
+	// a restart: every apiserver of this process shares one.
+	informerName *cache.InformerName
 }
 
 // apiServer is a running kube-apiserver.
 type apiServer struct {
 	URL  string
+	Port int
 	CA   []byte
 	Auth string
 	// Done receives Run's result once the server has stopped.
@@ -61,7 +75,7 @@ func configureLogging(out io.Writer) {
 func startAPIServer(ctx context.Context, c apiServerConfig) (*apiServer, error) {
 	// The listener is open before the server starts, so no other process can
 	// take the port between choosing it and binding it.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := listenLoopback(c.port)
 	if err != nil {
 		return nil, fmt.Errorf("listen on loopback: %w", err)
 	}
@@ -86,8 +100,17 @@ func startAPIServer(ctx context.Context, c apiServerConfig) (*apiServer, error) 
 		"--service-cluster-ip-range=10.0.0.0/16",
 		"--advertise-address=127.0.0.1",
 		"--endpoint-reconciler-type=none",
-		"--enable-priority-and-fairness=false",
 		"--profiling=false",
+	}
+	if !c.apf {
+		args = append(args, "--enable-priority-and-fairness=false")
+	}
+	if c.restartable {
+		// A restart stops the server gracefully: without this, open
+		// watches hold the HTTP server's shutdown for the whole request
+		// timeout (60s). With it, in-flight requests drain, later ones
+		// get 429 with Retry-After, then the server closes in 2s.
+		args = append(args, "--shutdown-send-retry-after=true")
 	}
 	if !c.serviceAcct {
 		// Without the controller-manager nobody creates the "default"
@@ -114,15 +137,31 @@ func startAPIServer(ctx context.Context, c apiServerConfig) (*apiServer, error) 
 		ln.Close()
 		return nil, utilerrors.NewAggregate(errs)
 	}
+	completed.InformerName = c.informerName
 
 	a := &apiServer{
 		URL:  fmt.Sprintf("https://127.0.0.1:%d", port),
+		Port: port,
 		CA:   c.pki.CACertPEM,
 		Auth: c.pki.AdminToken,
 		Done: make(chan error, 1),
 	}
 	go func() { a.Done <- app.Run(ctx, completed) }()
 	return a, nil
+}
+
+// listenLoopback listens on 127.0.0.1:port (any port when 0). A port
+// just closed by a stopping apiserver may take a moment to be free.
+func listenLoopback(port int) (net.Listener, error) {
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil || port == 0 || time.Now().After(deadline) {
+			return ln, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // waitReady polls /readyz until it answers ok, the server stops, or the

@@ -10,7 +10,14 @@
 // SIGINT stops and removes every file it made, the kubeconfig included. On
 // Linux it dies with its parent process.
 //
+// --priority-and-fairness keeps the apiserver's API Priority and Fairness
+// on (off by default: it costs a little at start and tests rarely need
+// it). --faults reads fault commands on stdin, a line each, answered on
+// stdout: "restart-apiserver" restarts the kube-apiserver on its port,
+// "etcd-latency 200ms" slows every request it sends to etcd.
+//
 //	localcluster --kubeconfig PATH [--controller-manager] [--nodes N] [--log FILE|-]
+//	             [--priority-and-fairness] [--faults]
 package main
 
 import (
@@ -22,8 +29,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/client-go/tools/cache"
 )
 
 func main() {
@@ -40,6 +50,8 @@ func main() {
 		withKCM    = flag.Bool("controller-manager", false, "also run a kube-controller-manager (Deployments get ReplicaSets and status)")
 		nodes      = flag.Int("nodes", 0, "run the kube-scheduler and this many hollow nodes, so Pods run and become Ready (implies --controller-manager)")
 		logPath    = flag.String("log", "", `where control-plane logs go: a file, "-" for stderr, empty to discard`)
+		apf        = flag.Bool("priority-and-fairness", false, "keep the apiserver's API Priority and Fairness on (FlowSchemas are honoured)")
+		faults     = flag.Bool("faults", false, `read fault commands on stdin ("restart-apiserver", "etcd-latency DURATION")`)
 	)
 	flag.Parse()
 	// Logs and "ready" may go to pipes whose reader dies first (a crashed
@@ -61,7 +73,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "localcluster: %v\n", err)
 		os.Exit(1)
 	}
-	if err := run(*kubeconfig, *withKCM, *nodes, *logPath); err != nil {
+	if err := run(*kubeconfig, *withKCM, *nodes, *logPath, *apf, *faults); err != nil {
 		fmt.Fprintf(os.Stderr, "localcluster: %v\n", err)
 		os.Exit(1)
 	}
@@ -71,7 +83,7 @@ func main() {
 // process of its own.
 const maxNodes = 20
 
-func run(kubeconfigPath string, withKCM bool, nodes int, logPath string) (err error) {
+func run(kubeconfigPath string, withKCM bool, nodes int, logPath string, apf, faults bool) (err error) {
 	kubeconfigPath, err = filepath.Abs(kubeconfigPath)
 	if err != nil {
 		return err
@@ -110,17 +122,40 @@ func run(kubeconfigPath string, withKCM bool, nodes int, logPath string) (err er
 	}
 	defer etcd.Close()
 
+	// Under --faults the apiserver reaches etcd through a proxy that
+	// can slow it.
+	etcdURL := etcd.ClientURL()
+	var slow *latencyProxy
+	if faults {
+		if slow, err = newLatencyProxy(strings.TrimPrefix(etcdURL, "http://")); err != nil {
+			return fmt.Errorf("etcd proxy: %w", err)
+		}
+		defer slow.Close()
+		etcdURL = slow.URL()
+	}
+
+	// The components other than the apiserver stop with apiCtx; the
+	// apiserver with srvCtx, which a restart replaces.
 	apiCtx, cancelAPI := context.WithCancel(ctx)
 	defer cancelAPI()
-	api, err := startAPIServer(apiCtx, apiServerConfig{
+	srvCtx, cancelSrv := context.WithCancel(apiCtx)
+	defer func() { cancelSrv() }()
+	apiCfg := apiServerConfig{
 		work:        work,
 		pki:         pki,
-		etcdURL:     etcd.ClientURL(),
+		etcdURL:     etcdURL,
 		serviceAcct: withKCM,
-	})
+		apf:         apf,
+		restartable: faults,
+	}
+	if apiCfg.informerName, err = cache.NewInformerName("kube-apiserver"); err != nil {
+		return err
+	}
+	api, err := startAPIServer(srvCtx, apiCfg)
 	if err != nil {
 		return fmt.Errorf("start kube-apiserver: %w", err)
 	}
+	apiCfg.port = api.Port
 
 	if err := writeKubeconfig(kubeconfigPath, api.URL, pki.CACertPEM, pki.AdminToken); err != nil {
 		return err
@@ -155,26 +190,69 @@ func run(kubeconfigPath string, withKCM bool, nodes int, logPath string) (err er
 
 	fmt.Println("ready")
 
-	select {
-	case <-ctx.Done():
-	case err := <-api.Done:
-		if err == nil {
-			err = errors.New("kube-apiserver stopped on its own")
-		}
-		return fmt.Errorf("kube-apiserver: %w", err)
-	case err := <-kcmDone:
-		if err == nil {
-			err = errors.New("stopped on its own")
-		}
-		return fmt.Errorf("kube-controller-manager: %w", err)
-	case err := <-schedDone:
-		if err == nil {
-			err = errors.New("stopped on its own")
-		}
-		return fmt.Errorf("kube-scheduler: %w", err)
-	case err := <-nodesDone:
-		return fmt.Errorf("hollow %w", err)
+	var commands <-chan string
+	if faults {
+		commands = readCommands(os.Stdin)
 	}
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case line, open := <-commands:
+			if !open {
+				commands = nil
+				continue
+			}
+			name, arg, _ := strings.Cut(strings.TrimSpace(line), " ")
+			switch name {
+			case cmdRestartAPIServer:
+				cancelSrv()
+				select {
+				case <-api.Done:
+				case <-time.After(90 * time.Second):
+					return errors.New("restart-apiserver: the kube-apiserver did not stop within 90s")
+				}
+				srvCtx, cancelSrv = context.WithCancel(apiCtx)
+				if api, err = startAPIServer(srvCtx, apiCfg); err != nil {
+					return fmt.Errorf("restart-apiserver: start kube-apiserver: %w", err)
+				}
+				if err := waitReady(ctx, api, 60*time.Second); err != nil {
+					return fmt.Errorf("restart-apiserver: %w", err)
+				}
+				answer(line, nil)
+			case cmdEtcdLatency:
+				d, perr := time.ParseDuration(arg)
+				if perr == nil && (d < 0 || d > maxEtcdLatency) {
+					perr = fmt.Errorf("give a duration from 0s to %s", maxEtcdLatency)
+				}
+				if perr == nil {
+					slow.setDelay(d)
+				}
+				answer(line, perr)
+			default:
+				answer(line, fmt.Errorf("unknown command; known: %s, %s DURATION", cmdRestartAPIServer, cmdEtcdLatency))
+			}
+		case err := <-api.Done:
+			if err == nil {
+				err = errors.New("kube-apiserver stopped on its own")
+			}
+			return fmt.Errorf("kube-apiserver: %w", err)
+		case err := <-kcmDone:
+			if err == nil {
+				err = errors.New("stopped on its own")
+			}
+			return fmt.Errorf("kube-controller-manager: %w", err)
+		case err := <-schedDone:
+			if err == nil {
+				err = errors.New("stopped on its own")
+			}
+			return fmt.Errorf("kube-scheduler: %w", err)
+		case err := <-nodesDone:
+			return fmt.Errorf("hollow %w", err)
+		}
+	}
+
 	hollow.stop()
 	cancelAPI()
 	select {

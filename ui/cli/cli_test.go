@@ -36,8 +36,19 @@ func TestMain(m *testing.M) {
 			os.Setenv("KDRIFT_CACHE_DIR", filepath.Join(d, "kdrift"))
 		}
 	}
+	// The go command finds its build cache through XDG_CACHE_HOME too:
+	// pin it first, or every build of the kdrift binary here compiles
+	// everything again (the standard library included) into the empty
+	// folder.
+	if os.Getenv("GOCACHE") == "" {
+		if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
+			os.Setenv("GOCACHE", strings.TrimSpace(string(out)))
+		}
+	}
 	os.Setenv("XDG_CACHE_HOME", cache)
-	enginetest.Main(m, enginetest.Options{AfterTests: func() {
+	// The fault campaign (faults_test.go) throttles kdrift through a
+	// FlowSchema, restarts the apiserver and slows etcd.
+	enginetest.Main(m, enginetest.Options{PriorityAndFairness: true, Faults: true, AfterTests: func() {
 		removeBinary()
 		os.RemoveAll(cache)
 	}})
