@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -83,9 +82,13 @@ func (l *lists) get(ctx context.Context, cs *live.ClientSet, k listKey) *listEnt
 			wg.Go(func() { lists[i], errs[i] = listSelected(ctx, cs, m, k, sel) })
 		}
 		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			e.err = fmt.Errorf("list %s in %q (context %s): %w", k.gvk.Kind, k.namespace, cs.Context, err)
-			return
+		for _, err := range errs {
+			// The first failure says it: both lists ask the same
+			// apiserver for the same kind.
+			if err != nil {
+				e.err = fmt.Errorf("list %s in %q (context %s): %w", k.gvk.Kind, k.namespace, cs.Context, err)
+				return
+			}
 		}
 		e.byKey = map[string]*unstructured.Unstructured{}
 		for _, list := range lists {
