@@ -14,5 +14,23 @@ func (r *Repo) snapshotOf(commit plumbing.Hash) (*source.Snapshot, error) {
 	if r.opts.ClusterPath != "" {
 		fc = &app.FluxCluster{Path: r.opts.ClusterPath, From: "--cluster-path"}
 	}
-	return source.SnapshotOfCluster(r.git, commit, fc)
+	return source.SnapshotOfCached(r.git, commit, fc, r.discoverCache())
+}
+
+// discoverCache is the cache of discovery's walk and renders
+// (RepoOptions.DiscoverCacheDir), made once; nil without a folder.
+func (r *Repo) discoverCache() *app.ChildCache {
+	if r.opts.DiscoverCacheDir == "" {
+		return nil
+	}
+	r.childrenOnce.Do(func() {
+		// One file per clone (its git folder); the scope is kdrift's
+		// own, no URL or credentials.
+		dir, err := r.gitDir()
+		if err != nil {
+			return
+		}
+		r.children = app.NewChildCache(r.opts.DiscoverCacheDir, dir, "actions")
+	})
+	return r.children
 }

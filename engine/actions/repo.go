@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
+	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/redact"
 	"kdrift.dev/kdrift/engine/source"
 	"kdrift.dev/kdrift/internal/gitfs"
@@ -55,6 +56,12 @@ type RepoOptions struct {
 	// engine's (engine.Options.ClusterPath): with it, a Kustomization
 	// declared in every cluster folder names the one of that folder.
 	ClusterPath string
+	// DiscoverCacheDir, when set, keeps between processes what finding
+	// the Argo CD and Flux apps walked and rendered (app.ChildCache), as
+	// the engine's one-shot commands do: an action that reads the apps
+	// (a freeze, an ignore) then reads again only the folders that
+	// changed. Empty reads every folder each time.
+	DiscoverCacheDir string
 }
 
 // Repo is an opened repository and branch that actions commit to.
@@ -79,6 +86,9 @@ type Repo struct {
 	// mu serializes this Repo's operations: the UI may run them from
 	// several goroutines.
 	mu sync.Mutex
+	// children is discoverCache's, made once.
+	childrenOnce sync.Once
+	children     *app.ChildCache
 }
 
 // Open opens the repository named by opts (cloning a URL into the cache on

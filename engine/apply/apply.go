@@ -7,6 +7,8 @@ package apply
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -15,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
 
 	"kdrift.dev/kdrift/engine/app"
@@ -35,6 +38,12 @@ const (
 	LabelManagedByValue = "kdrift"
 	// AnnotationApp names the App that applied the object.
 	AnnotationApp = "kdrift.dev/app"
+	// LabelApp carries AppLabelValue of the App that applied the object,
+	// so a one-shot command lists one App's tracked objects with a label
+	// selector instead of every tracked object of a kind. The annotation
+	// stays what decides whose an object is; the label only narrows what
+	// the apiserver sends, and is never drift (diff.DefaultOptions).
+	LabelApp = "kdrift.dev/app"
 	// AnnotationRepo is the repository identity (source.Repo.Identity)
 	// of the App that applied the object: an App of the same name in
 	// another repository never prunes or applies over it.
@@ -105,6 +114,7 @@ func Track(obj *unstructured.Unstructured, appName, repo string) *unstructured.U
 		labels = map[string]string{}
 	}
 	labels[LabelManagedBy] = LabelManagedByValue
+	labels[LabelApp] = AppLabelValue(appName)
 	out.SetLabels(labels)
 	ann := out.GetAnnotations()
 	if ann == nil {
@@ -116,6 +126,19 @@ func Track(obj *unstructured.Unstructured, appName, repo string) *unstructured.U
 	}
 	out.SetAnnotations(ann)
 	return out
+}
+
+// AppLabelValue is LabelApp's value for App appName: the name itself when
+// it is a valid label value (at most 63 characters, no "/"), else "h." and
+// 40 hexadecimal digits of its SHA-256. Two Apps may share a value only
+// when one name is that hashed form; their objects are still told apart
+// by AnnotationApp.
+func AppLabelValue(appName string) string {
+	if len(validation.IsValidLabelValue(appName)) == 0 {
+		return appName
+	}
+	sum := sha256.Sum256([]byte(appName))
+	return "h." + hex.EncodeToString(sum[:20])
 }
 
 // TrackedAsApp reports whether live carries the tracking label and the

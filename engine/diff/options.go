@@ -76,8 +76,8 @@ type Options struct {
 	// would only turn into a second restart).
 	IgnoredAnnotations []string
 	// IgnoredLabels are labels other tools add for their own tracking;
-	// they are removed like IgnoredAnnotations. Default: Flux's
-	// kustomize.toolkit.fluxcd.io/name and /namespace, and
+	// they are removed like IgnoredAnnotations. Default: kdrift's own
+	// kdrift.dev/app, Flux's kustomize.toolkit.fluxcd.io/name and /namespace, and
 	// helm.toolkit.fluxcd.io/name and /namespace. (Argo CD's
 	// app.kubernetes.io/instance is often declared in Git, so it is
 	// compared; written by Argo CD it is owned by a GitOps manager and so
@@ -103,6 +103,12 @@ func DefaultOptions() Options {
 			"argocd.argoproj.io/tracking-id",
 		},
 		IgnoredLabels: []string{
+			// kdrift's own App label (apply.LabelApp): it narrows the
+			// lists of a one-shot command, the annotation says whose an
+			// object is. Objects kdrift applied before it wrote the label
+			// are not drift for lacking it; they get it on their next
+			// apply.
+			"kdrift.dev/app",
 			// Flux's resource tracking, never drift.
 			"kustomize.toolkit.fluxcd.io/name",
 			"kustomize.toolkit.fluxcd.io/namespace",

@@ -438,7 +438,8 @@ func BenchmarkDiffVsKubectl(b *testing.B) {
 // diff costs should not grow with the repository; kubectl reads one folder
 // whatever the repository holds. kdrift-other commits a change to another
 // app before each run: the first diff after a commit that changed another
-// app only.
+// app only. kdrift-status is `kdrift status APP --live` on the same app.
+// Each series' ratio to kubectl is reported (kubectl/kdrift...).
 func BenchmarkDiffOneAppOfMany(b *testing.B) {
 	bin := buildKdrift(b)
 	for _, others := range []int{0, 200} {
@@ -599,20 +600,35 @@ func commitOther(b *testing.B, dir string, shape fleetShape, i int) {
 func benchDiffVsKubectl(b *testing.B, bin string, shape fleetShape) {
 	dir := setupOverlay(b, shape)
 	kdriftCache, kubectlCache := b.TempDir(), b.TempDir()
-	timeRun := func(env []string, name string, args ...string) time.Duration {
+	// timeRunExit times one whole process, which must exit with code.
+	timeRunExit := func(code int, env []string, name string, args ...string) time.Duration {
 		cmd := exec.Command(name, args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), append(env, "KUBECONFIG="+enginetest.Kubeconfig(), "KUBECTL_EXTERNAL_DIFF=")...)
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
 		d := time.Since(start)
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-			b.Fatalf("%s %v: want exit 1 (drift), got %v\n%s", name, args, err, out)
+		got := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			got = ee.ExitCode()
+		} else if err != nil {
+			got = -1
+		}
+		if got != code {
+			b.Fatalf("%s %v: want exit %d, got %v\n%s", name, args, code, err, out)
 		}
 		return d
 	}
+	timeRun := func(env []string, name string, args ...string) time.Duration {
+		return timeRunExit(1, env, name, args...) // 1: drift
+	}
 	kdrift := func() time.Duration {
 		return timeRun([]string{"XDG_CACHE_HOME=" + kdriftCache}, bin, "diff", "overlay", "--repo", dir, "--kubeconfig", enginetest.Kubeconfig(), "--live")
+	}
+	// kdrift-status is `kdrift status APP --live`: the same compare,
+	// printed as the app's status (exit 0).
+	kdriftStatus := func() time.Duration {
+		return timeRunExit(0, []string{"XDG_CACHE_HOME=" + kdriftCache}, bin, "status", "overlay", "--repo", dir, "--kubeconfig", enginetest.Kubeconfig(), "--live")
 	}
 	kdriftNew := func() time.Duration {
 		if err := os.RemoveAll(filepath.Join(kdriftCache, "kdrift", "render")); err != nil {
@@ -629,12 +645,13 @@ func benchDiffVsKubectl(b *testing.B, bin string, shape fleetShape) {
 	// couple of iterations.
 	kdrift()
 	kubectl()
-	var kd, kn, ko, kc []time.Duration
+	var kd, kn, ko, ks, kc []time.Duration
 	b.ResetTimer()
 	for i := 0; i < max(b.N, 9); i++ {
 		kd = append(kd, kdrift())
 		kc = append(kc, kubectl())
 		kn = append(kn, kdriftNew())
+		ks = append(ks, kdriftStatus())
 		if shape.others > 0 {
 			b.StopTimer()
 			commitOther(b, dir, shape, i)
@@ -646,12 +663,17 @@ func benchDiffVsKubectl(b *testing.B, bin string, shape fleetShape) {
 	percentiles(b, "kdrift", kd)
 	percentiles(b, "kdrift-new", kn)
 	percentiles(b, "kdrift-other", ko)
+	percentiles(b, "kdrift-status", ks)
 	percentiles(b, "kubectl", kc)
-	for _, ds := range [][]time.Duration{kd, kn, kc} {
+	for _, ds := range [][]time.Duration{kd, kn, ko, ks, kc} {
 		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	}
 	b.ReportMetric(float64(kc[len(kc)/2])/float64(kd[len(kd)/2]), "kubectl/kdrift")
 	b.ReportMetric(float64(kc[len(kc)/2])/float64(kn[len(kn)/2]), "kubectl/kdrift-new")
+	b.ReportMetric(float64(kc[len(kc)/2])/float64(ks[len(ks)/2]), "kubectl/kdrift-status")
+	if len(ko) > 0 {
+		b.ReportMetric(float64(kc[len(kc)/2])/float64(ko[len(ko)/2]), "kubectl/kdrift-other")
+	}
 }
 
 // makeNamespace creates a namespace, keeping one that exists.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"kdrift.dev/kdrift/engine/apply"
 	"kdrift.dev/kdrift/engine/live"
 	"kdrift.dev/kdrift/engine/status"
 )
@@ -28,6 +29,11 @@ type listKey struct {
 	gvk       schema.GroupVersionKind
 	namespace string
 	tracked   bool
+	// app, with tracked, is the AppLabel value (apply.AppLabelValue) of
+	// the one App whose tracked objects are listed: the apiserver then
+	// sends that App's objects (and any applied before kdrift labelled
+	// by App), not every tracked object of the kind.
+	app string
 }
 
 type listEntry struct {
@@ -62,30 +68,41 @@ func (l *lists) get(ctx context.Context, cs *live.ClientSet, k listKey) *listEnt
 			e.err = err
 			return
 		}
-		opts := metav1.ListOptions{}
-		if k.tracked {
-			opts.LabelSelector = live.TrackedSelector
+		selectors := []string{""}
+		switch {
+		case k.tracked && k.app != "":
+			selectors = live.AppSelectors(k.app)
+		case k.tracked:
+			selectors = []string{live.TrackedSelector}
 		}
-		list, err := listOnce(ctx, cs, m, k, opts)
-		if apierrors.IsNotFound(err) {
-			// The resource is gone although discovery (perhaps kept on
-			// disk) named it: ask discovery again, once.
-			if m, err = cs.Rediscover(ctx, k.gvk); err != nil {
-				e.err = err
+		lists := make([]*unstructured.UnstructuredList, len(selectors))
+		errs := make([]error, len(selectors))
+		var wg sync.WaitGroup
+		for i, sel := range selectors {
+			wg.Go(func() { lists[i], errs[i] = listSelected(ctx, cs, m, k, sel) })
+		}
+		wg.Wait()
+		for _, err := range errs {
+			// The first failure says it: both lists ask the same
+			// apiserver for the same kind.
+			if err != nil {
+				e.err = fmt.Errorf("list %s in %q (context %s): %w", k.gvk.Kind, k.namespace, cs.Context, err)
 				return
 			}
-			list, err = listOnce(ctx, cs, m, k, opts)
 		}
-		if err != nil {
-			e.err = fmt.Errorf("list %s in %q (context %s): %w", k.gvk.Kind, k.namespace, cs.Context, err)
-			return
-		}
-		e.byKey = make(map[string]*unstructured.Unstructured, len(list.Items))
-		for i := range list.Items {
-			o := &list.Items[i]
-			o.SetGroupVersionKind(k.gvk)
-			e.items = append(e.items, o)
-			e.byKey[o.GetNamespace()+"/"+o.GetName()] = o
+		e.byKey = map[string]*unstructured.Unstructured{}
+		for _, list := range lists {
+			for i := range list.Items {
+				o := &list.Items[i]
+				key := o.GetNamespace() + "/" + o.GetName()
+				if e.byKey[key] != nil {
+					// Relabelled between the two lists: one copy.
+					continue
+				}
+				o.SetGroupVersionKind(k.gvk)
+				e.items = append(e.items, o)
+				e.byKey[key] = o
+			}
 		}
 	})
 	return e
@@ -106,11 +123,26 @@ func (p *pass) prefetch(ctx context.Context) {
 		}
 		gvk := d.GroupVersionKind()
 		keys[listKey{gvk: gvk, namespace: d.GetNamespace()}] = true
-		keys[listKey{gvk: gvk, tracked: true}] = true
+		keys[listKey{gvk: gvk, tracked: true, app: apply.AppLabelValue(p.name)}] = true
 	}
 	for k := range keys {
 		go p.cl.lists.get(ctx, p.cl.cs, k)
 	}
+}
+
+// listSelected lists k with the label selector sel, asking discovery
+// again once when the resource is gone although discovery (perhaps kept
+// on disk) named it.
+func listSelected(ctx context.Context, cs *live.ClientSet, m *meta.RESTMapping, k listKey, sel string) (*unstructured.UnstructuredList, error) {
+	opts := metav1.ListOptions{LabelSelector: sel}
+	list, err := listOnce(ctx, cs, m, k, opts)
+	if apierrors.IsNotFound(err) {
+		if m, err = cs.Rediscover(ctx, k.gvk); err != nil {
+			return nil, err
+		}
+		list, err = listOnce(ctx, cs, m, k, opts)
+	}
+	return list, err
 }
 
 // listOnce sends one List for k.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"path"
 	"reflect"
 	"sort"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/apply"
 	"kdrift.dev/kdrift/engine/live"
+	"kdrift.dev/kdrift/engine/render"
 	"kdrift.dev/kdrift/engine/source"
 	"kdrift.dev/kdrift/engine/status"
 )
@@ -170,6 +172,12 @@ func (e *Engine) previewApp(ctx context.Context, name string, bs, as *source.Sna
 	if f := aAfter.Spec.Freeze; f.ActiveAt(e.opts.Now()) {
 		ap.Frozen = f
 	}
+	if inBefore && e.rendersSame(ctx, bs, aBefore, as, aAfter) {
+		// A tree that changes neither the App nor a folder its render
+		// reads changes nothing of it: a revert of one app's commit does
+		// not render and compare every app of the repository.
+		return ap, false
+	}
 	pa := e.previewPass(name, as, aAfter)
 	if !pa.phaseRender(ctx) {
 		if pa.status.Sync == status.SyncError {
@@ -323,6 +331,18 @@ func wholeFrozen(fz []app.ResourceFreeze) bool {
 		}
 	}
 	return false
+}
+
+// rendersSame reports whether App b at snapshot bs and App a at as are
+// the same App rendering the same objects: equal declarations, and a
+// render (not a chart's, which also depends on the cluster) whose every
+// input folder is unchanged between the snapshots.
+func (e *Engine) rendersSame(ctx context.Context, bs *source.Snapshot, b app.App, as *source.Snapshot, a app.App) bool {
+	dir := path.Clean(a.Spec.Path)
+	if !reflect.DeepEqual(b, a) || render.IsChart(bs, dir) || render.IsChart(as, dir) {
+		return false
+	}
+	return e.renderer.SameRender(ctx, bs, as, a.Spec.Path, a.RenderHelm())
 }
 
 // rendersDiffer reports whether app a renders differently from snapshot

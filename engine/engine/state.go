@@ -189,7 +189,9 @@ func (c *cluster) listTracked(ctx context.Context, gvk schema.GroupVersionKind, 
 		}
 		return c.watcher.ListTracked(ctx, gvk, appName)
 	}
-	e := c.lists.get(ctx, c.cs, listKey{gvk: gvk, tracked: true})
+	// The apiserver sends this App's labelled objects and the unlabelled
+	// ones; the annotation decides among them, as the informers' do.
+	e := c.lists.get(ctx, c.cs, listKey{gvk: gvk, tracked: true, app: apply.AppLabelValue(appName)})
 	if e.err != nil {
 		return nil, e.err
 	}

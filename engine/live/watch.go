@@ -31,6 +31,19 @@ const (
 // TrackedSelector is the label selector of objects kdrift applied.
 const TrackedSelector = TrackingLabel + "=" + TrackingValue
 
+// AppLabel is the label naming, in a label's form, the App that applied
+// an object (apply.LabelApp, apply.AppLabelValue).
+const AppLabel = "kdrift.dev/app"
+
+// AppSelectors are the label selectors whose union holds every object
+// tracked as the App whose AppLabel value is value: those labelled with
+// it, and those kdrift applied before it wrote the label (or whose label
+// a person removed). Both still need AppAnnotation checked: the label
+// narrows what the apiserver sends, it does not decide.
+func AppSelectors(value string) []string {
+	return []string{TrackedSelector + "," + AppLabel + "=" + value, TrackedSelector + ",!" + AppLabel}
+}
+
 // ChangeType says what happened to a live object.
 type ChangeType string
 

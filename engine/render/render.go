@@ -289,6 +289,23 @@ func (r *Renderer) Inputs(dir string) []string {
 	return out
 }
 
+// SameRender reports whether dir renders from after exactly as it does
+// from before: its render from before succeeded (rendered now, or found
+// in the caches) and every folder that render read has the same tree hash
+// in after. A caller that would render both to compare them can skip
+// both.
+func (r *Renderer) SameRender(ctx context.Context, before, after Tree, dir string, h *Helm) bool {
+	if _, err := r.RenderApp(ctx, before, dir, h); err != nil {
+		return false
+	}
+	key := path.Clean(strings.TrimPrefix(dir, "./"))
+	if hk := h.key(); hk != "" {
+		key = key + "\x00" + hk
+	}
+	e := r.lookup(before, key)
+	return e != nil && e.err == nil && e.inputs != nil && sameInputs(after, e.inputs)
+}
+
 // lookup returns a cache entry whose inputs all have the same tree hash in
 // tree, or nil.
 func (r *Renderer) lookup(tree Tree, dir string) *cacheEntry {

@@ -63,6 +63,19 @@ func SnapshotOf(g *git.Repository, commit plumbing.Hash) (*Snapshot, error) {
 	return newSnapshot(&handle{repo: g}, c.Hash.String(), tree), nil
 }
 
+// SnapshotOfCached is SnapshotOfCluster whose discovery keeps what it
+// walked and rendered in children (app.ChildCache; nil keeps nothing), as
+// a Repo's snapshots do: a folder whose tree hash it knows is not read
+// again.
+func SnapshotOfCached(g *git.Repository, commit plumbing.Hash, fc *app.FluxCluster, children *app.ChildCache) (*Snapshot, error) {
+	s, err := SnapshotOfCluster(g, commit, fc)
+	if err != nil {
+		return nil, err
+	}
+	s.h.children = children
+	return s, nil
+}
+
 // SnapshotOfCluster is SnapshotOf whose discovery follows the Flux
 // cluster folder fc (nil: every Flux declaration).
 func SnapshotOfCluster(g *git.Repository, commit plumbing.Hash, fc *app.FluxCluster) (*Snapshot, error) {

@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	flag "github.com/spf13/pflag"
 
 	"kdrift.dev/kdrift/engine/actions"
 	"kdrift.dev/kdrift/engine/publish"
+	"kdrift.dev/kdrift/engine/render"
 )
 
 // actionFlags are the flags every committing command takes besides the
@@ -32,7 +34,13 @@ func (a *actionFlags) register(fs *flag.FlagSet) {
 }
 
 func (a *actionFlags) open(ctx context.Context) (*actions.Repo, error) {
-	r, err := actions.Open(ctx, actions.RepoOptions{Repo: a.repo, Branch: a.branch, Author: a.author, Propose: a.propose, ClusterPath: a.clusterPath})
+	opts := actions.RepoOptions{Repo: a.repo, Branch: a.branch, Author: a.author, Propose: a.propose, ClusterPath: a.clusterPath}
+	if dir := render.DefaultCacheDir(); dir != "" {
+		// Finding the apps a freeze names reads only what changed since
+		// the last command, as a one-shot engine does.
+		opts.DiscoverCacheDir = filepath.Join(filepath.Dir(dir), "discover")
+	}
+	r, err := actions.Open(ctx, opts)
 	a.opened = r
 	return r, err
 }
