@@ -243,7 +243,7 @@ func (r *Repo) Freeze(ctx context.Context, req FreezeRequest) (Result, error) {
 		}
 		p := &plan{apps: names(apps)}
 		if err := editApps(s, p, apps, func(src []byte, a app.App) ([]byte, error) {
-			if a.Origin != nil {
+			if ownedFreeze(a) {
 				return setOwnedFreeze(src, a, fr)
 			}
 			return setFreeze(src, a.Metadata.Name, fr)
@@ -296,7 +296,7 @@ func (r *Repo) Unfreeze(ctx context.Context, req UnfreezeRequest) (Result, error
 		}
 		p := &plan{apps: names(frozen)}
 		if err := editApps(s, p, frozen, func(src []byte, a app.App) ([]byte, error) {
-			if a.Origin != nil {
+			if ownedFreeze(a) {
 				return removeOwnedFreeze(src, a)
 			}
 			return removeFreeze(src, a.Metadata.Name)
@@ -351,7 +351,7 @@ func (r *Repo) Extend(ctx context.Context, req ExtendRequest) (Result, error) {
 		}
 		p := &plan{apps: names(apps)}
 		if err := editApps(s, p, apps, func(src []byte, a app.App) ([]byte, error) {
-			if a.Origin != nil {
+			if ownedFreeze(a) {
 				return setOwnedFreezeUntil(src, a, yamlTime(untils[a.Metadata.Name]))
 			}
 			return setFreezeUntil(src, a.Metadata.Name, untils[a.Metadata.Name])

@@ -11,10 +11,11 @@ import (
 
 // Actions on apps another GitOps engine owns write into that engine's own
 // declaration, so that the engine itself stops healing, with the reason in
-// Git: an Argo CD Application's spec.syncPolicy.automated.selfHeal, a Flux
-// Kustomization's spec.suspend, and the freeze in kdrift.dev/freeze-*
-// annotations (the healing field's earlier value in
-// kdrift.dev/freeze-previous, put back on unfreeze).
+// Git: the healing field its tool names (app.Edits: an Argo CD
+// Application's spec.syncPolicy.automated.selfHeal, a Flux declaration's
+// spec.suspend), and the freeze in kdrift.dev/freeze-* annotations (the
+// healing field's earlier value in kdrift.dev/freeze-previous, put back on
+// unfreeze).
 
 // previousNone says an Application had no automated sync block: Argo CD
 // was not healing it, and the freeze leaves the block alone (writing one
@@ -118,43 +119,48 @@ func (f *yamlFile) setScalar(v *yaml.Node, value string) error {
 }
 
 // setHeal writes value into the owner's healing field v.
-func (f *yamlFile) setHeal(o *app.Origin, v *yaml.Node, value string) error {
-	field, _ := healOff(o)
+func (f *yamlFile) setHeal(o *app.Origin, h *app.HealField, v *yaml.Node, value string) error {
 	if err := f.setScalar(v, value); err != nil {
-		return fmt.Errorf("%s %s: %s: %w", o.Kind, o.QualifiedName(), field, err)
+		return fmt.Errorf("%s %s: %s: %w", o.Kind, o.QualifiedName(), h.Field, err)
 	}
 	return nil
 }
 
-// healField locates the field that makes the owner heal: for Argo CD
-// spec.syncPolicy.automated (parent) and its selfHeal; for Flux spec and
-// its suspend. parent is nil when an Application has no automated block.
-func healField(root *yaml.Node, o *app.Origin) (parent, pk, key, val *yaml.Node, err error) {
-	if o.Engine == app.EngineFlux {
-		sk, sv, err := blockMapping(root, "spec", "spec")
-		if err != nil || sk == nil {
-			return nil, nil, nil, nil, fmt.Errorf("Kustomization %s: %v", o.QualifiedName(), orMissing(err, "spec"))
+// healField locates the field h that makes the owner heal, following its
+// path (for Argo CD spec.syncPolicy.automated, for Flux spec): parent is
+// the mapping holding it and pk parent's key, key and val the field's
+// (nil when absent). parent is nil when a mapping after the first of the
+// path is absent: the owner does not heal at all.
+func healField(root *yaml.Node, o *app.Origin, h *app.HealField) (parent, pk, key, val *yaml.Node, err error) {
+	cur := root
+	for i, name := range h.Path {
+		what := strings.Join(h.Path[:i+1], ".")
+		switch {
+		case i == 0:
+			k, v, err := blockMapping(cur, name, what)
+			if err != nil || k == nil {
+				return nil, nil, nil, nil, fmt.Errorf("%s %s: %v", o.Kind, o.QualifiedName(), orMissing(err, what))
+			}
+			pk, cur = k, v
+		case i < len(h.Path)-1:
+			k, v, err := blockMapping(cur, name, what)
+			if err != nil || k == nil {
+				return nil, nil, nil, nil, err
+			}
+			pk, cur = k, v
+		default:
+			k, v := mapGet(cur, name)
+			if k == nil || (v.Kind == yaml.ScalarNode && v.Tag == "!!null") {
+				return nil, nil, nil, nil, nil
+			}
+			if v.Kind != yaml.MappingNode || v.Style&yaml.FlowStyle != 0 || len(v.Content) == 0 {
+				return nil, nil, nil, nil, fmt.Errorf("%s %s: %s is not written as a block mapping with keys; write it as one so kdrift can set %s", o.Kind, o.QualifiedName(), what, h.Field)
+			}
+			pk, cur = k, v
 		}
-		k, v := mapGet(sv, "suspend")
-		return sv, sk, k, v, nil
 	}
-	_, sv, err := blockMapping(root, "spec", "spec")
-	if err != nil || sv == nil {
-		return nil, nil, nil, nil, fmt.Errorf("Application %s: %v", o.QualifiedName(), orMissing(err, "spec"))
-	}
-	_, spv, err := blockMapping(sv, "syncPolicy", "spec.syncPolicy")
-	if err != nil || spv == nil {
-		return nil, nil, nil, nil, err
-	}
-	ak, av := mapGet(spv, "automated")
-	if ak == nil || (av.Kind == yaml.ScalarNode && av.Tag == "!!null") {
-		return nil, nil, nil, nil, nil
-	}
-	if av.Kind != yaml.MappingNode || av.Style&yaml.FlowStyle != 0 || len(av.Content) == 0 {
-		return nil, nil, nil, nil, fmt.Errorf("Application %s: spec.syncPolicy.automated is not written as a block mapping with keys; write it as one so kdrift can set selfHeal", o.QualifiedName())
-	}
-	k, v := mapGet(av, "selfHeal")
-	return av, ak, k, v, nil
+	k, v := mapGet(cur, h.Field)
+	return cur, pk, k, v, nil
 }
 
 func orMissing(err error, field string) error {
@@ -164,13 +170,10 @@ func orMissing(err error, field string) error {
 	return fmt.Errorf("%s is missing", field)
 }
 
-// healOff is the value of the healing field that stops the owner.
-func healOff(o *app.Origin) (field, value string) {
-	if o.Engine == app.EngineFlux {
-		return "suspend", "true"
-	}
-	return "selfHeal", "false"
-}
+// ownedFreeze reports whether a freeze of a goes into its tool's healing
+// field and annotations (app.Edits.Heal) rather than the App's own
+// spec.freeze.
+func ownedFreeze(a app.App) bool { return app.ToolOf(a.Origin).Edits().Heal != nil }
 
 // reparse re-reads the file after an edit, so the next edit finds its
 // lines.
@@ -180,6 +183,7 @@ func (f *yamlFile) reparse() (*yamlFile, error) { return newYAMLFile(f.bytes()) 
 // healing field's earlier value) in the declaration's annotations.
 func setOwnedFreeze(src []byte, a app.App, fr app.Freeze) ([]byte, error) {
 	o := a.Origin
+	h := app.ToolOf(o).Edits().Heal
 	f, err := newYAMLFile(src)
 	if err != nil {
 		return nil, err
@@ -199,21 +203,20 @@ func setOwnedFreeze(src []byte, a app.App, fr app.Freeze) ([]byte, error) {
 	}
 	prev, frozenBefore := ann[app.AnnotationFreezePrevious]
 	if !frozenBefore {
-		parent, pk, k, v, err := healField(root, o)
+		parent, pk, k, v, err := healField(root, o, h)
 		if err != nil {
 			return nil, err
 		}
-		field, off := healOff(o)
 		switch {
 		case parent == nil:
 			prev = previousNone
 		case k == nil:
 			prev = previousAbsent
 			ind, _ := childIndent(pk, parent)
-			f.insertAfter(f.blockEnd(pk, parent), []string{strings.Repeat(" ", ind) + field + ": " + off})
+			f.insertAfter(f.blockEnd(pk, parent), []string{strings.Repeat(" ", ind) + h.Field + ": " + h.Off})
 		default:
 			prev = v.Value
-			if err := f.setHeal(o, v, off); err != nil {
+			if err := f.setHeal(o, h, v, h.Off); err != nil {
 				return nil, err
 			}
 		}
@@ -315,6 +318,7 @@ func dropFreezeAnnotations(f *yamlFile, o *app.Origin) (*yamlFile, error) {
 // freeze and deletes the freeze annotations.
 func removeOwnedFreeze(src []byte, a app.App) ([]byte, error) {
 	o := a.Origin
+	h := app.ToolOf(o).Edits().Heal
 	f, err := newYAMLFile(src)
 	if err != nil {
 		return nil, err
@@ -331,7 +335,7 @@ func removeOwnedFreeze(src []byte, a app.App) ([]byte, error) {
 	} else {
 		prev = previousNone // not recorded: leave the healing field as it is
 	}
-	parent, _, k, v, err := healField(root, o)
+	parent, _, k, v, err := healField(root, o, h)
 	if err != nil {
 		return nil, err
 	}
@@ -341,7 +345,7 @@ func removeOwnedFreeze(src []byte, a app.App) ([]byte, error) {
 		f.deleteLines(k.Line, f.blockEnd(k, v))
 	case prev == "true" || prev == "false":
 		if k != nil {
-			if err := f.setHeal(o, v, prev); err != nil {
+			if err := f.setHeal(o, h, v, prev); err != nil {
 				return nil, err
 			}
 		}
@@ -380,11 +384,13 @@ func setOwnedFreezeUntil(src []byte, a app.App, until string) ([]byte, error) {
 	return f.bytes(), nil
 }
 
-// appendOwnedIgnore appends a rule to an Application's
-// spec.ignoreDifferences (the same fields as an App's rules), or to a
-// Flux Kustomization's spec.ignore as {target, jsonPointers}.
+// appendOwnedIgnore appends a rule to the declaration's ignore list, as
+// its tool writes one (Edits.IgnoreList and IgnoreItem): an Application's
+// spec.ignoreDifferences (the same fields as an App's rules), a Flux
+// declaration's spec.ignore as {target, jsonPointers}.
 func appendOwnedIgnore(src []byte, a app.App, r app.IgnoreRule) ([]byte, error) {
 	o := a.Origin
+	ed := app.ToolOf(o).Edits()
 	f, err := newYAMLFile(src)
 	if err != nil {
 		return nil, err
@@ -398,41 +404,22 @@ func appendOwnedIgnore(src []byte, a app.App, r app.IgnoreRule) ([]byte, error) 
 		return nil, fmt.Errorf("%s %s: %v", o.Kind, o.QualifiedName(), orMissing(err, "spec"))
 	}
 	ind, step := childIndent(sk, sv)
-	key, lines := "ignoreDifferences", func(dash int) []string { return ruleLines(dash, step, r) }
-	if o.Engine == app.EngineFlux {
-		if len(r.ManagedFieldsManagers) > 0 {
-			return nil, fmt.Errorf("Kustomization %s: Flux's spec.ignore takes JSON pointers, not field managers", o.QualifiedName())
-		}
-		key, lines = "ignore", func(dash int) []string { return fluxRuleLines(dash, step, r) }
-	}
+	key := ed.IgnoreList
 	ik, iv := mapGet(sv, key)
-	switch {
-	case ik == nil:
-		f.insertAfter(f.blockEnd(sk, sv), append([]string{strings.Repeat(" ", ind) + key + ":"}, lines(ind+step)...))
-	case iv.Kind == yaml.SequenceNode && iv.Style&yaml.FlowStyle == 0 && len(iv.Content) > 0:
-		f.insertAfter(f.blockEnd(ik, iv), lines(iv.Column-1))
-	default:
+	at, dash, head := f.blockEnd(sk, sv), ind+step, []string{strings.Repeat(" ", ind) + key + ":"}
+	block := iv != nil && iv.Kind == yaml.SequenceNode && iv.Style&yaml.FlowStyle == 0 && len(iv.Content) > 0
+	if ik != nil && block {
+		at, dash, head = f.blockEnd(ik, iv), iv.Column-1, nil
+	}
+	lines, err := ed.IgnoreItem(dash, step, r)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", o.Kind, o.QualifiedName(), err)
+	}
+	if ik != nil && !block {
 		return nil, fmt.Errorf("%s %s: spec.%s is written in flow style ([...]) or is not a list; write it as a block list so kdrift can append to it", o.Kind, o.QualifiedName(), key)
 	}
+	f.insertAfter(at, append(head, lines...))
 	return f.bytes(), nil
-}
-
-// fluxRuleLines writes a rule as an item of Flux's spec.ignore.
-func fluxRuleLines(dashInd, step int, r app.IgnoreRule) []string {
-	var target []string
-	for _, kv := range [][2]string{{"group", r.Group}, {"kind", r.Kind}, {"name", r.Name}, {"namespace", r.Namespace}} {
-		if kv[1] != "" {
-			target = append(target, kv[0]+": "+yamlString(kv[1]))
-		}
-	}
-	q := make([]string, len(r.JSONPointers))
-	for i, p := range r.JSONPointers {
-		q[i] = yamlString(p)
-	}
-	return []string{
-		strings.Repeat(" ", dashInd) + "- target: {" + strings.Join(target, ", ") + "}",
-		strings.Repeat(" ", dashInd+2) + "jsonPointers: [" + strings.Join(q, ", ") + "]",
-	}
 }
 
 // ownedStillReads checks that the edited file still parses and still

@@ -91,7 +91,7 @@ func appObjects(ctx context.Context, s *snapshot, a app.App) ([]objectID, []kind
 	if err != nil {
 		return nil, nil, fmt.Errorf("App %s: its objects cannot be listed to check the reference (render %s: %w); fix the render first", a.Metadata.Name, a.Spec.Path, err)
 	}
-	objs, _ = render.WithoutHooks(objs)
+	objs, _ = app.WithoutHooks(objs)
 	ids, kinds := objectsOf(objs)
 	return ids, kinds, nil
 }

@@ -3,7 +3,6 @@ package actions
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -121,11 +120,8 @@ func childIndent(k, v *yaml.Node) (int, int) {
 	return ind, step
 }
 
-// yamlString quotes s for YAML. Go's quoting and YAML's double-quoted
-// style agree on every escape but \xNN, which Go writes for a byte that is
-// not UTF-8 and YAML reads as a code point; YAML holds text only, so such
-// bytes become U+FFFD first.
-func yamlString(s string) string { return strconv.Quote(strings.ToValidUTF8(s, "\uFFFD")) }
+// yamlString quotes s for YAML (app.QuoteYAML).
+func yamlString(s string) string { return app.QuoteYAML(s) }
 
 func yamlTime(t time.Time) string { return yamlString(t.UTC().Format(time.RFC3339)) }
 
@@ -212,44 +208,18 @@ func setFreezeUntil(src []byte, name string, until time.Time) ([]byte, error) {
 	return f.bytes(), nil
 }
 
-func ruleLines(dashInd, step int, r app.IgnoreRule) []string {
-	var kv []string
-	add := func(k, v string) {
-		if v != "" {
-			kv = append(kv, k+": "+yamlString(v))
-		}
-	}
-	add("group", r.Group)
-	add("kind", r.Kind)
-	add("name", r.Name)
-	add("namespace", r.Namespace)
-	list := func(k string, vs []string) {
-		if len(vs) == 0 {
-			return
-		}
-		q := make([]string, len(vs))
-		for i, v := range vs {
-			q[i] = yamlString(v)
-		}
-		kv = append(kv, k+": ["+strings.Join(q, ", ")+"]")
-	}
-	list("jsonPointers", r.JSONPointers)
-	list("managedFieldsManagers", r.ManagedFieldsManagers)
-	out := make([]string, len(kv))
-	for i, l := range kv {
-		if i == 0 {
-			out[i] = strings.Repeat(" ", dashInd) + "- " + l
-		} else {
-			out[i] = strings.Repeat(" ", dashInd+2) + l
-		}
-	}
-	return out
-}
-
-// appendIgnoreRule adds a rule at the end of spec.ignoreDifferences,
+// appendIgnoreRule adds a rule at the end of spec.ignoreDifferences (the
+// list kdrift's App tool names),
 // creating the list when there is none.
 func appendIgnoreRule(src []byte, name string, r app.IgnoreRule) ([]byte, error) {
-	return appendToSpecList(src, name, "ignoreDifferences", func(dashInd, step int) []string { return ruleLines(dashInd, step, r) })
+	ed := app.ToolOf(nil).Edits()
+	if _, err := ed.IgnoreItem(0, 2, r); err != nil {
+		return nil, fmt.Errorf("App %s: %w", name, err)
+	}
+	return appendToSpecList(src, name, ed.IgnoreList, func(dashInd, step int) []string {
+		lines, _ := ed.IgnoreItem(dashInd, step, r)
+		return lines
+	})
 }
 
 // appendToSpecList adds the item that lines writes (given the indent of

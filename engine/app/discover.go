@@ -98,12 +98,17 @@ func Discover(fsys fs.FS, opts DiscoverOptions) LoadResult {
 	// chart) and look for declarations in the output. Plain YAML folders
 	// were read by the walk already.
 	queue := make([]parent, 0, len(res.Apps)+len(d.found))
-	for _, a := range res.Apps {
-		queue = append(queue, parent{name: a.Metadata.Name, path: a.Spec.Path, helm: a.RenderHelm()})
+	for i := range res.Apps {
+		if p, ok := ToolOf(res.Apps[i].Origin).follow(&res.Apps[i], 0); ok {
+			queue = append(queue, p)
+		}
 	}
 	for _, f := range d.found {
-		if f.app != nil {
-			queue = append(queue, parent{name: f.app.Metadata.Name, path: f.app.Spec.Path, helm: f.app.RenderHelm(), depth: 1, flux: f.kind == "Kustomization"})
+		if f.app == nil {
+			continue
+		}
+		if p, ok := ToolOf(f.app.Origin).follow(f.app, 1); ok {
+			queue = append(queue, p)
 		}
 	}
 	d.renderChildren(queue)
@@ -328,52 +333,36 @@ func (d *discovery) scanFile(file string, data []byte) {
 	}
 }
 
-// mayDeclare is a cheap test that a file can hold a declaration.
+// mayDeclare is a cheap test that a file can hold a declaration: it
+// holds a registered tool's marker.
 func mayDeclare(data []byte) bool {
 	s := string(data)
-	return strings.Contains(s, "argoproj.io") || strings.Contains(s, "toolkit.fluxcd.io")
+	for _, t := range Tools {
+		if m := t.Marker(); m != "" && strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
 }
 
-// declaration turns one document into a found declaration when it is one.
+// declaration turns one document into a found declaration when one of
+// the registered tools declares with it.
 func (d *discovery) declaration(body *yaml3.Node, file string, doc, line int, generatedBy, from string) {
-	apiVersion, kind := scalar(lookup(body, "apiVersion")), scalar(lookup(body, "kind"))
-	switch {
-	case apiVersion == ArgoAPIVersion && kind == "Application":
-		d.found = append(d.found, argoApp(d.fsys, body, file, doc, line, generatedBy, from, d.opts))
-	case apiVersion == ArgoAPIVersion && kind == "ApplicationSet":
-		ns, name := metaOf(body, ArgoNamespace)
-		if st := d.argo(); !st.sets[ns+"/"+name] {
-			st.sets[ns+"/"+name] = true
-			st.pending = append(st.pending, pendingDoc{body: body, file: file, doc: doc, line: line, generatedBy: generatedBy, from: from})
+	at := docAt{file: file, doc: doc, line: line, generatedBy: generatedBy, from: from}
+	for _, t := range Tools {
+		if t.declare(d, body, at) {
+			return
 		}
-	case apiVersion == "v1" && kind == "Secret":
-		d.argoSecret(body, file)
-	case strings.HasPrefix(apiVersion, "source.toolkit.fluxcd.io/") && kind == "GitRepository":
-		ns, name := metaOf(body, "")
-		d.repos[ns+"/"+name] = gitRepository{url: scalar(lookupPath(body, "spec.url")), file: file}
-	case strings.HasPrefix(apiVersion, "kustomize.toolkit.fluxcd.io/") && kind == "Kustomization":
-		d.pending = append(d.pending, pendingKustomization{body: body, file: file, doc: doc, line: line, generatedBy: generatedBy, from: from})
-	case strings.HasPrefix(apiVersion, fluxHelmGroup+"/") && kind == "HelmRelease" && generatedBy != "":
-		// A HelmRelease is taken from what a Flux Kustomization applies,
-		// never from the file alone: the Kustomization's overlay (an
-		// environment's values patch) decides what it says.
-		d.pending = append(d.pending, pendingKustomization{body: body, file: file, doc: doc, line: line, generatedBy: generatedBy, from: from, helm: true})
 	}
 }
 
-// resolvePending turns the Flux Kustomizations read so far into apps, now
-// that the GitRepositories are known.
+// resolvePending turns the declarations the tools held back until the
+// documents they need were read (GitRepositories, cluster Secrets) into
+// apps.
 func (d *discovery) resolvePending() {
-	repos := d.fluxRepos()
-	for _, k := range d.pending {
-		if k.helm {
-			d.found = append(d.found, fluxHelmApp(d.fsys, k, repos, d.opts.SameRepo))
-			continue
-		}
-		d.found = append(d.found, fluxApp(d.fsys, k, repos, d.opts.SameRepo))
+	for _, t := range Tools {
+		t.resolve(d)
 	}
-	d.pending = nil
-	d.resolveAppSets()
 }
 
 // renderChildren renders each parent built by kustomize or Helm and adds
@@ -414,8 +403,11 @@ func (d *discovery) renderChildren(queue []parent) {
 		}
 		d.resolvePending()
 		for _, f := range d.found[before:] {
-			if f.app != nil && f.kind != "HelmRelease" {
-				queue = append(queue, parent{name: f.app.Metadata.Name, path: f.app.Spec.Path, helm: f.app.RenderHelm(), depth: p.depth + 1, flux: f.kind == "Kustomization"})
+			if f.app == nil {
+				continue
+			}
+			if child, ok := ToolOf(f.app.Origin).follow(f.app, p.depth+1); ok {
+				queue = append(queue, child)
 			}
 		}
 	}
@@ -493,21 +485,10 @@ func built(fsys fs.FS, dir string) bool {
 	return false
 }
 
-// isDeclaration reports whether a rendered object is an Application, an
-// ApplicationSet, a Kustomization or a GitRepository of Flux.
+// isDeclaration reports whether a rendered object is a document a
+// registered tool reads (Tool.Kinds).
 func isDeclaration(o *unstructured.Unstructured) bool {
-	gvk := o.GroupVersionKind()
-	switch {
-	case gvk.Group == "argoproj.io" && (gvk.Kind == "Application" || gvk.Kind == "ApplicationSet"):
-		return true
-	case gvk.Group == "kustomize.toolkit.fluxcd.io" && gvk.Kind == "Kustomization":
-		return true
-	case gvk.Group == "source.toolkit.fluxcd.io" && gvk.Kind == "GitRepository":
-		return true
-	case gvk.Group == fluxHelmGroup && gvk.Kind == "HelmRelease":
-		return true
-	}
-	return false
+	return declaresKind(o.GroupVersionKind().GroupKind())
 }
 
 // literal reports whether a rendered declaration is one the walk found as

@@ -2,16 +2,9 @@ package app
 
 import "fmt"
 
-// Engine names a GitOps engine whose declarations kdrift reads.
+// Engine names a GitOps engine whose declarations kdrift reads; each
+// tool's file (tool_*.go) defines its own.
 type Engine string
-
-// Engines kdrift discovers declarations of.
-const (
-	// EngineArgoCD is Argo CD: argoproj.io/v1alpha1 Application.
-	EngineArgoCD Engine = "Argo CD"
-	// EngineFlux is Flux: kustomize.toolkit.fluxcd.io/v1 Kustomization.
-	EngineFlux Engine = "Flux"
-)
 
 // Annotations kdrift writes into an Application or a Kustomization when it
 // freezes it: the freeze itself, and what the healing field was before, so
@@ -89,26 +82,16 @@ func (o *Origin) Owner() string {
 }
 
 // Paused says why the owner does not heal on its own by its declaration
-// alone: "suspended in Git" for a suspended Flux Kustomization (with the
-// reason `flux suspend --reason` wrote), "skip-reconcile in Git" for an
-// Argo CD Application so annotated; "" when it heals, or is merely not
-// set to self-heal. A kdrift freeze also suspends: the caller tells the
-// two apart by the freeze annotations.
+// alone (Tool.Paused of its tool): "suspended in Git" for a suspended Flux
+// Kustomization (with the reason `flux suspend --reason` wrote),
+// "skip-reconcile in Git" for an Argo CD Application so annotated; ""
+// when it heals, or is merely not set to self-heal. A kdrift freeze also
+// suspends: the caller tells the two apart by the freeze annotations.
 func (o *Origin) Paused() string {
-	switch {
-	case o == nil:
+	if o == nil {
 		return ""
-	case o.Engine == EngineFlux && o.Kind == "HelmRelease" && !o.Suspended:
-		return ""
-	case o.Engine == EngineFlux && !o.Heals:
-		if o.SuspendReason != "" {
-			return "suspended in Git: " + o.SuspendReason
-		}
-		return "suspended in Git"
-	case o.SkipReconcile:
-		return "skip-reconcile in Git"
 	}
-	return ""
+	return ToolOf(o).Paused(o)
 }
 
 // Where says where the declaration is: its file and document, or the App

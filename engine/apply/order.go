@@ -4,14 +4,14 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kdrift.dev/kdrift/engine/app"
 )
 
 // Phase is a step of an ordered apply: everything in one phase is applied
@@ -38,18 +38,14 @@ func PhaseOf(obj *unstructured.Unstructured) Phase {
 	return PhaseRest
 }
 
-// SyncWaveAnnotation orders applies as Argo CD's sync waves do: lower
-// waves first, 0 when absent or not an integer.
-const SyncWaveAnnotation = "argocd.argoproj.io/sync-wave"
+// SyncWaveAnnotation is the first registered tool's wave annotation
+// (app.WaveAnnotations: Argo CD's argocd.argoproj.io/sync-wave, which
+// kdrift's own Apps use too): lower waves first, 0 when absent or not an
+// integer.
+var SyncWaveAnnotation = app.WaveAnnotations()[0]
 
-// Wave returns obj's sync wave.
-func Wave(obj *unstructured.Unstructured) int {
-	w, err := strconv.Atoi(strings.TrimSpace(obj.GetAnnotations()[SyncWaveAnnotation]))
-	if err != nil {
-		return 0
-	}
-	return w
-}
+// Wave returns obj's wave (app.Wave).
+func Wave(obj *unstructured.Unstructured) int { return app.Wave(obj) }
 
 // Order sorts objs stably: by sync wave (ascending), then Namespaces, then
 // CRDs, then the rest in their given order. Pure.

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kdrift.dev/kdrift/engine/app"
-	"kdrift.dev/kdrift/engine/render"
 	"kdrift.dev/kdrift/engine/status"
 )
 
@@ -25,7 +24,7 @@ func refKey(r status.ObjectRef) string {
 // repository tracks (its AnnotationRepo names another identity) is never
 // one; an object tracked before kdrift recorded repositories (no
 // AnnotationRepo) is, but Prune refuses it until it carries repo. A hook
-// (render.IsHook) is never one. Pure.
+// (app.IsHook) is never one. Pure.
 func Extraneous(appName, repo string, live []*unstructured.Unstructured, desired []status.ObjectRef) []*unstructured.Unstructured {
 	want := map[string]bool{}
 	for _, d := range desired {
@@ -33,7 +32,7 @@ func Extraneous(appName, repo string, live []*unstructured.Unstructured, desired
 	}
 	var out []*unstructured.Unstructured
 	for _, o := range live {
-		if !TrackedAsApp(o, appName) || TrackedElsewhere(o, repo) || o.GetDeletionTimestamp() != nil || render.IsHook(o) {
+		if !TrackedAsApp(o, appName) || TrackedElsewhere(o, repo) || o.GetDeletionTimestamp() != nil || app.IsHook(o) {
 			continue
 		}
 		if !want[refKey(RefOf(o))] {

@@ -63,25 +63,26 @@ type Options struct {
 	// such as values people pass to --field-manager (k9s, Lens, ...).
 	PersonManagers []string
 	// GitOpsManagers are other GitOps engines' field managers: what they
-	// own is never drift. Default: argocd-controller,
+	// own is never drift. Default: the registered tools' field managers
+	// (app.GitOpsManagers: argocd-controller,
 	// argocd-application-controller, kustomize-controller,
-	// helm-controller (Flux's HelmRelease), helm.
+	// helm-controller (Flux's HelmRelease), helm).
 	GitOpsManagers []string
 	// IgnoredAnnotations are annotations the apiserver or tools add that
 	// are bookkeeping, never drift; they are removed from metadata and
 	// from pod template metadata before comparing. Default:
 	// deployment.kubernetes.io/revision,
-	// kubectl.kubernetes.io/last-applied-configuration, and
+	// kubectl.kubernetes.io/last-applied-configuration,
 	// kubectl.kubernetes.io/restartedAt (a rollout restart, which healing
-	// would only turn into a second restart).
+	// would only turn into a second restart), and the registered tools'
+	// tracking annotations (app.TrackingAnnotations: Argo CD's
+	// argocd.argoproj.io/tracking-id).
 	IgnoredAnnotations []string
 	// IgnoredLabels are labels other tools add for their own tracking;
 	// they are removed like IgnoredAnnotations. Default: kdrift's own
-	// kdrift.dev/app, Flux's kustomize.toolkit.fluxcd.io/name and /namespace, and
-	// helm.toolkit.fluxcd.io/name and /namespace. (Argo CD's
-	// app.kubernetes.io/instance is often declared in Git, so it is
-	// compared; written by Argo CD it is owned by a GitOps manager and so
-	// not drift.)
+	// kdrift.dev/app and the registered tools' tracking labels
+	// (app.TrackingLabels: Flux's kustomize.toolkit.fluxcd.io/name and
+	// /namespace, and helm.toolkit.fluxcd.io/name and /namespace).
 	IgnoredLabels []string
 	// IgnoredMetadata are metadata fields that are bookkeeping. Default:
 	// resourceVersion, generation, uid, creationTimestamp, managedFields,
@@ -92,29 +93,19 @@ type Options struct {
 // DefaultOptions returns the documented defaults.
 func DefaultOptions() Options {
 	return Options{
-		KdriftManagers: []string{"kdrift", "kdrift-handover"},
+		KdriftManagers: app.KdriftManagers(),
 		PersonPrefixes: []string{"kubectl"},
-		GitOpsManagers: []string{"argocd-controller", "argocd-application-controller", "kustomize-controller", "helm-controller", "helm"},
-		IgnoredAnnotations: []string{
+		GitOpsManagers: app.GitOpsManagers(),
+		IgnoredAnnotations: append([]string{
 			"deployment.kubernetes.io/revision",
 			"kubectl.kubernetes.io/last-applied-configuration",
 			"kubectl.kubernetes.io/restartedAt",
-			// Argo CD's resource tracking, never drift.
-			"argocd.argoproj.io/tracking-id",
-		},
-		IgnoredLabels: []string{
-			// kdrift's own App label (apply.LabelApp): it narrows the
-			// lists of a one-shot command, the annotation says whose an
-			// object is. Objects kdrift applied before it wrote the label
-			// are not drift for lacking it; they get it on their next
-			// apply.
-			"kdrift.dev/app",
-			// Flux's resource tracking, never drift.
-			"kustomize.toolkit.fluxcd.io/name",
-			"kustomize.toolkit.fluxcd.io/namespace",
-			"helm.toolkit.fluxcd.io/name",
-			"helm.toolkit.fluxcd.io/namespace",
-		},
+		}, app.TrackingAnnotations()...),
+		// kdrift's own App label (apply.LabelApp): it narrows the lists
+		// of a one-shot command, the annotation says whose an object is.
+		// Objects kdrift applied before it wrote the label are not drift
+		// for lacking it; they get it on their next apply.
+		IgnoredLabels: append([]string{"kdrift.dev/app"}, app.TrackingLabels()...),
 		IgnoredMetadata: []string{
 			"resourceVersion", "generation", "uid", "creationTimestamp",
 			"managedFields", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds",

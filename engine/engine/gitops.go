@@ -5,10 +5,6 @@ import (
 	"sort"
 )
 
-// FluxReconcileAnnotation set to "disabled" on an object makes Flux leave
-// it alone; kdrift says so on the object.
-const FluxReconcileAnnotation = "kustomize.toolkit.fluxcd.io/reconcile"
-
 // FluxDecryptionSecrets are the Secrets (NAMESPACE/NAME) the Flux
 // Kustomizations at the branch head name in spec.decryption.secretRef,
 // sorted, each once. The controller reads its age identities from the one

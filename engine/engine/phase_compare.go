@@ -81,6 +81,7 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 		}
 		p.st.rulesKey = key
 	}
+	tool := app.ToolOf(p.app.Origin)
 	for i, d := range p.desired {
 		key := refKey(live.RefOf(d))
 		seen[key] = true
@@ -91,8 +92,8 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 			// Never applied over: the heal phase leaves it alone.
 			out[i].res.Status, out[i].res.Message = status.ResourceError, fmt.Sprintf("%s is tracked by repository %s (app %s); kdrift does not take over another repository's objects: render it from one repository only, or hand it over by removing its annotation %s", live.RefOf(d), apply.RepoOf(lv), lv.GetAnnotations()[apply.AnnotationApp], apply.AnnotationRepo)
 		}
-		if p.app.Origin != nil && p.app.Origin.Engine == app.EngineFlux && d.GetAnnotations()[FluxReconcileAnnotation] == "disabled" && out[i].res.Message == "" {
-			out[i].res.Message = "Flux does not reconcile this object (" + FluxReconcileAnnotation + ": disabled): nothing heals it"
+		if why := tool.Leaves(d); why != "" && out[i].res.Message == "" {
+			out[i].res.Message = why
 		}
 		results = append(results, out[i].res)
 	}

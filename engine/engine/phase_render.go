@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/apply"
 	"kdrift.dev/kdrift/engine/render"
 	"kdrift.dev/kdrift/engine/status"
@@ -56,7 +57,7 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 		return p.fail(status.SyncError, fmt.Errorf("render %s: %w", p.app.Spec.Path, err))
 	}
 	// kdrift runs no hooks: they are not desired state.
-	objs, _ = render.WithoutHooks(objs)
+	objs, _ = app.WithoutHooks(objs)
 	if !waited {
 		r = <-ready
 	}

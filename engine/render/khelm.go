@@ -92,7 +92,7 @@ func (g *kguard) inflateHelmCharts(file string, k map[string]any) error {
 			return fmt.Errorf("%s: %s (chart %s): %w", file, field, c.Name, err)
 		}
 		if c.SkipHooks || c.SkipTests {
-			objs, _ = WithoutHooks(objs)
+			objs = withoutHelmHooks(objs)
 		}
 		for _, o := range objs {
 			js, err := yaml.Marshal(o.Object)

@@ -1,0 +1,87 @@
+package app
+
+import (
+	yaml3 "gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// argoCDTool is Argo CD's Application: parsed in argo.go (its sources in
+// argo_sources.go), read live from a cluster in argolive.go, its cluster
+// Secrets in appset.go.
+type argoCDTool struct{}
+
+// EngineArgoCD is Argo CD: argoproj.io/v1alpha1 Application.
+const EngineArgoCD Engine = "Argo CD"
+
+// ArgoSyncWaveAnnotation orders applies as Argo CD's sync waves do: lower
+// waves first, 0 when absent or not an integer.
+const ArgoSyncWaveAnnotation = "argocd.argoproj.io/sync-wave"
+
+// argoGroup is Argo CD's API group.
+const argoGroup = "argoproj.io"
+
+func (argoCDTool) Name() string { return "Argo CD Application" }
+
+func (argoCDTool) Owns(o *Origin) bool {
+	return o != nil && o.Engine == EngineArgoCD && o.GeneratorKind == ""
+}
+
+func (argoCDTool) Kinds() []schema.GroupKind {
+	return []schema.GroupKind{{Group: argoGroup, Kind: "Application"}}
+}
+
+func (argoCDTool) Marker() string { return argoGroup }
+
+// Edits: a freeze turns spec.syncPolicy.automated.selfHeal off (an
+// Application without automated sync is left without it: writing the
+// block would turn automated sync on); ignore rules go to
+// spec.ignoreDifferences, the same fields as an App's.
+func (argoCDTool) Edits() Edits {
+	return Edits{
+		Heal:       &HealField{Path: []string{"spec", "syncPolicy", "automated"}, Field: "selfHeal", Off: "false"},
+		IgnoreList: "ignoreDifferences",
+		IgnoreItem: ruleLines,
+	}
+}
+
+// Paused: argocd.argoproj.io/skip-reconcile in Git.
+func (argoCDTool) Paused(o *Origin) string {
+	if o.SkipReconcile {
+		return "skip-reconcile in Git"
+	}
+	return ""
+}
+
+func (argoCDTool) Leaves(*unstructured.Unstructured) string { return "" }
+
+// Tracking: Argo CD's resource tracking annotation. (Its
+// app.kubernetes.io/instance label is often declared in Git, so it is
+// compared; written by Argo CD it is owned by a GitOps manager and so not
+// drift.)
+func (argoCDTool) Tracking() Tracking {
+	return Tracking{Annotations: []string{"argocd.argoproj.io/tracking-id"}}
+}
+
+func (argoCDTool) Hooks() []string { return []string{"argocd.argoproj.io/hook"} }
+
+func (argoCDTool) Waves() string { return ArgoSyncWaveAnnotation }
+
+func (argoCDTool) FieldManagers() []string {
+	return []string{"argocd-controller", "argocd-application-controller"}
+}
+
+func (argoCDTool) declare(d *discovery, body *yaml3.Node, at docAt) bool {
+	apiVersion, kind := scalar(lookup(body, "apiVersion")), scalar(lookup(body, "kind"))
+	if apiVersion != ArgoAPIVersion || kind != "Application" {
+		return false
+	}
+	d.found = append(d.found, argoApp(d.fsys, body, at.file, at.doc, at.line, at.generatedBy, at.from, d.opts))
+	return true
+}
+
+// follow: an Application whose folder is built may render further
+// Applications (app-of-apps).
+func (argoCDTool) follow(a *App, depth int) (parent, bool) { return appParent(a, depth), true }
+
+func (argoCDTool) resolve(*discovery) {}

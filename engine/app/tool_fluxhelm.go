@@ -1,0 +1,80 @@
+package app
+
+import (
+	"strings"
+
+	yaml3 "gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// fluxHelmReleaseTool is Flux's HelmRelease: parsed in fluxhelm.go. It
+// joins the Kustomizations' wait for GitRepositories (tool_flux.go), and
+// is taken only from what a Kustomization applies.
+type fluxHelmReleaseTool struct{}
+
+func (fluxHelmReleaseTool) Name() string { return "Flux HelmRelease" }
+
+func (fluxHelmReleaseTool) Owns(o *Origin) bool {
+	return o != nil && o.Engine == EngineFlux && o.Kind == "HelmRelease"
+}
+
+func (fluxHelmReleaseTool) Kinds() []schema.GroupKind {
+	return []schema.GroupKind{{Group: fluxHelmGroup, Kind: "HelmRelease"}}
+}
+
+func (fluxHelmReleaseTool) Marker() string { return fluxMarker }
+
+// Edits: a freeze sets spec.suspend, as for a Kustomization; ignore rules
+// go to spec.ignore the same way.
+func (fluxHelmReleaseTool) Edits() Edits { return fluxEdits }
+
+// Paused: spec.suspend in Git. Drift detection turned off also stops it
+// healing (Heals is false) but is no suspension.
+func (fluxHelmReleaseTool) Paused(o *Origin) string {
+	if !o.Suspended {
+		return ""
+	}
+	return fluxKustomizationTool{}.Paused(o)
+}
+
+// Leaves: as a Kustomization's objects, kustomize.toolkit.fluxcd.io/
+// reconcile: disabled.
+func (fluxHelmReleaseTool) Leaves(obj *unstructured.Unstructured) string {
+	return fluxKustomizationTool{}.Leaves(obj)
+}
+
+// Tracking: the helm-controller's labels.
+func (fluxHelmReleaseTool) Tracking() Tracking {
+	return Tracking{Labels: []string{"helm.toolkit.fluxcd.io/name", "helm.toolkit.fluxcd.io/namespace"}}
+}
+
+// Hooks: Helm's, which the helm-controller runs.
+func (fluxHelmReleaseTool) Hooks() []string { return []string{"helm.sh/hook"} }
+
+func (fluxHelmReleaseTool) Waves() string { return "" }
+
+// FieldManagers: the helm-controller, and helm for releases installed by
+// hand before.
+func (fluxHelmReleaseTool) FieldManagers() []string { return []string{"helm-controller", "helm"} }
+
+// declare holds a HelmRelease back with the Kustomizations. A HelmRelease
+// is taken from what a Flux Kustomization applies, never from the file
+// alone: the Kustomization's overlay (an environment's values patch)
+// decides what it says.
+func (fluxHelmReleaseTool) declare(d *discovery, body *yaml3.Node, at docAt) bool {
+	apiVersion, kind := scalar(lookup(body, "apiVersion")), scalar(lookup(body, "kind"))
+	if !strings.HasPrefix(apiVersion, fluxHelmGroup+"/") || kind != "HelmRelease" {
+		return false
+	}
+	if at.generatedBy != "" {
+		d.pending = append(d.pending, pendingKustomization{body: body, file: at.file, doc: at.doc, line: at.line, generatedBy: at.generatedBy, from: at.from, helm: true})
+	}
+	return true
+}
+
+// follow: a HelmRelease's chart declares no further apps.
+func (fluxHelmReleaseTool) follow(*App, int) (parent, bool) { return parent{}, false }
+
+// resolve: the Kustomizations' resolve reads HelmReleases too.
+func (fluxHelmReleaseTool) resolve(*discovery) {}
