@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -292,7 +293,7 @@ func (p *pass) compareLocally(d *unstructured.Unstructured, ref status.ObjectRef
 	if _, found := sops.Find(d.Object); found {
 		return status.ResourceStatus{}, false
 	}
-	if noop, _ := diff.NoOpApply(d, lv, live.FieldManager); !noop {
+	if noop, _ := diff.NoOpApply(withoutLegacyAppLabel(d, lv, p.e.opts.Diff), lv, live.FieldManager); !noop {
 		return status.ResourceStatus{}, false
 	}
 	// A dry-run of a no-op answers with live's values, so live stands in
@@ -311,6 +312,28 @@ func (p *pass) compareLocally(d *unstructured.Unstructured, ref status.ObjectRef
 	p.e.localCompares.Add(1)
 	p.compared(status.DecidedLocal)
 	return res, true
+}
+
+// withoutLegacyAppLabel is d without kdrift's App label when lv, applied
+// by a kdrift from before that label, lacks it and the comparison ignores
+// it. Applying would add only that label, which the dry-run's comparison
+// ignores too, so both tiers reach the same verdict; without this, every
+// object of an upgraded fleet would pay a dry-run until its next apply.
+func withoutLegacyAppLabel(d, lv *unstructured.Unstructured, opts diff.Options) *unstructured.Unstructured {
+	if _, want := d.GetLabels()[apply.LabelApp]; !want || !slices.Contains(opts.IgnoredLabels, apply.LabelApp) {
+		return d
+	}
+	if _, has := lv.GetLabels()[apply.LabelApp]; has {
+		return d
+	}
+	out := d.DeepCopy()
+	labels := out.GetLabels()
+	delete(labels, apply.LabelApp)
+	if len(labels) == 0 {
+		labels = nil
+	}
+	out.SetLabels(labels)
+	return out
 }
 
 // compared tells the Observer, if it wants to know, which tier decided a
