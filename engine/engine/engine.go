@@ -197,6 +197,8 @@ type Engine struct {
 	kick     func(names ...string)
 	// later queues one app again after the debounce; nil outside Run.
 	later func(name string)
+	// retry is Run's: another pass over an app after a delay.
+	retry func(name string, d time.Duration)
 	// localApps (guarded by mu) are the Apps of the local branch when it
 	// is ahead of the upstream: only their freezes count.
 	localApps app.LoadResult

@@ -78,6 +78,8 @@ type pass struct {
 	// unreadable are the objects (by refKey) whose live state could not
 	// be read; nothing is applied to them.
 	unreadable map[string]bool
+	// unreached says the pass could not reach the app's cluster.
+	unreached bool
 	// scopes caches, for this pass, whether a kind is namespaced.
 	scopes map[schema.GroupVersionKind]bool
 	// secrets masks the rendered Secrets' values in messages (scrubbed).
@@ -121,6 +123,7 @@ func (e *Engine) reconcileApp(ctx context.Context, name string, opts passOptions
 		}
 		p.finish()
 		res = p.result
+		e.retryUnreached(name, st, p.unreached || len(p.unreadable) > 0)
 	}()
 
 	if !p.phaseSource() {
@@ -170,6 +173,34 @@ func (e *Engine) reconcileApp(ctx context.Context, name string, opts passOptions
 	}
 	return p.result
 }
+
+// retryUnreached asks Run for another pass over app name when this one
+// could not reach its cluster or read some of its objects (a restarted
+// apiserver answering 403 while its RBAC is loading, a timeout, a 429),
+// after 1 s, doubling per failed pass up to 30 s. Nothing else may come:
+// no Git change, and no informer event for an app whose pass never got
+// as far as watching its objects; the resync is minutes away.
+func (e *Engine) retryUnreached(name string, st *appState, failed bool) {
+	if !failed {
+		st.unreached = 0
+		return
+	}
+	st.unreached++
+	d := maxUnreachedRetry
+	if st.unreached <= 6 {
+		d = min(time.Second<<(st.unreached-1), maxUnreachedRetry)
+	}
+	e.mu.Lock()
+	retry := e.retry
+	e.mu.Unlock()
+	if retry != nil {
+		retry(name, d)
+	}
+}
+
+// maxUnreachedRetry bounds the wait before another pass over an app that
+// could not reach its cluster.
+const maxUnreachedRetry = 30 * time.Second
 
 // register makes the app's destination and every object it renders known
 // to Run before the comparison starts, so a live change that lands while

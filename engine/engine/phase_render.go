@@ -62,11 +62,13 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 		r = <-ready
 	}
 	if r.cl == nil {
+		p.unreached = true
 		return p.fail(status.SyncUnknown, r.err)
 	}
 	p.cl = r.cl
 	p.e.reach(status.TargetCluster, r.cl.name, r.err)
 	if r.err != nil {
+		p.unreached = true
 		return p.fail(status.SyncUnknown, r.err)
 	}
 	ns := p.app.Spec.Destination.Namespace

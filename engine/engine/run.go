@@ -45,10 +45,11 @@ func (e *Engine) Run(ctx context.Context) error {
 	// The queue has client-go's dirty-mark semantics: an app added while
 	// its pass runs is passed again right after, never dropped.
 	e.later = func(name string) { queue.AddAfter(name, e.opts.Debounce) }
+	e.retry = func(name string, d time.Duration) { queue.AddAfter(name, d) }
 	e.mu.Unlock()
 	defer func() {
 		e.mu.Lock()
-		e.watchCtx, e.changes, e.kick, e.later = nil, nil, nil, nil
+		e.watchCtx, e.changes, e.kick, e.later, e.retry = nil, nil, nil, nil, nil
 		e.clusters = map[string]*cluster{}
 		e.mu.Unlock()
 	}()

@@ -42,6 +42,9 @@ type appState struct {
 	// requeued is set when a pass that healed asked for the follow-up
 	// pass, until a pass changes nothing.
 	requeued bool
+	// unreached counts the passes in a row that could not reach the
+	// cluster or read part of it (see retryUnreached).
+	unreached int
 	// mark is the newest revision applied to the app (see marks.go);
 	// markRead says whether the persisted one was read; markAt is when
 	// mark was last set here.
