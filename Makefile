@@ -59,13 +59,16 @@ demo: build localcluster
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 -timeout $(TEST_TIMEOUT) $(PKGS)
 
-## lint: gofmt (both modules), go vet and staticcheck (checks in
-## staticcheck.conf) of kdrift's module. testdata/localcluster is not vetted:
+## lint: gofmt (both modules), tidy go.mod files (kdrift's and
+## testdata/sopsref's, which replaces kdrift's), go vet and staticcheck
+## (checks in staticcheck.conf) of kdrift's module. testdata/localcluster is not vetted:
 ## type-checking it means the whole Kubernetes control plane again (its
 ## build uses -trimpath, so nothing is shared), about ten minutes cold for a
 ## 200-line main that every cluster test builds and runs anyway.
 lint: $(STATICCHECK)
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod is not tidy: run go mod tidy"; exit 1; }
+	@cd testdata/sopsref && $(GO) mod tidy -diff >/dev/null || { echo "testdata/sopsref/go.mod is not tidy (it replaces kdrift's module, so a dependency bump there moves it): cd testdata/sopsref && go mod tidy"; exit 1; }
 	$(GO) vet $(PKGS)
 	$(STATICCHECK) $(PKGS)
 
