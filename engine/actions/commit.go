@@ -51,6 +51,10 @@ type Result struct {
 	Retries int `json:"retries,omitempty"`
 }
 
+// maxLocalRaces bounds how often one action runs again after losing a
+// race with a git command in the same clone.
+const maxLocalRaces = 8
+
 // Summary is one line for a person: where the commit went.
 func (r Result) Summary() string {
 	short := r.Commit
@@ -132,6 +136,7 @@ func (p *plan) setText(s *snapshot, path string, content []byte) error {
 func (r *Repo) commit(ctx context.Context, op operation) (Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer r.releaseIndex()
 	res := Result{Branch: r.branch}
 	id, err := r.Identity()
 	if err != nil {
@@ -161,6 +166,7 @@ func (r *Repo) commit(ctx context.Context, op operation) (Result, error) {
 		}
 		return Result{Branch: r.branch, Upstream: res.Upstream}, fmt.Errorf("%w; the upstream changed while kdrift was pushing, so nothing was committed: branch %s is back at %s", cause, r.branch, start.String()[:12])
 	}
+	races := 0
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			if attempt > 1 {
@@ -194,6 +200,23 @@ func (r *Repo) commit(ctx context.Context, op operation) (Result, error) {
 			return undo(err)
 		}
 		if err := r.advance(tip, c); err != nil {
+			var race *localRaceError
+			if errors.As(err, &race) && tip == start && races < maxLocalRaces {
+				// A git command in this clone moved the branch (or held
+				// its lock) meanwhile: nothing was committed; run the
+				// operation again on the new head, as for a push race.
+				// Take index.lock before reading the new head, as git's
+				// own commit does, so the next try cannot lose the same
+				// way; advance uses it.
+				races++
+				r.awaitIndexLock(time.Duration(races) * 50 * time.Millisecond)
+				if tip, err = r.head(); err != nil {
+					return undo(err)
+				}
+				start, keep = tip, tip
+				attempt--
+				continue
+			}
 			return undo(err)
 		}
 		tip = c

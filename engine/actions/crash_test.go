@@ -51,7 +51,7 @@ func TestKilledMidCommit(t *testing.T) {
 	for _, c := range []struct {
 		step  string
 		whole bool
-	}{{"locked", false}, {"file", false}, {"index", false}, {"ref", true}} {
+	}{{"locked", false}, {"file", false}, {"index", false}, {"ref", true}, {"published", true}} {
 		t.Run(c.step, func(t *testing.T) {
 			isolate(t)
 			remote := newRemote(t)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -21,13 +22,18 @@ import (
 //  2. a journal (.git/kdrift-advance: old commit, new commit, pid) is
 //     written, then .git/index.lock is created exclusively, as git does;
 //  3. each file is written to a temporary name beside it and renamed;
-//  4. the new index is written into index.lock and renamed over index;
-//  5. the ref moves last (compare-and-swap), then the journal goes.
+//  4. the new index is written into index.lock;
+//  5. the ref moves (compare-and-swap) while index.lock is still held;
+//  6. index.lock is renamed over index, then the journal goes.
 //
-// A process killed before step 5 leaves the ref where it was; the next
-// kdrift that opens the repository finds the journal and rolls the files
-// and the index back, so the action left nothing. Killed after step 5, the
-// whole commit is there and only the journal is removed.
+// Holding index.lock until the ref has moved is what git's own commit
+// does: a `git commit` racing kdrift fails on the lock instead of
+// committing kdrift's staged files as its own, and when kdrift loses the
+// race for the ref the index was never changed. A process killed before
+// step 5 leaves the ref where it was; the next kdrift that opens the
+// repository finds the journal and rolls the files back, so the action
+// left nothing. Killed after step 5, the commit is whole: the next kdrift
+// brings the index up to it (step 6) and removes the journal.
 const journalName = "kdrift-advance"
 
 // tmpSuffix marks a file written under a temporary name (step 3).
@@ -74,6 +80,10 @@ type indexLock struct {
 // lockIndex creates index.lock exclusively: it fails, as git does, while
 // another process holds it.
 func (r *Repo) lockIndex() (*indexLock, error) {
+	if l := r.heldIndex; l != nil {
+		r.heldIndex = nil
+		return l, nil
+	}
 	dir, err := r.gitDir()
 	if err != nil {
 		return nil, err
@@ -81,7 +91,7 @@ func (r *Repo) lockIndex() (*indexLock, error) {
 	p := filepath.Join(dir, "index.lock")
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("%s exists: another git process is running in this repository; wait for it (or, if one crashed, remove that file) and retry (nothing was committed)", p)
+		return nil, &localRaceError{fmt.Errorf("%s exists: another git process is running in this repository; wait for it (or, if one crashed, remove that file) and retry (nothing was committed)", p)}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("repository %s: cannot lock the index: %w", r.location, err)
@@ -89,8 +99,47 @@ func (r *Repo) lockIndex() (*indexLock, error) {
 	return &indexLock{path: p, f: f}, nil
 }
 
+// awaitIndexLock takes index.lock for the next commit (heldIndex),
+// waiting up to wait while a git command holds it; it gives up quietly:
+// the commit then takes the lock itself, or reports it held.
+func (r *Repo) awaitIndexLock(wait time.Duration) {
+	r.releaseIndex()
+	if _, on, err := r.checkedOut(); err != nil || !on {
+		return
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		l, err := r.lockIndex()
+		if err == nil {
+			r.heldIndex = l
+			return
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// releaseIndex gives up an index.lock awaitIndexLock took and no commit
+// used.
+func (r *Repo) releaseIndex() {
+	if r.heldIndex != nil {
+		r.heldIndex.abort()
+		r.heldIndex = nil
+	}
+}
+
 // commit writes idx into the lock file and renames it over the index.
 func (l *indexLock) commit(idx *index.Index) error {
+	if err := l.write(idx); err != nil {
+		return err
+	}
+	return l.publish()
+}
+
+// write writes idx into the lock file, which stays held (see publish).
+func (l *indexLock) write(idx *index.Index) error {
 	err := index.NewEncoder(l.f).Encode(idx)
 	if err == nil {
 		err = l.f.Sync()
@@ -98,11 +147,17 @@ func (l *indexLock) commit(idx *index.Index) error {
 	if cerr := l.f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(l.path, strings.TrimSuffix(l.path, ".lock"))
-	}
 	if err != nil {
 		l.abort()
+		return fmt.Errorf("index write failed: %w", err)
+	}
+	return nil
+}
+
+// publish renames the written lock file over the index.
+func (l *indexLock) publish() error {
+	if err := os.Rename(l.path, strings.TrimSuffix(l.path, ".lock")); err != nil {
+		_ = os.Remove(l.path)
 		return fmt.Errorf("index write failed: %w", err)
 	}
 	return nil
@@ -167,9 +222,12 @@ func (r *Repo) recoverAdvance() error {
 	}
 	_ = os.Remove(filepath.Join(dir, "index.lock"))
 	ref, err := r.git.Storer.Reference(plumbing.NewBranchReferenceName(f[3]))
+	if err == nil && ref.Hash() == new {
+		// The commit is whole; the index may not have followed yet.
+		return r.finishAdvance(jp, old, new)
+	}
 	if err != nil || ref.Hash() != old {
-		// The commit is whole (the ref moved last), or the branch moved
-		// on since: nothing to undo.
+		// The branch moved on since: nothing to undo.
 		return r.dropJournal(jp)
 	}
 	wt, on, err := r.checkedOut()
@@ -221,6 +279,58 @@ func (r *Repo) recoverAdvance() error {
 	}
 	if len(kept) > 0 {
 		return fmt.Errorf("an interrupted kdrift commit was rolled back, except %s, which changed since; check them with `git status`", strings.Join(kept, ", "))
+	}
+	return nil
+}
+
+// finishAdvance brings the index up to a commit whose ref moved before
+// the process that made it was killed (step 6), for each path the commit
+// changed whose working file holds the commit's content, and removes the
+// journal jp.
+func (r *Repo) finishAdvance(jp string, old, new plumbing.Hash) error {
+	wt, on, err := r.checkedOut()
+	if err != nil || !on {
+		return r.dropJournal(jp)
+	}
+	oldT, err := commitTree(r.git.Storer, old)
+	if err != nil {
+		return r.dropJournal(jp)
+	}
+	newT, err := commitTree(r.git.Storer, new)
+	if err != nil {
+		return err
+	}
+	lock, err := r.lockIndex()
+	if err != nil {
+		return err
+	}
+	idx, err := r.git.Storer.Index()
+	if err != nil {
+		lock.abort()
+		return fmt.Errorf("repository %s: index read failed: %w", r.location, err)
+	}
+	var kept []string
+	for _, p := range changedPaths(oldT, newT) {
+		removeTemp(wt.Filesystem, p)
+		h, exists, err := worktreeHash(wt.Filesystem, p)
+		n, inNew := newT[p]
+		if err != nil || !((inNew && exists && h == n.Hash) || (!inNew && !exists)) {
+			kept = append(kept, p)
+			continue
+		}
+		if err := updateFile(r, wt.Filesystem, idx, p, newT); err != nil {
+			kept = append(kept, fmt.Sprintf("%s (%v)", p, err))
+		}
+	}
+	idx.Cache = nil
+	if err := lock.commit(idx); err != nil {
+		return err
+	}
+	if err := r.dropJournal(jp); err != nil {
+		return err
+	}
+	if len(kept) > 0 {
+		return fmt.Errorf("an interrupted kdrift commit was completed, except in the index for %s, which changed since; check them with `git status`", strings.Join(kept, ", "))
 	}
 	return nil
 }

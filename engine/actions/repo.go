@@ -77,6 +77,10 @@ type Repo struct {
 	// urlAuth are the credentials the URL given held, if any: they are
 	// sent with each fetch and push and never written to disk.
 	urlAuth transport.AuthMethod
+	// heldIndex is index.lock taken ahead of a commit that lost a race
+	// with a git command in this clone (see commit); advance uses it.
+	// Guarded by mu.
+	heldIndex *indexLock
 	// beforePush, when set (by tests), runs just before each push so a
 	// race with another writer can be staged deterministically.
 	beforePush func()

@@ -104,9 +104,9 @@ func (r *Repo) advance(old, new plumbing.Hash) error {
 		if err := r.git.Storer.CheckAndSetReference(plumbing.NewHashReference(name, new), plumbing.NewHashReference(name, old)); err != nil {
 			if le := (*gitfs.LockedError)(nil); errors.As(err, &le) {
 				// A git command is moving the branch right now.
-				return fmt.Errorf("branch %s: %w; retry (nothing was committed)", r.branch, err)
+				return &localRaceError{fmt.Errorf("branch %s: %w; retry (nothing was committed)", r.branch, err)}
 			}
-			return fmt.Errorf("branch %s moved while kdrift was committing (%v); retry (nothing was committed)", r.branch, err)
+			return &localRaceError{fmt.Errorf("branch %s moved while kdrift was committing (%v); retry (nothing was committed)", r.branch, err)}
 		}
 		return nil
 	}
@@ -114,7 +114,8 @@ func (r *Repo) advance(old, new plumbing.Hash) error {
 		return moveRef()
 	}
 	// Crash-safe order (see journal.go): journal, index.lock, files under
-	// temporary names, the index, the ref last.
+	// temporary names, the index into index.lock, the ref, then the index
+	// lock renamed.
 	journal, err := r.writeJournal(old, new)
 	if err != nil {
 		return err
@@ -159,22 +160,34 @@ func (r *Repo) advance(old, new plumbing.Hash) error {
 	}
 	// The cached tree extension describes the old index; git rebuilds it.
 	idx.Cache = nil
-	if err := lock.commit(idx); err != nil {
+	if err := lock.write(idx); err != nil {
 		return undo(err, nil)
 	}
 	r.crash("index")
+	// The ref moves while index.lock is held, as git's commit does: a
+	// racing `git commit` cannot take kdrift's staged files as its own.
 	if err := moveRef(); err != nil {
-		if l, lerr := r.lockIndex(); lerr == nil {
-			return undo(err, l)
-		}
-		return fmt.Errorf("%w; the working files and the index already hold %s: kdrift puts them back on its next run", err, new.String()[:12])
+		lock.abort()
+		return undo(err, nil)
 	}
 	r.crash("ref")
+	if err := lock.publish(); err != nil {
+		return fmt.Errorf("committed %s on %s, but %w; the next kdrift run brings the index up to the commit (`git reset -q` does it now)", new.String()[:12], r.branch, err)
+	}
+	r.crash("published")
 	if err := os.Remove(journal); err != nil {
 		return fmt.Errorf("committed %s on %s, but removing the journal %s failed: %w", new.String()[:12], r.branch, journal, err)
 	}
 	return nil
 }
+
+// localRaceError is a commit that lost a race with a git command in the
+// same repository (the branch moved, or git held a lock): nothing was
+// committed, and running the operation again on the new head is safe.
+type localRaceError struct{ err error }
+
+func (e *localRaceError) Error() string { return e.err.Error() }
+func (e *localRaceError) Unwrap() error { return e.err }
 
 // checkedOutElsewhere returns the path of another working tree of the
 // same repository (git worktree) that has the branch checked out, or "".
