@@ -157,6 +157,7 @@ func (r *Repo) commitChannel(ctx context.Context, channel string, op operation) 
 		err = r.pushRef(ctx, remote, out, chRef, c)
 		if err == nil {
 			res.Channel, res.ChannelCommit, res.Commit = channel, c.String(), c.String()
+			res.Owned = p.owned
 			res.Upstream = remote + "/" + channel
 			res.Pushed = true
 			return res, nil

@@ -9,6 +9,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"kdrift.dev/kdrift/engine/app"
 )
 
 // Result is what an action did: the commit it made and whether the
@@ -49,6 +51,11 @@ type Result struct {
 	ChannelError string `json:"channelError,omitempty"`
 	// Retries counts pushes that lost a race and were re-applied.
 	Retries int `json:"retries,omitempty"`
+	// Owned are the freezes of apps another GitOps tool owns that the
+	// record changed on the incident channel. That tool reads the desired
+	// branch only, so each must also be written on its live declaration
+	// (engine/ownerpause); empty unless the record is on the channel.
+	Owned []app.OwnedFreeze `json:"owned,omitempty"`
 }
 
 // maxLocalRaces bounds how often one action runs again after losing a
@@ -103,6 +110,8 @@ type plan struct {
 	apps  []string
 	// resources are the objects a resource freeze or unfreeze resolved.
 	resources []string
+	// owned are the freezes of apps another tool owns the plan changes.
+	owned []app.OwnedFreeze
 }
 
 // operation builds a plan for a snapshot; it is run again, with the same

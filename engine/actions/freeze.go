@@ -244,6 +244,7 @@ func (r *Repo) Freeze(ctx context.Context, req FreezeRequest) (Result, error) {
 		p := &plan{apps: names(apps)}
 		if err := editApps(s, p, apps, func(src []byte, a app.App) ([]byte, error) {
 			if ownedFreeze(a) {
+				p.owned = append(p.owned, app.OwnedFreeze{App: a.Metadata.Name, Origin: *a.Origin, Freeze: &fr})
 				return setOwnedFreeze(src, a, fr)
 			}
 			return setFreeze(src, a.Metadata.Name, fr)
@@ -297,6 +298,7 @@ func (r *Repo) Unfreeze(ctx context.Context, req UnfreezeRequest) (Result, error
 		p := &plan{apps: names(frozen)}
 		if err := editApps(s, p, frozen, func(src []byte, a app.App) ([]byte, error) {
 			if ownedFreeze(a) {
+				p.owned = append(p.owned, app.OwnedFreeze{App: a.Metadata.Name, Origin: *a.Origin})
 				return removeOwnedFreeze(src, a)
 			}
 			return removeFreeze(src, a.Metadata.Name)
@@ -352,7 +354,11 @@ func (r *Repo) Extend(ctx context.Context, req ExtendRequest) (Result, error) {
 		p := &plan{apps: names(apps)}
 		if err := editApps(s, p, apps, func(src []byte, a app.App) ([]byte, error) {
 			if ownedFreeze(a) {
-				return setOwnedFreezeUntil(src, a, yamlTime(untils[a.Metadata.Name]))
+				moved := *a.Spec.Freeze
+				until := untils[a.Metadata.Name]
+				moved.Until = &until
+				p.owned = append(p.owned, app.OwnedFreeze{App: a.Metadata.Name, Origin: *a.Origin, Freeze: &moved})
+				return setOwnedFreezeUntil(src, a, yamlTime(until))
 			}
 			return setFreezeUntil(src, a.Metadata.Name, untils[a.Metadata.Name])
 		}); err != nil {

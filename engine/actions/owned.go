@@ -17,14 +17,6 @@ import (
 // healing field's earlier value in kdrift.dev/freeze-previous, put back on
 // unfreeze).
 
-// previousNone says an Application had no automated sync block: Argo CD
-// was not healing it, and the freeze leaves the block alone (writing one
-// would turn automated sync on).
-const previousNone = "none"
-
-// previousAbsent says the healing field was not written.
-const previousAbsent = "absent"
-
 // ownedApps adds the Argo CD and Flux apps of the snapshot's commit, as
 // the engine discovers them, to set.
 func ownedApps(s *snapshot, set *appSet) error {
@@ -209,9 +201,9 @@ func setOwnedFreeze(src []byte, a app.App, fr app.Freeze) ([]byte, error) {
 		}
 		switch {
 		case parent == nil:
-			prev = previousNone
+			prev = app.FreezePreviousNone
 		case k == nil:
-			prev = previousAbsent
+			prev = app.FreezePreviousAbsent
 			ind, _ := childIndent(pk, parent)
 			f.insertAfter(f.blockEnd(pk, parent), []string{strings.Repeat(" ", ind) + h.Field + ": " + h.Off})
 		default:
@@ -294,7 +286,7 @@ func dropFreezeAnnotations(f *yamlFile, o *app.Origin) (*yamlFile, error) {
 		done := true
 		for i := 0; i+1 < len(av.Content); i += 2 {
 			k := av.Content[i]
-			if !strings.HasPrefix(k.Value, "kdrift.dev/freeze-") {
+			if !strings.HasPrefix(k.Value, app.FreezeAnnotationPrefix) {
 				continue
 			}
 			if len(av.Content) == 2 {
@@ -327,21 +319,21 @@ func removeOwnedFreeze(src []byte, a app.App) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	prev := previousAbsent
+	prev := app.FreezePreviousAbsent
 	_, md := mapGet(root, "metadata")
 	_, av := mapGet(md, "annotations")
 	if _, v := mapGet(av, app.AnnotationFreezePrevious); v != nil {
 		prev = v.Value
 	} else {
-		prev = previousNone // not recorded: leave the healing field as it is
+		prev = app.FreezePreviousNone // not recorded: leave the healing field as it is
 	}
 	parent, _, k, v, err := healField(root, o, h)
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case prev == previousNone || parent == nil:
-	case prev == previousAbsent && k != nil:
+	case prev == app.FreezePreviousNone || parent == nil:
+	case prev == app.FreezePreviousAbsent && k != nil:
 		f.deleteLines(k.Line, f.blockEnd(k, v))
 	case prev == "true" || prev == "false":
 		if k != nil {

@@ -13,12 +13,8 @@ import (
 // an incident channel commit may do; anything else is returned as an
 // error naming the App and what changed.
 func FreezeOnlyChange(file string, before, after []byte) error {
-	if before == nil || after == nil {
-		what := "adds"
-		if after == nil {
-			what = "deletes"
-		}
-		return fmt.Errorf("%s %s", what, file)
+	if err := addsOrDeletes(file, before, after); err != nil {
+		return err
 	}
 	ba, berrs := Parse(file, before)
 	aa, aerrs := Parse(file, after)
@@ -33,6 +29,18 @@ func FreezeOnlyChange(file string, before, after []byte) error {
 		if !reflect.DeepEqual(b, a) {
 			return fmt.Errorf("changes App %s in %s beyond its freezes", aa[i].Metadata.Name, file)
 		}
+	}
+	return nil
+}
+
+// addsOrDeletes says a change adds or deletes file (nil for the side where
+// it is absent), which no freeze record does.
+func addsOrDeletes(file string, before, after []byte) error {
+	switch {
+	case before == nil:
+		return fmt.Errorf("adds %s", file)
+	case after == nil:
+		return fmt.Errorf("deletes %s", file)
 	}
 	return nil
 }

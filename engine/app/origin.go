@@ -15,8 +15,26 @@ const (
 	AnnotationFreezeAt     = "kdrift.dev/freeze-at"
 	AnnotationFreezeUntil  = "kdrift.dev/freeze-until"
 	// AnnotationFreezePrevious is the healing field's value before the
-	// freeze: "true", "false", or "absent" when the field was not written.
+	// freeze: "true", "false", FreezePreviousAbsent or FreezePreviousNone.
 	AnnotationFreezePrevious = "kdrift.dev/freeze-previous"
+	// AnnotationFreezeChannel names the incident channel whose record a
+	// freeze written on a live declaration carries (engine/ownerpause).
+	AnnotationFreezeChannel = "kdrift.dev/freeze-channel"
+)
+
+// FreezeAnnotationPrefix starts every annotation of a freeze kdrift writes
+// into a declaration another GitOps tool owns.
+const FreezeAnnotationPrefix = "kdrift.dev/freeze-"
+
+// Values of AnnotationFreezePrevious besides "true" and "false".
+const (
+	// FreezePreviousNone says the declaration had no block holding the
+	// healing field (an Application without automated sync): the tool
+	// was not healing, and the freeze leaves the block alone (writing one
+	// would turn automated sync on).
+	FreezePreviousNone = "none"
+	// FreezePreviousAbsent says the healing field was not written.
+	FreezePreviousAbsent = "absent"
 )
 
 // Origin says which GitOps engine declares an App, and where: the engine

@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"kdrift.dev/kdrift/engine/app"
@@ -86,7 +89,64 @@ func (e *Engine) channelApps(read source.ChannelRead) (app.LoadResult, error) {
 		}
 		out.Apps = append(out.Apps, app.ChannelOnly(a, b))
 	}
+	e.mu.Lock()
+	var owned []app.App
+	for _, a := range e.apps.Apps {
+		if a.Origin != nil && a.Origin.File != "" && app.ToolOf(a.Origin).Edits().Heal != nil {
+			owned = append(owned, a)
+		}
+	}
+	e.mu.Unlock()
+	for _, a := range owned {
+		fr, err := channelOwnedFreeze(a, vs, bs)
+		if err != nil {
+			return app.LoadResult{}, fmt.Errorf("incident channel %s: %w", read.Ref, err)
+		}
+		if fr != nil {
+			c := app.App{Metadata: a.Metadata}
+			c.Spec.Freeze = fr
+			out.Apps = append(out.Apps, c)
+		}
+	}
 	return out, nil
+}
+
+// channelOwnedFreeze is the freeze the channel's newest valid record
+// (snapshot vs) writes into the declaration of a, an app another GitOps
+// tool owns, that the desired branch's commit the channel starts from (bs)
+// does not: nil when the channel adds none.
+func channelOwnedFreeze(a app.App, vs, bs *source.Snapshot) (*app.Freeze, error) {
+	after, err := fs.ReadFile(vs, a.Origin.File)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	before, err := fs.ReadFile(bs, a.Origin.File)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if bytes.Equal(before, after) {
+		return nil, nil
+	}
+	fr, err := app.DeclaredFreeze(a.Origin, after)
+	if err != nil || fr == nil {
+		return nil, err
+	}
+	if before != nil {
+		if was, err := app.DeclaredFreeze(a.Origin, before); err == nil && fr.Same(was) && sameEnd(fr.Until, was.Until) {
+			return nil, nil
+		}
+	}
+	return fr, nil
+}
+
+// sameEnd says two freeze ends are equal (nil only equals nil).
+func sameEnd(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Equal(*b)
 }
 
 // setChannel keeps st and reports its problems that were not reported

@@ -57,7 +57,7 @@ type ChannelRefusal struct {
 
 // Error says which commit was refused, by whom, and why.
 func (c *ChannelRefusal) Error() string {
-	return fmt.Sprintf("incident channel commit %s by %s is not a freeze record (%s): kdrift ignores it and every later channel commit; a channel commit may change only spec.freeze and spec.freezes of existing Apps in %s/; reset the channel to the last freeze record",
+	return fmt.Sprintf("incident channel commit %s by %s is not a freeze record (%s): kdrift ignores it and every later channel commit; a channel commit may change only spec.freeze and spec.freezes of existing Apps in %s/, or kdrift's freeze of an Argo CD or Flux declaration; reset the channel to the last freeze record",
 		c.Commit.Short(), c.Commit.Author, c.Problem, app.Dir)
 }
 
@@ -255,7 +255,7 @@ func freezeRecordProblem(c *object.Commit) string {
 			problems = append(problems, "renames "+ch.From.Name)
 			continue
 		}
-		if !isAppFile(name) {
+		if name == app.SettingsFile || !isYAML(name) {
 			problems = append(problems, "changes "+name)
 			continue
 		}
@@ -269,7 +269,13 @@ func freezeRecordProblem(c *object.Commit) string {
 			problems = append(problems, err.Error())
 			continue
 		}
-		if err := app.FreezeOnlyChange(name, before, after); err != nil {
+		check := app.FreezeOnlyChange
+		if !isAppFile(name) {
+			// A freeze of an app Argo CD or Flux owns is written into
+			// its declaration, wherever the repository keeps it.
+			check = app.OwnedFreezeOnlyChange
+		}
+		if err := check(name, before, after); err != nil {
 			problems = append(problems, err.Error())
 		}
 	}
@@ -279,8 +285,13 @@ func freezeRecordProblem(c *object.Commit) string {
 // isAppFile says name is an App file: a YAML file directly in app.Dir,
 // other than the settings.
 func isAppFile(name string) bool {
+	return path.Dir(name) == app.Dir && isYAML(name) && name != app.SettingsFile
+}
+
+// isYAML says name ends in .yaml or .yml.
+func isYAML(name string) bool {
 	ext := path.Ext(name)
-	return path.Dir(name) == app.Dir && (ext == ".yaml" || ext == ".yml") && name != app.SettingsFile
+	return ext == ".yaml" || ext == ".yml"
 }
 
 // entryBytes is the content of a diff side (nil when the side is empty),
