@@ -579,6 +579,8 @@ func (v *appsView) detailLine(w int) string {
 	t := a.Name
 	// Who heals an owned app comes first: it is why s asks twice.
 	switch {
+	case a.OwnerResumed != "":
+		return s.Bad.Render(cut("⚠ "+a.Name+": "+a.OwnerEngine+" "+a.OwnerResumed, w))
 	case a.OwnerPaused != "":
 		t += " · " + a.Owner + " " + a.OwnerPaused
 	case a.Owner != "":

@@ -200,6 +200,12 @@ func (v *appView) render(w, h int) string {
 	b.WriteString(s.Title.Render(cut(head, w)))
 	b.WriteByte('\n')
 	extra := 0
+	if a.OwnerResumed != "" {
+		// The freeze holds for kdrift, not for the engine that heals.
+		b.WriteString(s.Bad.Render(cut("⚠ "+a.OwnerEngine+" "+a.OwnerResumed, w)))
+		b.WriteByte('\n')
+		extra++
+	}
 	if why := healthWhy(a.HealthDetail); why != "" {
 		// Which rule made the app's health, on which object, and why.
 		obj := ""

@@ -101,4 +101,10 @@ type CommitResult struct {
 	// Note says whether the repository's leader was told to fetch the
 	// commit now ("leader told …"); empty when there is no leader to tell.
 	Note string
+	// Owners say, for a freeze record on the channel, which live
+	// declarations of apps another GitOps tool owns now carry it.
+	Owners []string
+	// OwnerProblems are the live declarations that could not be written
+	// (with the command that does it by hand): their tool still heals.
+	OwnerProblems []string
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/engine"
+	"kdrift.dev/kdrift/engine/ownerpause"
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/ui/report"
 )
@@ -140,6 +142,25 @@ func (b *EngineBackend) commit(ctx context.Context, do func(*actions.Repo) (acti
 	}
 	b.eng.Refresh()
 	out := CommitResult{Hash: res.Commit, Subject: res.Subject, Pushed: res.Pushed || res.Upstream == ""}
+	if len(res.Owned) > 0 {
+		// The engine that heals these apps reads the branch only: the
+		// channel record reaches it through its live declaration.
+		cs, err := b.eng.ClientSet("")
+		for _, f := range res.Owned {
+			var o ownerpause.Outcome
+			if err != nil {
+				o = ownerpause.Outcome{App: f.App, Message: fmt.Sprintf("%s was not told: no cluster (%v)", f.Origin.Engine, err),
+					Command: ownerpause.Command(f, app.ToolOf(&f.Origin).Edits().Heal, res.Channel)}
+			} else {
+				o = ownerpause.Write(ctx, ownerpause.ClusterOf(cs), f, res.Channel)
+			}
+			if o.Done {
+				out.Owners = append(out.Owners, o.App+": "+o.Message)
+			} else {
+				out.OwnerProblems = append(out.OwnerProblems, o.App+": "+o.Message, "  by hand: "+o.Command)
+			}
+		}
+	}
 	if b.nudge != nil {
 		out.Note = b.nudge(res)
 	}

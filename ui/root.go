@@ -481,6 +481,12 @@ func (m *Model) commitStatus(what string, res CommitResult, err error) {
 		m.setStatus(what+": push refused by the remote; in force nowhere", true)
 		return
 	}
+	if len(res.OwnerProblems) > 0 {
+		body := append([]string{what + " is on the incident channel " + res.Channel + ", but the GitOps engine that heals these apps reads the branch only and was not told:", ""}, res.OwnerProblems...)
+		m.dialog = newDialog("Still healing: "+what+" did not reach the engine", body, "enter or esc: close", func([]string) (outcome, string) { return outcome{}, "" })
+		m.setStatus(what+": on the channel, but the owning engine still heals", true)
+		return
+	}
 	t := what + ": committed " + shortHash(res.Hash)
 	if res.Channel != "" {
 		t += " on the incident channel " + res.Channel + " (the branch refused it)"
@@ -496,6 +502,9 @@ func (m *Model) commitStatus(what string, res CommitResult, err error) {
 	}
 	if res.Note != "" {
 		t += "; leader " + res.Note
+	}
+	for _, o := range res.Owners {
+		t += "; " + o
 	}
 	m.setStatus(t, !res.Pushed)
 }

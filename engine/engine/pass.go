@@ -129,6 +129,7 @@ func (e *Engine) reconcileApp(ctx context.Context, name string, opts passOptions
 	if !p.phaseSource() {
 		return p.result
 	}
+	p.checkOwnerPaused(ctx)
 	if !p.phaseRender(ctx) {
 		return p.result
 	}

@@ -39,6 +39,9 @@ type appState struct {
 	// rulesKey identifies the objects the app last rendered, with its
 	// ignore rules; a change ends old fights (see phaseCompare).
 	rulesKey string
+	// ownerResumed is the last OwnerResumed reported as an event, so each
+	// is reported once.
+	ownerResumed string
 	// requeued is set when a pass that healed asked for the follow-up
 	// pass, until a pass changes nothing.
 	requeued bool

@@ -350,6 +350,11 @@ type AppStatus struct {
 	// kdrift's freeze annotations, with the reason `flux suspend
 	// --reason` wrote), "skip-reconcile in Git" (Argo CD); empty otherwise.
 	OwnerPaused string `json:"ownerPaused,omitempty"`
+	// OwnerResumed says the owner heals the app again although a freeze
+	// on the incident channel holds ("the parent … re-enabled healing at
+	// 14:02 …"), or that its live declaration was never paused; empty
+	// otherwise (engine/ownerpause.Resumed).
+	OwnerResumed string `json:"ownerResumed,omitempty"`
 }
 
 // DriftedObjects counts the resources that are not Synced or Ignored

@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	flag "github.com/spf13/pflag"
 
 	"kdrift.dev/kdrift/engine/actions"
+	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/live"
+	"kdrift.dev/kdrift/engine/ownerpause"
 	"kdrift.dev/kdrift/engine/publish"
 	"kdrift.dev/kdrift/engine/render"
 )
@@ -51,12 +55,29 @@ func (a *actionFlags) open(ctx context.Context) (*actions.Repo, error) {
 // no incident channel took it: the action is then in force nowhere
 // (exitRefused), and the remote's own lines are printed.
 func printResult(env *cliEnv, a *actionFlags, what string, res actions.Result) int {
+	owners := writeOwners(&a.globalFlags, res)
 	if a.output.structured() {
-		if err := a.output.write(env.stdout, res); err != nil {
+		out := struct {
+			actions.Result
+			Owners []ownerpause.Outcome `json:"owners,omitempty"`
+		}{res, owners}
+		if err := a.output.write(env.stdout, out); err != nil {
 			return env.errorf("writing output failed: %v", err)
 		}
 	} else {
 		fmt.Fprintf(env.stdout, "%s: %s\n", what, res.Summary())
+	}
+	ownersFailed := false
+	for _, o := range owners {
+		if o.Done {
+			if !a.output.structured() {
+				fmt.Fprintf(env.stdout, "%s: %s\n", o.App, o.Message)
+			}
+			continue
+		}
+		ownersFailed = true
+		fmt.Fprintf(env.stderr, "kdrift: error: %s: %s\n", o.App, o.Message)
+		fmt.Fprintf(env.stderr, "kdrift: by hand: %s\n", o.Command)
 	}
 	if res.Refused != nil && res.Channel == "" {
 		fmt.Fprintf(env.stderr, "kdrift: error: %s\n", res.Summary())
@@ -75,8 +96,39 @@ func printResult(env *cliEnv, a *actionFlags, what string, res actions.Result) i
 	} else {
 		fmt.Fprintln(env.stdout, note)
 	}
+	if ownersFailed {
+		// The record is on the channel, but the engine that heals the
+		// app reads the branch only: for it, nothing changed.
+		return exitRefused
+	}
 	return exitOK
 }
+
+// writeOwners writes the freezes a record on the incident channel changed
+// for apps another GitOps tool owns on their live declarations, in the
+// current context's cluster (engine/ownerpause); nil when the record
+// changed none.
+func writeOwners(g *globalFlags, res actions.Result) []ownerpause.Outcome {
+	if len(res.Owned) == 0 {
+		return nil
+	}
+	cs, err := live.NewClients(g.kubeconfig, live.DefaultOptions()).For(g.context)
+	if err != nil {
+		outs := make([]ownerpause.Outcome, len(res.Owned))
+		for i, f := range res.Owned {
+			h := app.ToolOf(&f.Origin).Edits().Heal
+			outs[i] = ownerpause.Outcome{App: f.App, Object: f.Origin.Kind + " " + f.Origin.QualifiedName(),
+				Message: fmt.Sprintf("%s was not told: no cluster (%v)", f.Origin.Engine, err), Command: ownerpause.Command(f, h, res.Channel)}
+		}
+		return outs
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ownerWriteTimeout)
+	defer cancel()
+	return ownerpause.WriteAll(ctx, ownerpause.ClusterOf(cs), res.Owned, res.Channel)
+}
+
+// ownerWriteTimeout bounds the writes of writeOwners.
+const ownerWriteTimeout = 30 * time.Second
 
 // nudgeLeader asks the repository's healer, best effort, to fetch the
 // pushed commit now (engine/publish.Nudge), and says whether a leader was

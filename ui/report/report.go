@@ -187,6 +187,9 @@ func Status(w io.Writer, apps []status.AppStatus, now time.Time) error {
 			// Another engine heals it, not kdrift: say whose setting it is.
 			heal += " (" + a.Owner + ")"
 		}
+		if a.OwnerResumed != "" {
+			heal += "; but " + a.OwnerEngine + " " + a.OwnerResumed
+		}
 		since := "-"
 		if a.OutOfSyncSince != nil {
 			since = Duration(now.Sub(*a.OutOfSyncSince))
@@ -289,6 +292,10 @@ type AppSummary struct {
 	// not freeze it: "suspended in Git" (with Flux's reason),
 	// "skip-reconcile in Git".
 	OwnerPaused string `json:"ownerPaused,omitempty"`
+	// OwnerResumed says the owner heals again although a freeze on the
+	// incident channel holds, or that its live declaration was never
+	// paused.
+	OwnerResumed string `json:"ownerResumed,omitempty"`
 	// Objects counts the objects the app's render gave (0: the app is
 	// empty on purpose; a render that read nothing while skipping files
 	// is an Error instead).
@@ -326,7 +333,7 @@ func Summarize(apps []status.AppStatus) StatusDoc {
 	for _, a := range apps {
 		s := AppSummary{Name: a.Name, File: a.File, Path: a.Path, Context: a.Destination.Context, Namespace: a.Destination.Namespace,
 			Sync: a.Sync, Health: a.Health, HealthDetail: a.HealthDetail, Canaries: a.Canaries, SelfHeal: a.SelfHeal, Prune: a.Prune, Freezes: a.Freezes, OutOfSyncSince: a.OutOfSyncSince,
-			Revision: a.Revision, RevisionRef: a.RevisionRef, NoUpstream: a.NoUpstream, LocalFreeze: a.LocalFreeze, FreezeChannel: a.FreezeChannel, Owner: a.Owner, OwnerFile: a.OwnerFile, OwnerPaused: a.OwnerPaused, Objects: a.Objects(), DriftedObjects: a.DriftedObjects(), EncryptedObjects: a.EncryptedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
+			Revision: a.Revision, RevisionRef: a.RevisionRef, NoUpstream: a.NoUpstream, LocalFreeze: a.LocalFreeze, FreezeChannel: a.FreezeChannel, Owner: a.Owner, OwnerFile: a.OwnerFile, OwnerPaused: a.OwnerPaused, OwnerResumed: a.OwnerResumed, Objects: a.Objects(), DriftedObjects: a.DriftedObjects(), EncryptedObjects: a.EncryptedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
 		if a.Freeze != nil {
 			s.Freeze = a.Freeze
 		}
