@@ -127,7 +127,7 @@ func (r *Repo) Ignore(ctx context.Context, req IgnoreRequest) (Result, error) {
 			}
 		}
 		if n := duplicateOf(a.Spec.IgnoreDifferences, req.Rule); n > 0 {
-			return nil, fmt.Errorf("App %s already ignores %s (rule %d of spec.ignoreDifferences in %s); nothing to add", a.Metadata.Name, DescribeRule(req.Rule), n, a.File)
+			return nil, fmt.Errorf("App %s already ignores %s (rule %d of %s in %s); nothing to add", a.Metadata.Name, DescribeRule(req.Rule), n, app.ToolOf(a.Origin).Edits().IgnoreField(), a.File)
 		}
 		p := &plan{apps: []string{a.Metadata.Name}}
 		if err := editApps(s, p, []app.App{a}, func(src []byte, a app.App) ([]byte, error) {

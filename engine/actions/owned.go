@@ -379,10 +379,15 @@ func setOwnedFreezeUntil(src []byte, a app.App, until string) ([]byte, error) {
 // appendOwnedIgnore appends a rule to the declaration's ignore list, as
 // its tool writes one (Edits.IgnoreList and IgnoreItem): an Application's
 // spec.ignoreDifferences (the same fields as an App's rules), a Flux
-// declaration's spec.ignore as {target, jsonPointers}.
+// Kustomization's spec.ignore as {target, jsonPointers}, a HelmRelease's
+// spec.driftDetection.ignore as {paths, target}. The list, and the
+// mappings on the way to it, are written out when absent (appendToList).
 func appendOwnedIgnore(src []byte, a app.App, r app.IgnoreRule) ([]byte, error) {
 	o := a.Origin
 	ed := app.ToolOf(o).Edits()
+	if _, err := ed.IgnoreItem(0, 2, r); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", o.Kind, o.QualifiedName(), err)
+	}
 	f, err := newYAMLFile(src)
 	if err != nil {
 		return nil, err
@@ -395,22 +400,12 @@ func appendOwnedIgnore(src []byte, a app.App, r app.IgnoreRule) ([]byte, error) 
 	if err != nil || sk == nil {
 		return nil, fmt.Errorf("%s %s: %v", o.Kind, o.QualifiedName(), orMissing(err, "spec"))
 	}
-	ind, step := childIndent(sk, sv)
-	key := ed.IgnoreList
-	ik, iv := mapGet(sv, key)
-	at, dash, head := f.blockEnd(sk, sv), ind+step, []string{strings.Repeat(" ", ind) + key + ":"}
-	block := iv != nil && iv.Kind == yaml.SequenceNode && iv.Style&yaml.FlowStyle == 0 && len(iv.Content) > 0
-	if ik != nil && block {
-		at, dash, head = f.blockEnd(ik, iv), iv.Column-1, nil
-	}
-	lines, err := ed.IgnoreItem(dash, step, r)
-	if err != nil {
+	if err := f.appendToList(sk, sv, ed.IgnoreList, func(dashInd, step int) []string {
+		lines, _ := ed.IgnoreItem(dashInd, step, r)
+		return lines
+	}); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", o.Kind, o.QualifiedName(), err)
 	}
-	if ik != nil && !block {
-		return nil, fmt.Errorf("%s %s: spec.%s is written in flow style ([...]) or is not a list; write it as a block list so kdrift can append to it", o.Kind, o.QualifiedName(), key)
-	}
-	f.insertAfter(at, append(head, lines...))
 	return f.bytes(), nil
 }
 

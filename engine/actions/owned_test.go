@@ -3,12 +3,16 @@ package actions
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/internal/fluxtest"
 )
 
 // argoFixture is an Application as a team writes it, comments and all;
@@ -222,5 +226,161 @@ func TestResourceFreezeOfAnOwnedAppIsRefused(t *testing.T) {
 	}
 	if now := gitRun(t, remote, "rev-parse", "main"); now != head {
 		t.Fatalf("a commit was made: %s -> %s", head, now)
+	}
+}
+
+// helmReleaseHead and helmReleaseValues frame a HelmRelease of Flux's
+// reference layout (fluxtest), comments and all; its driftDetection goes
+// between them, and a comment after the document.
+const (
+	helmReleaseHead = `# podinfo, released by helm-controller.
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: podinfo
+  namespace: podinfo   # the team's namespace
+spec:
+  interval: 10m   # every ten minutes
+  releaseName: podinfo
+  chart:
+    spec:
+      chart: ./charts/podinfo
+      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
+`
+	helmReleaseValues = `  values:
+    environment: base   # patched per environment
+`
+	helmReleaseTail = "# reviewed by the platform team\n"
+)
+
+// TestIgnoreHelmReleaseWritesDriftDetectionIgnore: a HelmRelease's ignore
+// rule goes to spec.driftDetection.ignore as {paths, target}, whatever is
+// already written there; the edit adds lines only, leaves
+// driftDetection.mode as it is, and discovery reads the rule back. Flow
+// style is refused naming the field.
+func TestIgnoreHelmReleaseWritesDriftDetectionIgnore(t *testing.T) {
+	isolate(t)
+	root := t.TempDir()
+	remote := filepath.Join(root, "remote.git")
+	gitRun(t, root, "init", "-q", "--bare", "-b", "main", remote)
+	seed := filepath.Join(root, "seed")
+	gitRun(t, root, "clone", "-q", remote, seed)
+	for name, body := range fluxtest.ReferenceLayout(remote, "podinfo") {
+		writeFile(t, seed, name, body)
+	}
+	gitRun(t, seed, "add", "-A")
+	gitRun(t, seed, "commit", "-q", "-m", "Flux reference layout")
+	gitRun(t, seed, "push", "-q", "origin", "main")
+	dir := cloneOf(t, remote)
+	r, err := Open(context.Background(), RepoOptions{Repo: dir, Author: testAuthor, Now: newClock().Now, ClusterPath: "clusters/production"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const release = "apps/base/podinfo/release.yaml"
+	// podinfo as discovery reads it with release.yaml holding text.
+	podinfo := func(t *testing.T, text string) app.App {
+		t.Helper()
+		writeFile(t, dir, release, text)
+		gitRun(t, dir, "commit", "-q", "-a", "--allow-empty", "-m", "release")
+		snap, err := r.snapshotOf(plumbing.NewHash(gitRun(t, dir, "rev-parse", "HEAD")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := snap.Apps()
+		for _, in := range res.Invalid {
+			t.Fatalf("invalid: %s: %v\n%s", in.Name, in.Err, text)
+		}
+		a, ok := res.Find("podinfo")
+		if !ok || a.Origin == nil || a.Origin.Kind != "HelmRelease" {
+			t.Fatalf("podinfo not discovered as a HelmRelease: %+v", a.Origin)
+		}
+		return a
+	}
+	rule := app.IgnoreRule{Group: "apps", Kind: "Deployment", Name: "podinfo", JSONPointers: []string{"/spec/replicas", "/spec/template/spec/containers/0/image"}}
+	item := func(dash string) string {
+		return dash + `- paths: ["/spec/replicas", "/spec/template/spec/containers/0/image"]` + "\n" +
+			dash + `  target: {group: "apps", kind: "Deployment", name: "podinfo"}` + "\n"
+	}
+	earlier := app.IgnoreRule{Kind: "Deployment", JSONPointers: []string{"/metadata/annotations/ignored-by-flux"}}
+	for _, c := range []struct {
+		name, drift string
+		// want is what replaces drift and the values after it; "" when
+		// the edit is refused with an error holding refused.
+		want, refused string
+		before        []app.IgnoreRule
+		heals         bool
+	}{
+		{
+			name:  "driftDetection absent",
+			want:  helmReleaseValues + "  driftDetection:\n    ignore:\n" + item("      "),
+			heals: false,
+		},
+		{
+			name:  "driftDetection without ignore",
+			drift: "  driftDetection:\n    mode: warn   # report only\n",
+			want:  "  driftDetection:\n    mode: warn   # report only\n    ignore:\n" + item("      ") + helmReleaseValues,
+			heals: false,
+		},
+		{
+			name:  "driftDetection with nothing under it",
+			drift: "  driftDetection:   # filled in later\n",
+			want:  "  driftDetection:   # filled in later\n    ignore:\n" + item("      ") + helmReleaseValues,
+		},
+		{
+			name:  "ignore as a block list",
+			drift: "  driftDetection:\n    mode: enabled\n    ignore:\n    - paths: [\"/metadata/annotations/ignored-by-flux\"]   # a webhook sets it\n      target: {kind: Deployment}\n",
+			want: "  driftDetection:\n    mode: enabled\n    ignore:\n    - paths: [\"/metadata/annotations/ignored-by-flux\"]   # a webhook sets it\n      target: {kind: Deployment}\n" +
+				item("    ") + helmReleaseValues,
+			before: []app.IgnoreRule{earlier},
+			heals:  true,
+		},
+		{
+			name:  "ignore an empty list",
+			drift: "  driftDetection:\n    mode: disabled\n    ignore: []\n",
+			want:  "  driftDetection:\n    mode: disabled\n    ignore:\n" + item("      ") + helmReleaseValues,
+		},
+		{
+			name:    "driftDetection as a flow mapping",
+			drift:   "  driftDetection: {mode: enabled}\n",
+			refused: "HelmRelease podinfo/podinfo: spec.driftDetection is written in flow style ({...}) or is not a mapping; write it as a block mapping so kdrift can add ignore under it",
+		},
+		{
+			name:    "ignore as a flow list",
+			drift:   "  driftDetection:\n    mode: enabled\n    ignore: [{paths: [\"/metadata/annotations/ignored-by-flux\"], target: {kind: Deployment}}]\n",
+			refused: "HelmRelease podinfo/podinfo: spec.driftDetection.ignore is written in flow style ([...]) or is not a list; write it as a block list so kdrift can append to it",
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := helmReleaseHead + c.drift + helmReleaseValues + helmReleaseTail
+			a := podinfo(t, src)
+			out, err := appendOwnedIgnore([]byte(src), a, rule)
+			if c.refused != "" {
+				if err == nil || !strings.Contains(err.Error(), c.refused) {
+					t.Fatalf("refusal: %v\nwant %s", err, c.refused)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := helmReleaseHead + c.want + helmReleaseTail; string(out) != want {
+				t.Fatalf("edited file:\n%s\nwant:\n%s", out, want)
+			}
+			got := podinfo(t, string(out))
+			want := append(append([]app.IgnoreRule(nil), c.before...), rule)
+			if fmt.Sprint(got.Spec.IgnoreDifferences) != fmt.Sprint(want) {
+				t.Fatalf("rules read back: %+v, want %+v", got.Spec.IgnoreDifferences, want)
+			}
+			if got.Origin.Heals != c.heals {
+				t.Fatalf("heals %v after the edit, want %v: the mode changed", got.Origin.Heals, c.heals)
+			}
+		})
+	}
+
+	// A rule of field managers: helm-controller takes JSON pointers only.
+	src := helmReleaseHead + helmReleaseValues
+	a := podinfo(t, src)
+	if _, err := appendOwnedIgnore([]byte(src), a, app.IgnoreRule{Kind: "Deployment", ManagedFieldsManagers: []string{"hpa"}}); err == nil || !strings.Contains(err.Error(), "spec.driftDetection.ignore takes JSON pointers (paths), not field managers") {
+		t.Fatalf("a field manager rule: %v", err)
 	}
 }

@@ -208,9 +208,9 @@ func setFreezeUntil(src []byte, name string, until time.Time) ([]byte, error) {
 	return f.bytes(), nil
 }
 
-// appendIgnoreRule adds a rule at the end of spec.ignoreDifferences (the
-// list kdrift's App tool names),
-// creating the list when there is none.
+// appendIgnoreRule adds a rule at the end of the App's ignore list (the
+// one kdrift's App tool names, spec.ignoreDifferences), creating the list
+// when there is none.
 func appendIgnoreRule(src []byte, name string, r app.IgnoreRule) ([]byte, error) {
 	ed := app.ToolOf(nil).Edits()
 	if _, err := ed.IgnoreItem(0, 2, r); err != nil {
@@ -223,9 +223,9 @@ func appendIgnoreRule(src []byte, name string, r app.IgnoreRule) ([]byte, error)
 }
 
 // appendToSpecList adds the item that lines writes (given the indent of
-// its dash and the file's indent step) at the end of the block list
-// spec.KEY of the App, creating the list when there is none.
-func appendToSpecList(src []byte, name, key string, lines func(dashInd, step int) []string) ([]byte, error) {
+// its dash and the file's indent step) at the end of the block list at
+// path under spec of the App (appendToList).
+func appendToSpecList(src []byte, name string, path []string, lines func(dashInd, step int) []string) ([]byte, error) {
 	f, err := newYAMLFile(src)
 	if err != nil {
 		return nil, err
@@ -234,28 +234,101 @@ func appendToSpecList(src []byte, name, key string, lines func(dashInd, step int
 	if err != nil {
 		return nil, err
 	}
-	ind, step := childIndent(sk, sv)
-	ik, iv := mapGet(sv, key)
-	switch {
-	case ik == nil:
-		block := append([]string{strings.Repeat(" ", ind) + key + ":"}, lines(ind+step, step)...)
-		// Before a freeze, so that unfreezing later leaves the list in a
-		// natural place.
-		if fk, _ := mapGet(sv, "freeze"); fk != nil && sv.Content[len(sv.Content)-2] == fk {
-			f.insertAfter(fk.Line-1, block)
-		} else {
-			f.insertAfter(f.blockEnd(sk, sv), block)
-		}
-	case iv.Kind == yaml.SequenceNode && iv.Style&yaml.FlowStyle == 0 && len(iv.Content) > 0:
-		f.insertAfter(f.blockEnd(ik, iv), lines(iv.Column-1, step))
-	case (iv.Kind == yaml.SequenceNode && len(iv.Content) == 0) || (iv.Kind == yaml.ScalarNode && iv.Tag == "!!null"):
-		end := f.blockEnd(ik, iv)
-		f.deleteLines(ik.Line, end)
-		f.insertAfter(ik.Line-1, append([]string{strings.Repeat(" ", ik.Column-1) + key + ":"}, lines(ik.Column-1+step, step)...))
-	default:
-		return nil, fmt.Errorf("App %s: spec.%s is written in flow style ([...]) or is not a list; write it as a block list so kdrift can append to it", name, key)
+	if err := f.appendToList(sk, sv, path, lines); err != nil {
+		return nil, fmt.Errorf("App %s: %w", name, err)
 	}
 	return f.bytes(), nil
+}
+
+// appendToList adds the item that lines writes (given the indent of its
+// dash and the file's indent step) at the end of the block list at path
+// under the block mapping spec (key sk, value sv): spec.freezes, or
+// spec.driftDetection.ignore. A list absent, empty or null is written
+// out, with the mappings on the way to it that are absent, empty or null
+// too; a list or mapping on the way written in flow style, or as
+// something else, is refused naming its field. Only the lines of the
+// item, and of what is written out, change.
+func (f *yamlFile) appendToList(sk, sv *yaml.Node, path []string, lines func(dashInd, step int) []string) error {
+	_, step := childIndent(sk, sv)
+	pk, pv := sk, sv
+	for i, key := range path {
+		what := "spec." + strings.Join(path[:i+1], ".")
+		last := i == len(path)-1
+		k, v := mapGet(pv, key)
+		if k != nil && !emptyValue(v, last) {
+			if last {
+				if v.Kind != yaml.SequenceNode || v.Style&yaml.FlowStyle != 0 {
+					return fmt.Errorf("%s is written in flow style ([...]) or is not a list; write it as a block list so kdrift can append to it", what)
+				}
+				f.insertAfter(f.blockEnd(k, v), lines(v.Column-1, step))
+				return nil
+			}
+			if v.Kind != yaml.MappingNode || v.Style&yaml.FlowStyle != 0 {
+				return fmt.Errorf("%s is written in flow style ({...}) or is not a mapping; write it as a block mapping so kdrift can add %s under it", what, path[i+1])
+			}
+			pk, pv = k, v
+			continue
+		}
+		// What is missing from here on is written out: the keys of
+		// path[i:], one level deeper each, and the item under the last.
+		var ind, at int
+		keys := path[i:]
+		switch {
+		case k == nil:
+			ind, _ = childIndent(pk, pv)
+			at = f.blockEnd(pk, pv)
+			// Before a freeze that ends an App's spec, so that unfreezing
+			// later leaves the list in a natural place.
+			if fk, _ := mapGet(pv, "freeze"); pv == sv && fk != nil && pv.Content[len(pv.Content)-2] == fk {
+				at = fk.Line - 1
+			}
+		case bareKey(f.lines[k.Line-1], k):
+			// "key:" with nothing after it (a comment at most): the line
+			// stays, and what is missing goes under it.
+			ind, at, keys = k.Column-1, k.Line, path[i+1:]
+		default:
+			// key: null, ~, {} or []: the line is written again.
+			ind, at = k.Column-1, k.Line-1
+			f.deleteLines(k.Line, f.blockEnd(k, v))
+		}
+		base := ind + (len(path)-i-len(keys))*step
+		var block []string
+		for j, name := range keys {
+			block = append(block, strings.Repeat(" ", base+j*step)+name+":")
+		}
+		f.insertAfter(at, append(block, lines(ind+(len(path)-i)*step, step)...))
+		return nil
+	}
+	return fmt.Errorf("no list to append to")
+}
+
+// bareKey reports whether line, the line of mapping key k, holds the key
+// and its colon only, with a comment at most after them.
+func bareKey(line string, k *yaml.Node) bool {
+	t := strings.TrimRight(line, "\r\n")
+	if k.Column-1 > len(t) || !strings.HasPrefix(t[k.Column-1:], k.Value) {
+		return false
+	}
+	rest := strings.TrimLeft(t[k.Column-1+len(k.Value):], " \t")
+	if !strings.HasPrefix(rest, ":") {
+		return false
+	}
+	rest = strings.TrimLeft(rest[1:], " \t")
+	return rest == "" || strings.HasPrefix(rest, "#")
+}
+
+// emptyValue reports whether v, the value of a key on the way to a list
+// (list: the list itself), holds nothing: null, or an empty mapping (an
+// empty list for the list).
+func emptyValue(v *yaml.Node, list bool) bool {
+	switch {
+	case v.Kind == yaml.ScalarNode && v.Tag == "!!null":
+		return true
+	case list:
+		return v.Kind == yaml.SequenceNode && len(v.Content) == 0
+	default:
+		return v.Kind == yaml.MappingNode && len(v.Content) == 0
+	}
 }
 
 // resourceFreezeLines writes one entry of spec.freezes.
@@ -288,7 +361,7 @@ func resourceFreezeLines(dashInd, step int, fr app.ResourceFreeze) []string {
 
 // appendResourceFreezes adds entries at the end of spec.freezes.
 func appendResourceFreezes(src []byte, name string, frs []app.ResourceFreeze) ([]byte, error) {
-	return appendToSpecList(src, name, "freezes", func(dashInd, step int) []string {
+	return appendToSpecList(src, name, []string{"freezes"}, func(dashInd, step int) []string {
 		var out []string
 		for _, fr := range frs {
 			out = append(out, resourceFreezeLines(dashInd, step, fr)...)

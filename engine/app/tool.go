@@ -86,14 +86,19 @@ type Edits struct {
 	// the kdrift.dev/freeze-* annotations. Nil: the freeze is the App's
 	// own spec.freeze (kdrift's App).
 	Heal *HealField
-	// IgnoreList is the list under spec that an ignore rule is appended
-	// to.
-	IgnoreList string
+	// IgnoreList is the path of keys under spec that leads to the list an
+	// ignore rule is appended to: {"ignoreDifferences"} for an Argo CD
+	// Application, {"driftDetection", "ignore"} for a Flux HelmRelease.
+	IgnoreList []string
 	// IgnoreItem writes rule r as an item of IgnoreList, its dash at
 	// column dashInd in a file that indents by step, or says why the tool
 	// cannot take the rule.
 	IgnoreItem func(dashInd, step int, r IgnoreRule) ([]string, error)
 }
+
+// IgnoreField is IgnoreList as a person names the field:
+// "spec.driftDetection.ignore".
+func (e Edits) IgnoreField() string { return "spec." + strings.Join(e.IgnoreList, ".") }
 
 // HealField is where a declaration says whether its tool heals.
 type HealField struct {

@@ -40,7 +40,7 @@ func (argoCDTool) Marker() string { return argoGroup }
 func (argoCDTool) Edits() Edits {
 	return Edits{
 		Heal:       &HealField{Path: []string{"spec", "syncPolicy", "automated"}, Field: "selfHeal", Off: "false"},
-		IgnoreList: "ignoreDifferences",
+		IgnoreList: []string{"ignoreDifferences"},
 		IgnoreItem: ruleLines,
 	}
 }

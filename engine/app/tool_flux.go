@@ -41,34 +41,50 @@ func (fluxKustomizationTool) Kinds() []schema.GroupKind {
 func (fluxKustomizationTool) Marker() string { return fluxMarker }
 
 // Edits: a freeze sets spec.suspend; ignore rules go to spec.ignore.
-func (fluxKustomizationTool) Edits() Edits { return fluxEdits }
-
-// fluxEdits are the edits of both Flux kinds.
-var fluxEdits = Edits{
-	Heal:       &HealField{Path: []string{"spec"}, Field: "suspend", Off: "true"},
-	IgnoreList: "ignore",
-	IgnoreItem: fluxRuleLines,
+func (fluxKustomizationTool) Edits() Edits {
+	return Edits{Heal: fluxHeal, IgnoreList: []string{"ignore"}, IgnoreItem: fluxRuleLines}
 }
 
-// fluxRuleLines writes a rule as an item of Flux's spec.ignore: {target,
-// jsonPointers}.
-func fluxRuleLines(dashInd, _ int, r IgnoreRule) ([]string, error) {
-	if len(r.ManagedFieldsManagers) > 0 {
-		return nil, fmt.Errorf("Flux's spec.ignore takes JSON pointers, not field managers")
-	}
+// fluxHeal is the healing field of both Flux kinds: spec.suspend.
+var fluxHeal = &HealField{Path: []string{"spec"}, Field: "suspend", Off: "true"}
+
+// fluxTarget writes a rule's object as the {group, kind, name, namespace}
+// selector both Flux kinds take, "" when the rule names none of them.
+func fluxTarget(r IgnoreRule) string {
 	var target []string
 	for _, kv := range [][2]string{{"group", r.Group}, {"kind", r.Kind}, {"name", r.Name}, {"namespace", r.Namespace}} {
 		if kv[1] != "" {
 			target = append(target, kv[0]+": "+QuoteYAML(kv[1]))
 		}
 	}
+	if len(target) == 0 {
+		return ""
+	}
+	return "{" + strings.Join(target, ", ") + "}"
+}
+
+// fluxPointers writes a rule's JSON pointers as a flow list.
+func fluxPointers(r IgnoreRule) string {
 	q := make([]string, len(r.JSONPointers))
 	for i, p := range r.JSONPointers {
 		q[i] = QuoteYAML(p)
 	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// fluxRuleLines writes a rule as an item of a Kustomization's spec.ignore:
+// {target, jsonPointers}.
+func fluxRuleLines(dashInd, _ int, r IgnoreRule) ([]string, error) {
+	if len(r.ManagedFieldsManagers) > 0 {
+		return nil, fmt.Errorf("Flux's spec.ignore takes JSON pointers, not field managers")
+	}
+	target := fluxTarget(r)
+	if target == "" {
+		target = "{}"
+	}
 	return []string{
-		strings.Repeat(" ", dashInd) + "- target: {" + strings.Join(target, ", ") + "}",
-		strings.Repeat(" ", dashInd+2) + "jsonPointers: [" + strings.Join(q, ", ") + "]",
+		strings.Repeat(" ", dashInd) + "- target: " + target,
+		strings.Repeat(" ", dashInd+2) + "jsonPointers: " + fluxPointers(r),
 	}, nil
 }
 

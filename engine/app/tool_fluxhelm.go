@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"strings"
 
 	yaml3 "gopkg.in/yaml.v3"
@@ -26,8 +27,26 @@ func (fluxHelmReleaseTool) Kinds() []schema.GroupKind {
 func (fluxHelmReleaseTool) Marker() string { return fluxMarker }
 
 // Edits: a freeze sets spec.suspend, as for a Kustomization; ignore rules
-// go to spec.ignore the same way.
-func (fluxHelmReleaseTool) Edits() Edits { return fluxEdits }
+// go to spec.driftDetection.ignore, which helm-controller reads (it puts
+// drift back only with spec.driftDetection.mode enabled, but honours the
+// rules in every mode, and an ignore leaves the mode as it is).
+func (fluxHelmReleaseTool) Edits() Edits {
+	return Edits{Heal: fluxHeal, IgnoreList: []string{"driftDetection", "ignore"}, IgnoreItem: fluxHelmRuleLines}
+}
+
+// fluxHelmRuleLines writes a rule as an item of a HelmRelease's
+// spec.driftDetection.ignore: {paths, target}, the target left out when
+// the rule names no object (it then covers every object of the release).
+func fluxHelmRuleLines(dashInd, _ int, r IgnoreRule) ([]string, error) {
+	if len(r.ManagedFieldsManagers) > 0 {
+		return nil, fmt.Errorf("a HelmRelease's spec.driftDetection.ignore takes JSON pointers (paths), not field managers; name the fields it should ignore as JSON pointers")
+	}
+	out := []string{strings.Repeat(" ", dashInd) + "- paths: " + fluxPointers(r)}
+	if t := fluxTarget(r); t != "" {
+		out = append(out, strings.Repeat(" ", dashInd+2)+"target: "+t)
+	}
+	return out, nil
+}
 
 // Paused: spec.suspend in Git. Drift detection turned off also stops it
 // healing (Heals is false) but is no suspension.

@@ -24,7 +24,7 @@ func (kdriftTool) Leaves(*unstructured.Unstructured) string { return "" }
 // Edits: the freeze is the App's spec.freeze; ignore rules go to
 // spec.ignoreDifferences.
 func (kdriftTool) Edits() Edits {
-	return Edits{IgnoreList: "ignoreDifferences", IgnoreItem: ruleLines}
+	return Edits{IgnoreList: []string{"ignoreDifferences"}, IgnoreItem: ruleLines}
 }
 
 // Waves: kdrift orders its own Apps by Argo CD's sync-wave annotation, so

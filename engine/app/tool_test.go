@@ -139,7 +139,7 @@ func TestEveryToolHasEveryPart(t *testing.T) {
 
 			// Edits: where a freeze and an ignore rule go.
 			ed := tool.Edits()
-			if ed.IgnoreList == "" || ed.IgnoreItem == nil {
+			if len(ed.IgnoreList) == 0 || slices.Contains(ed.IgnoreList, "") || ed.IgnoreItem == nil {
 				t.Errorf("no ignore list (%q) or item writer", ed.IgnoreList)
 			} else if lines, err := ed.IgnoreItem(4, 2, app.IgnoreRule{Kind: "Deployment", JSONPointers: []string{"/spec/replicas"}}); err != nil || len(lines) == 0 || !strings.HasPrefix(lines[0], "    - ") {
 				t.Errorf("an ignore rule is written as %q (%v), want a list item at column 4", lines, err)
