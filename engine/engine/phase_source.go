@@ -170,7 +170,11 @@ func (p *pass) phaseSource() bool {
 		if t := e.repo.FetchFailingSince(); !t.IsZero() {
 			since = t.Format("15:04:05")
 		}
-		p.status.Cause = fmt.Errorf("Git unreachable since %s: comparing %s as last fetched (%s): %w", since, p.status.RevisionRef, p.rev.Short(), err)
+		what := "Git unreachable"
+		if source.LocalWriteFailure(err) {
+			what = "Git not fetched (the cache folder is full)"
+		}
+		p.status.Cause = fmt.Errorf("%s since %s: comparing %s as last fetched (%s): %w", what, since, p.status.RevisionRef, p.rev.Short(), err)
 		p.status.Error = p.status.Cause.Error()
 	}
 	return true

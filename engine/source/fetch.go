@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	git "github.com/go-git/go-git/v5"
@@ -107,8 +108,34 @@ type RemoteError struct {
 // Error renders `git remote URL: OP failed: ERR; ...`, with every
 // credential redacted (go-git's own messages quote the URL they requested).
 func (e *RemoteError) Error() string {
+	if LocalWriteFailure(e.Err) {
+		return redact.Text(fmt.Sprintf("git remote %s: %s failed: %v; the remote answered, but the folder kdrift keeps its clone in cannot take what it sent (the disk is full, or a file-size or quota limit was hit): free space or raise the limit there ($XDG_CACHE_HOME/kdrift; the cache emptyDir in deploy/); kdrift keeps using the last fetched revision",
+			redact.URL(e.Remote), e.Op, e.Err))
+	}
 	return redact.Text(fmt.Sprintf("git remote %s: %s failed: %v; check the URL, the network and the credentials (%s, %s or %s); kdrift keeps using the last fetched revision",
 		redact.URL(e.Remote), e.Op, e.Err, EnvToken, EnvTokenFallback, EnvSSHKey))
+}
+
+// LocalWriteFailure says err is this machine failing to write a file (no
+// space left, a file-size or quota limit, a read-only file system), not
+// the remote failing: the advice differs.
+func LocalWriteFailure(err error) bool {
+	if err == nil {
+		return false
+	}
+	for _, e := range []syscall.Errno{syscall.ENOSPC, syscall.EFBIG, syscall.EDQUOT, syscall.EROFS} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	// go-git does not always wrap the file error it met.
+	msg := err.Error()
+	for _, s := range []string{"no space left on device", "file too large", "disk quota exceeded", "read-only file system"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Unwrap returns the underlying error.
