@@ -31,3 +31,31 @@ func TestDecodeRoundTrip(t *testing.T) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}
 }
+
+// TestTrustedHash: the content hash an AppStatus's annotation claims is
+// trusted only when its status has that content, so a leader killed
+// between the metadata write and the status write does not leave a status
+// no later leader rewrites.
+func TestTrustedHash(t *testing.T) {
+	object := func(st status.AppStatus, claimed string) (*unstructured.Unstructured, Published, error) {
+		b, _ := json.Marshal(Bound("id", st))
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		obj := &unstructured.Unstructured{Object: map[string]any{"status": m}}
+		obj.SetAnnotations(map[string]string{AnnotationContent: claimed})
+		pub, err := Decode(obj)
+		return obj, pub, err
+	}
+	oldSt := status.AppStatus{Name: "app-02", Sync: status.SyncSynced, Revision: "601fd97"}
+	newSt := status.AppStatus{Name: "app-02", Sync: status.SyncSynced, Revision: "209a802"}
+	newHash, _, _ := contentHash(Bound("id", newSt))
+	if got := trustedHash(object(newSt, newHash)); got != newHash {
+		t.Fatalf("a consistent object: %q, want %q", got, newHash)
+	}
+	if got := trustedHash(object(oldSt, newHash)); got != "" {
+		t.Fatalf("the new hash over the old status is trusted: %q", got)
+	}
+	if got := trustedHash(object(newSt, "")); got != "" {
+		t.Fatalf("no annotation: %q", got)
+	}
+}

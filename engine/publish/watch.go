@@ -75,7 +75,7 @@ func (w *Watcher) Run(ctx context.Context, changed func(Change)) bool {
 			w.apps[pub.Name] = pub
 			ch.Status = &pub
 		}
-		w.hashes[obj.GetName()] = obj.GetAnnotations()[AnnotationContent]
+		w.hashes[obj.GetName()] = trustedHash(obj, pub, err)
 		w.mu.Unlock()
 		if ch.App != "" && changed != nil {
 			changed(ch)
@@ -157,4 +157,21 @@ func (w *Watcher) Hashes() map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// trustedHash is the content hash obj's annotation claims, when its status
+// (pub, decoded with err) has that content; "" otherwise. A leader writes
+// the annotation with the metadata and the status through its subresource,
+// in two writes: one killed between them leaves the new hash over the old
+// status, and a new leader that trusted the annotation would never write
+// that App's status again.
+func trustedHash(obj *unstructured.Unstructured, pub Published, err error) string {
+	claimed := obj.GetAnnotations()[AnnotationContent]
+	if err != nil || claimed == "" {
+		return ""
+	}
+	if real, _, herr := contentHash(pub); herr != nil || real != claimed {
+		return ""
+	}
+	return claimed
 }
