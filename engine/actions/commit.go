@@ -56,6 +56,9 @@ type Result struct {
 	// branch only, so each must also be written on its live declaration
 	// (engine/ownerpause); empty unless the record is on the channel.
 	Owned []app.OwnedFreeze `json:"owned,omitempty"`
+	// Rule is the rule an ignore added, its kind and group resolved as
+	// kubectl resolves them; nil for other actions.
+	Rule *app.IgnoreRule `json:"rule,omitempty"`
 }
 
 // maxLocalRaces bounds how often one action runs again after losing a
@@ -112,6 +115,8 @@ type plan struct {
 	resources []string
 	// owned are the freezes of apps another tool owns the plan changes.
 	owned []app.OwnedFreeze
+	// rule is the ignore rule an ignore adds, as resolved.
+	rule *app.IgnoreRule
 }
 
 // operation builds a plan for a snapshot; it is run again, with the same
@@ -229,7 +234,7 @@ func (r *Repo) commit(ctx context.Context, op operation) (Result, error) {
 			return undo(err)
 		}
 		tip = c
-		res.Commit, res.Subject, res.Apps, res.Resources = c.String(), p.msg.Subject, p.apps, p.resources
+		res.Commit, res.Subject, res.Apps, res.Resources, res.Rule = c.String(), p.msg.Subject, p.apps, p.resources, p.rule
 		if !hasUp {
 			return res, nil
 		}

@@ -129,7 +129,8 @@ func (r *Repo) Ignore(ctx context.Context, req IgnoreRequest) (Result, error) {
 		if n := duplicateOf(a.Spec.IgnoreDifferences, req.Rule); n > 0 {
 			return nil, fmt.Errorf("App %s already ignores %s (rule %d of %s in %s); nothing to add", a.Metadata.Name, DescribeRule(req.Rule), n, app.ToolOf(a.Origin).Edits().IgnoreField(), a.File)
 		}
-		p := &plan{apps: []string{a.Metadata.Name}}
+		rule := req.Rule
+		p := &plan{apps: []string{a.Metadata.Name}, rule: &rule}
 		if err := editApps(s, p, []app.App{a}, func(src []byte, a app.App) ([]byte, error) {
 			if a.Origin != nil {
 				return appendOwnedIgnore(src, a, req.Rule)

@@ -84,10 +84,20 @@ func runIgnore(ctx context.Context, env *cliEnv, f *ignoreFlags, name string) in
 		return env.errorf("ignore: %v", err)
 	}
 	if f.proposeFlags.proposing(res) {
-		branch := actions.ProposalBranch("ignore", name, ruleHash(f.rule))
+		// The branch is named for the rule as resolved and the app by
+		// its own name, so the same ignore typed another way (a short
+		// kind, NAMESPACE/NAME) updates the same request.
+		rule, appName := f.rule, name
+		if res.Rule != nil {
+			rule = *res.Rule
+		}
+		if len(res.Apps) == 1 {
+			appName = res.Apps[0]
+		}
+		branch := actions.ProposalBranch("ignore", appName, ruleHash(rule))
 		preview := func() string {
 			var b bytes.Buffer
-			fmt.Fprintf(&b, "App %s ignores %s: once merged, kdrift neither shows these fields as drift nor heals them.\n\n", name, actions.DescribeRule(f.rule))
+			fmt.Fprintf(&b, "App %s ignores %s: once merged, kdrift neither shows these fields as drift nor heals them.\n\n", appName, actions.DescribeRule(rule))
 			diffs, err := repo.CommitDiff(res.Commit)
 			if err != nil {
 				return b.String() + "diff unavailable: " + err.Error()
@@ -102,9 +112,9 @@ func runIgnore(ctx context.Context, env *cliEnv, f *ignoreFlags, name string) in
 	return printResult(env, &f.actionFlags, "ignore "+name, res)
 }
 
-// ruleHash is a short hash of an ignore rule as typed, the order of its
-// pointers and managers aside: the same ignore names the same proposal
-// branch.
+// ruleHash is a short hash of an ignore rule as resolved, the order of
+// its pointers and managers aside: the same ignore names the same
+// proposal branch.
 func ruleHash(r app.IgnoreRule) string {
 	for _, l := range []*[]string{&r.JSONPointers, &r.ManagedFieldsManagers, &r.JQPathExpressions} {
 		*l = slices.Sorted(slices.Values(*l))

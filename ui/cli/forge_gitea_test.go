@@ -60,6 +60,10 @@ func TestRevertOnProtectedMainOpensGiteaPullRequest(t *testing.T) {
 	}
 	var firstSha string
 	for run := 1; run <= 2; run++ {
+		if run == 2 {
+			// The same ignore typed as kubectl allows: the same branch.
+			args = append([]string{"ignore", "render-prod", "--kind", "deploy"}, args[6:]...)
+		}
 		code, out, errOut := kdriftAction(t, args...)
 		if code != 0 {
 			t.Fatalf("run %d: exit %d\n%s\n%s", run, code, out, errOut)
@@ -117,7 +121,8 @@ func TestRevertOnProtectedMainOpensGiteaPullRequest(t *testing.T) {
 // clone of a repository on a real Gitea server whose main is protected:
 // the ignore becomes the branch kdrift/ignore-APP-HASH and one pull
 // request saying what it ignores, with the App file's diff and the code
-// owners as reviewers; the same ignore again updates the same request.
+// owners as reviewers; the same ignore again, typed with a short kind,
+// updates the same request.
 func TestIgnoreOnProtectedMainOpensGiteaPullRequest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts a Gitea server")
