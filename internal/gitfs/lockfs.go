@@ -222,6 +222,11 @@ func (fs *lockFS) acquire(name string, perm os.FileMode) (billy.File, error) {
 	for {
 		f, err := fs.Filesystem.OpenFile(lockName, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
 		if err == nil {
+			// The writer's mark, held until the lock file is closed: the
+			// kernel drops it when the process dies, so RemoveStaleLocks
+			// can tell a killed writer's lock from a live one at once.
+			// Best effort: a file system without flock keeps the age rule.
+			_ = f.Lock()
 			return f, nil
 		}
 		if !errors.Is(err, os.ErrExist) {

@@ -18,6 +18,12 @@ import (
 // controller killed mid-write heals at its next fetch.
 const StaleLockAge = 30 * time.Second
 
+// unheldGrace is how old a lock file nobody holds (see unheld) must be
+// before RemoveStaleLocks removes it before StaleLockAge: kdrift marks its
+// lock files within microseconds of creating them, so an unmarked lock
+// older than this is a killed process's.
+const unheldGrace = 2 * time.Second
+
 // StaleLock is a lock file RemoveStaleLocks removed.
 type StaleLock struct {
 	// Path is the lock file's path on disk.
@@ -28,7 +34,9 @@ type StaleLock struct {
 
 // RemoveStaleLocks removes the lock files of protected files (see
 // IsProtected) in the git folder dir that were last written more than
-// olderThan before now, and returns them. It must only be called on a
+// olderThan before now, or more than unheldGrace before now and that no
+// live process holds (kdrift's writers flock their lock files), and
+// returns them. It must only be called on a
 // folder no process but kdrift writes (the controller's and the
 // commands' cache clone): in a person's repository a lock may belong to
 // their own git, however old, and git's rule applies there (the lock stays
@@ -41,7 +49,7 @@ func RemoveStaleLocks(dir string, olderThan time.Duration, now time.Time) ([]Sta
 			return
 		}
 		age := now.Sub(info.ModTime())
-		if age <= olderThan {
+		if age <= olderThan && (age <= unheldGrace || !unheld(full)) {
 			return
 		}
 		if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
