@@ -10,8 +10,9 @@ import (
 )
 
 // TestControllerHonoursTheIncidentChannel: the remote's main refuses
-// pushes, as a protected branch does. A freeze from the person's clone
-// goes to the incident channel and tells the leader; the real `kdrift
+// pushes, as a protected branch does. A freeze from the terminal UI on
+// the person's clone (f, a reason, enter) goes to the incident channel
+// and tells the leader; the real `kdrift
 // controller` honours it within seconds (a hand scale under it stays) and
 // heals again after the unfreeze on the channel; a channel commit that
 // edits a manifest is never applied and is reported.
@@ -28,16 +29,29 @@ func TestControllerHonoursTheIncidentChannel(t *testing.T) {
 		return c.leading() && f.replicas(t) == 2 && st != nil && st["sync"] == "Synced"
 	})
 
+	// The on-call engineer freezes from the terminal UI, which follows
+	// the leader: f, a reason, enter.
+	u := startTmuxUI(t, f.bin, f.clone, "--kdrift-namespace", f.kdriftNS)
+	u.waitFor("the UI to follow the leader and list the app", func(s string) bool {
+		return strings.Contains(s, "following "+f.kdriftNS+"/") && strings.Contains(s, f.app)
+	})
+	u.keys("f")
+	u.waitFor("the freeze dialog", func(s string) bool { return strings.Contains(s, "Freeze 1 app?") })
+	u.typeText("INC-77 keep manual scale")
 	pushed := time.Now()
-	out := f.action(t, "freeze", f.app, "--reason", "INC-77 keep manual scale")
-	if !strings.Contains(out, "incident channel") || !strings.Contains(out, "leader: told "+f.kdriftNS+"/") {
-		t.Fatalf("freeze did not go to the channel and tell the leader:\n%s", out)
-	}
+	u.keys("Enter")
+	u.waitFor("the status line to say the freeze went to the channel", func(s string) bool {
+		return strings.Contains(s, "on the incident channel kdrift/freezes")
+	})
 	eventually(t, c, "the leader to honour the channel freeze", 10*time.Second, func() bool {
 		st := f.published(t)
 		return st != nil && st["selfHeal"] == "frozen"
 	})
-	t.Logf("channel freeze pushed to honoured by the controller: %s", time.Since(pushed).Round(time.Millisecond))
+	t.Logf("channel freeze from the UI to honoured by the controller: %s", time.Since(pushed).Round(time.Millisecond))
+	u.stop()
+	if c := git(t, f.remote, "log", "-1", "--format=%s", "kdrift/freezes"); c != "freeze("+f.app+"): INC-77 keep manual scale" {
+		t.Fatalf("the channel's last record: %q", c)
+	}
 	healed := c.count(t, "Healed")
 	f.scale(t, 9)
 	time.Sleep(2 * time.Second)
@@ -45,7 +59,7 @@ func TestControllerHonoursTheIncidentChannel(t *testing.T) {
 		t.Fatalf("the channel-frozen app was healed: replicas %d", r)
 	}
 
-	out = f.action(t, "unfreeze", f.app, "--reason", "INC-77 over")
+	out := f.action(t, "unfreeze", f.app, "--reason", "INC-77 over")
 	if !strings.Contains(out, "incident channel") {
 		t.Fatalf("unfreeze did not go to the channel:\n%s", out)
 	}
