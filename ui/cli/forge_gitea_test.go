@@ -61,8 +61,10 @@ func TestRevertOnProtectedMainOpensGiteaPullRequest(t *testing.T) {
 	var firstSha string
 	for run := 1; run <= 2; run++ {
 		if run == 2 {
-			// The same ignore typed as kubectl allows: the same branch.
-			args = append([]string{"ignore", "render-prod", "--kind", "deploy"}, args[6:]...)
+			// The same revert, its reason refined: a new commit on the
+			// same branch (the same reason within the same second would
+			// make the very same commit, which moves nothing).
+			args[5] += " (the HPA cannot keep up)"
 		}
 		code, out, errOut := kdriftAction(t, args...)
 		if code != 0 {
@@ -147,6 +149,10 @@ func TestIgnoreOnProtectedMainOpensGiteaPullRequest(t *testing.T) {
 	args := []string{"ignore", "render-prod", "--group", "apps", "--kind", "Deployment", "--json-pointer", "/spec/replicas", "--reason", "INC-9 the HPA owns replicas", "--repo", clone, "--author", "On Call <oncall@example.com>", "--forge", "gitea"}
 	branch := "kdrift/ignore-render-prod-" + ruleHash(app.IgnoreRule{Group: "apps", Kind: "Deployment", JSONPointers: []string{"/spec/replicas"}})
 	for run := 1; run <= 2; run++ {
+		if run == 2 {
+			// The same ignore typed as kubectl allows: the same branch.
+			args = append([]string{"ignore", "render-prod", "--kind", "deploy"}, args[6:]...)
+		}
 		code, out, errOut := kdriftAction(t, args...)
 		if code != 0 {
 			t.Fatalf("run %d: exit %d\n%s\n%s", run, code, out, errOut)
