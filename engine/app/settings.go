@@ -12,6 +12,7 @@ import (
 
 	yaml3 "gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"kdrift.dev/kdrift/engine/render"
 )
@@ -42,7 +43,14 @@ type SettingsSpec struct {
 	// Health holds CEL health checks for every App of the repository; an
 	// App's own check for a kind takes precedence over the one given here.
 	Health *HealthSpec `yaml:"health"`
+	// Namespaces are the namespaces kdrift's controller writes in, in the
+	// namespaced mode deploy/ defaults to: `kdrift rbac` binds its write
+	// role in each. Empty: the Apps' destination namespaces.
+	Namespaces []string `yaml:"namespaces"`
 }
+
+// MaxSettingsNamespaces bounds spec.namespaces.
+const MaxSettingsNamespaces = 1000
 
 // FreezeSettings name the incident channel.
 type FreezeSettings struct {
@@ -89,7 +97,7 @@ func ParseSettings(file string, data []byte) (Settings, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {
 		return Settings{}, &Error{File: file, Problem: "cannot parse: " + err.Error(),
-			Fix: "write apiVersion: " + APIVersion + ", kind: " + SettingsKind + " and spec.freezes (channel, always) and spec.health.checks only"}
+			Fix: "write apiVersion: " + APIVersion + ", kind: " + SettingsKind + " and spec.freezes (channel, always), spec.health.checks and spec.namespaces only"}
 	}
 	var extra yaml3.Node
 	if err := dec.Decode(&extra); err == nil {
@@ -109,10 +117,33 @@ func ParseSettings(file string, data []byte) (Settings, error) {
 	mk := func(field, problem, fix string) error {
 		return &Error{File: file, Field: field, Problem: problem, Fix: fix}
 	}
+	if err := validNamespaces(s.Spec.Namespaces, mk); err != nil {
+		return Settings{}, err
+	}
 	if errs := validateHealth(s.Spec.Health, "spec.health", mk); len(errs) > 0 {
 		return Settings{}, errors.Join(errs...)
 	}
 	return s, nil
+}
+
+// validNamespaces checks spec.namespaces: namespace names, each once,
+// within MaxSettingsNamespaces.
+func validNamespaces(nss []string, mk func(field, problem, fix string) error) error {
+	if len(nss) > MaxSettingsNamespaces {
+		return mk("spec.namespaces", fmt.Sprintf("lists %d namespaces, more than %d", len(nss), MaxSettingsNamespaces), "bind kdrift cluster-wide instead (deploy/components/cluster-wide)")
+	}
+	seen := map[string]bool{}
+	for i, ns := range nss {
+		field := fmt.Sprintf("spec.namespaces[%d]", i)
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return mk(field, fmt.Sprintf("%q is not a namespace name: %s", ns, strings.Join(errs, "; ")), "list namespace names such as shop-prod")
+		}
+		if seen[ns] {
+			return mk(field, fmt.Sprintf("lists %s twice", ns), "list each namespace once")
+		}
+		seen[ns] = true
+	}
+	return nil
 }
 
 // WithHealth gives every App of res the repository's health checks for

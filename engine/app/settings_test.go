@@ -16,6 +16,10 @@ func TestParseSettings(t *testing.T) {
 	if s.ChannelBranch() != "oncall/freezes" || !s.Spec.Freezes.Always {
 		t.Fatalf("%+v", s)
 	}
+	ns, err := ParseSettings(SettingsFile, []byte("apiVersion: kdrift.dev/v1alpha1\nkind: Settings\nspec:\n  namespaces: [shop-prod, shop-staging]\n"))
+	if err != nil || len(ns.Spec.Namespaces) != 2 {
+		t.Fatalf("namespaces: %+v, %v", ns, err)
+	}
 	if (Settings{}).ChannelBranch() != DefaultChannel {
 		t.Fatal("default channel")
 	}
@@ -26,6 +30,9 @@ func TestParseSettings(t *testing.T) {
 		{"apiVersion: kdrift.dev/v1alpha1\nkind: Settings\nspec:\n  freezes:\n    channel: ../main\n", "spec.freezes.channel"},
 		{"apiVersion: kdrift.dev/v1alpha1\nkind: Settings\nspec:\n  freezes:\n    channel: refs/heads/x\n", "drop refs/heads/"},
 		{"apiVersion: kdrift.dev/v1alpha1\nkind: Settings\n---\nkind: Settings\n", "more than one document"},
+		{"apiVersion: kdrift.dev/v1alpha1\nkind: Settings\nspec:\n  namespaces: [shop, Shop_2]\n", "spec.namespaces[1]"},
+		{"apiVersion: kdrift.dev/v1alpha1\nkind: Settings\nspec:\n  namespaces: [shop, shop]\n", "lists shop twice"},
+		{"apiVersion: kdrift.dev/v1alpha1\nkind: Settings\nspec:\n  namespaces: [\"a\\n  evil: x\"]\n", "is not a namespace name"},
 	} {
 		_, err := ParseSettings(SettingsFile, []byte(c.doc))
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), SettingsFile) {

@@ -46,8 +46,9 @@ import (
 	"kdrift.dev/kdrift/internal/enginetest"
 )
 
-// deployApp is the App the ServiceAccount's kdrift syncs: a Namespace that
-// does not exist yet, and a Deployment, a ConfigMap and a Service in it.
+// deployApp is the App the ServiceAccount's kdrift syncs: a Deployment, two
+// ConfigMaps and a Service in a namespace the settings list (namespaced
+// mode: the namespace exists, kdrift cannot create it).
 const deployApp = `apiVersion: kdrift.dev/v1alpha1
 kind: App
 metadata:
@@ -63,7 +64,7 @@ spec:
 
 var deployAppFiles = map[string]string{
 	".kdrift/shop.yaml":     deployApp,
-	"deploy/namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: deploy-shop\n",
+	".kdrift/settings.yaml": "apiVersion: kdrift.dev/v1alpha1\nkind: Settings\nspec:\n  namespaces: [deploy-shop]\n",
 	"deploy/web.yaml": `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -101,13 +102,15 @@ const (
 // TestDeployLeastPrivilege: deploy/ renders with kustomize; its Namespace,
 // ServiceAccount and RBAC apply to the control plane and its Deployment
 // passes server-side validation (and the restricted Pod Security profile);
-// the real kdrift binary, run as the Deployment runs it but with a
-// kubeconfig holding only the ServiceAccount's token, creates an App's
-// Namespace and objects, heals a person's drift and prunes what left Git,
-// with no forbidden error; and the ServiceAccount cannot do what it does
-// not need (read Secrets, grant RBAC, use update, delete Namespaces). The
-// components render, and single-namespace really narrows writing to one
-// namespace.
+// it binds kdrift's write role nowhere (namespaced mode), and `kdrift
+// rbac` binds it in the namespace the repository's settings list; the
+// real kdrift binary, run as the Deployment runs it but with a kubeconfig
+// holding only the ServiceAccount's token, creates an App's objects there,
+// heals a person's drift and prunes what left Git, with no forbidden
+// error; and the ServiceAccount cannot do what it does not need (read
+// Secrets, grant RBAC, use update, create or delete Namespaces, write in
+// another namespace). The components render; cluster-wide binds the write
+// role everywhere.
 func TestDeployLeastPrivilege(t *testing.T) {
 	ctx := context.Background()
 	root, err := enginetest.RepoRoot()
@@ -129,7 +132,11 @@ func TestDeployLeastPrivilege(t *testing.T) {
 			continue // validated below, never run: no nodes, no image
 		case "NetworkPolicy":
 			checkMetricsPolicy(t, o)
-		case "Namespace", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "CustomResourceDefinition":
+		case "ClusterRoleBinding":
+			if o.GetName() == applyRole {
+				t.Fatalf("deploy/ binds %s cluster-wide; the default is namespaced (kdrift rbac)", applyRole)
+			}
+		case "Namespace", "ClusterRole", "Role", "RoleBinding", "CustomResourceDefinition":
 		default:
 			t.Fatalf("deploy/ renders a %s (%s) the test does not know how to check", o.GetKind(), o.GetName())
 		}
@@ -183,19 +190,41 @@ func TestDeployLeastPrivilege(t *testing.T) {
 		t.Fatalf("the kubeconfig authenticates as %q, want %q", who.Status.UserInfo.Username, want)
 	}
 
-	// Run 1: creates the Namespace and the objects, then heals a person's
-	// scale.
+	// Namespaced mode: the namespace exists; `kdrift rbac` binds the write
+	// role there, from the repository's settings.
 	repo := gitRepo(t, deployAppFiles)
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "deploy-shop"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	code, rbacOut, rbacErr := kdrift(t, ctx, "rbac", "--repo", repo)
+	if code != exitOK || strings.Count(rbacOut, "kind: RoleBinding") != 1 || !strings.Contains(rbacOut, "namespace: deploy-shop") || !strings.Contains(rbacOut, "spec.namespaces of .kdrift/settings.yaml") {
+		t.Fatalf("kdrift rbac: %d\n%s\n%s", code, rbacOut, rbacErr)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(rbacOut), 4096)
+	for {
+		o := &unstructured.Unstructured{}
+		if err := dec.Decode(&o.Object); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("kdrift rbac's output: %v\n%s", err, rbacOut)
+		}
+		if len(o.Object) > 0 {
+			admin.apply(t, o)
+		}
+	}
+
+	// Run 1: creates the objects, then heals a person's scale.
+
 	args := controllerArgs(t, ctr.Args, "file://"+repo, kubeconfig)
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_CACHE_HOME=" + t.TempDir()}
 	c := startController(t, bin, args, env)
-	eventually(t, c, "the App's Namespace, Deployment, Service and ConfigMaps created by kdrift", 60*time.Second, func() bool {
+	eventually(t, c, "the App's Deployment, Service and ConfigMaps created by kdrift in its namespace", 60*time.Second, func() bool {
 		ns, err1 := cs.CoreV1().Namespaces().Get(ctx, "deploy-shop", metav1.GetOptions{})
 		_, err2 := cs.AppsV1().Deployments("deploy-shop").Get(ctx, "web", metav1.GetOptions{})
 		_, err3 := cs.CoreV1().Services("deploy-shop").Get(ctx, "web", metav1.GetOptions{})
 		_, err4 := cs.CoreV1().ConfigMaps("deploy-shop").Get(ctx, "web-config", metav1.GetOptions{})
 		_, err5 := cs.CoreV1().ConfigMaps("deploy-shop").Get(ctx, "web-flags", metav1.GetOptions{})
-		return err1 == nil && err2 == nil && err3 == nil && err4 == nil && err5 == nil && ns.Labels["app.kubernetes.io/managed-by"] == "kdrift"
+		return err1 == nil && err2 == nil && err3 == nil && err4 == nil && err5 == nil && ns != nil
 	})
 	scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "deploy-shop"}, Spec: autoscalingv1.ScaleSpec{Replicas: 7}}
 	if _, err := cs.AppsV1().Deployments("deploy-shop").UpdateScale(ctx, "web", scale, metav1.UpdateOptions{FieldManager: "kubectl"}); err != nil {
@@ -282,6 +311,9 @@ func TestDeployLeastPrivilege(t *testing.T) {
 		{verb: "update", group: "coordination.k8s.io", resource: "leases", ns: "kube-system"},
 		{verb: "delete", group: "coordination.k8s.io", resource: "leases", ns: sa.GetNamespace()},
 		{verb: "patch", group: "kdrift.dev", resource: "appstatuses", ns: "deploy-shop"},
+		{verb: "create", resource: "namespaces"},
+		{verb: "patch", group: "apps", resource: "deployments", ns: "kube-system"},
+		{verb: "create", resource: "serviceaccounts", ns: "default"},
 	} {
 		if canI(t, saCS, a) {
 			t.Errorf("the ServiceAccount may %s; it must not", a)
@@ -291,7 +323,6 @@ func TestDeployLeastPrivilege(t *testing.T) {
 		{verb: "watch", resource: "configmaps"},
 		{verb: "patch", group: "apps", resource: "deployments", ns: "deploy-shop"},
 		{verb: "delete", resource: "configmaps", ns: "deploy-shop"},
-		{verb: "create", resource: "namespaces"},
 		{verb: "update", group: "coordination.k8s.io", resource: "leases", ns: sa.GetNamespace()},
 		{verb: "patch", group: "kdrift.dev", resource: "appstatuses", ns: sa.GetNamespace()},
 		{verb: "watch", group: "kdrift.dev", resource: "appstatuses", ns: sa.GetNamespace()},
@@ -301,19 +332,15 @@ func TestDeployLeastPrivilege(t *testing.T) {
 		}
 	}
 
-	// The components: crds grants CRDs; single-namespace replaces the
-	// cluster-wide write binding with one in the namespace "apps".
-	variant := kustomizeBuild(t, kustomization(t, filepath.Join(root, "deploy"), "components/crds", "components/single-namespace"), true)
-	if err := cs.RbacV1().ClusterRoleBindings().Delete(ctx, "kdrift-apply", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	// The components: crds grants CRDs; cluster-wide binds the write role
+	// in every namespace, Namespaces included.
+	variant := kustomizeBuild(t, kustomization(t, filepath.Join(root, "deploy"), "components/crds", "components/cluster-wide"), true)
+	if !slices.ContainsFunc(variant, func(o *unstructured.Unstructured) bool {
+		return o.GetKind() == "ClusterRoleBinding" && o.GetName() == applyRole
+	}) {
+		t.Fatalf("components/cluster-wide does not bind %s cluster-wide", applyRole)
 	}
 	for _, o := range variant {
-		if o.GetKind() == "ClusterRoleBinding" && o.GetName() == "kdrift-apply" {
-			t.Fatalf("components/single-namespace leaves the cluster-wide kdrift-apply binding in place")
-		}
 		if o.GetKind() != "Deployment" {
 			admin.apply(t, o)
 		}
@@ -324,13 +351,16 @@ func TestDeployLeastPrivilege(t *testing.T) {
 	}{
 		{access{verb: "patch", group: "apps", resource: "deployments", ns: "apps"}, true},
 		{access{verb: "delete", resource: "configmaps", ns: "apps"}, true},
-		{access{verb: "patch", group: "apps", resource: "deployments", ns: "deploy-shop"}, false},
-		{access{verb: "create", resource: "namespaces"}, false},
+		{access{verb: "create", resource: "namespaces"}, true},
+		{access{verb: "delete", resource: "namespaces"}, false},
 		{access{verb: "list", group: "apps", resource: "deployments"}, true},
 		{access{verb: "patch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"}, true},
 		{access{verb: "delete", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"}, false},
 	} {
 		eventually(t, nil, "RBAC of the components: "+a.String(), 10*time.Second, func() bool { return canI(t, saCS, a.access) == a.want })
+	}
+	if err := cs.RbacV1().ClusterRoleBindings().Delete(ctx, applyRole, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 
