@@ -9,12 +9,10 @@ import (
 	"kdrift.dev/kdrift/internal/fluxtest"
 )
 
-// TestFreezeInAClusterFolder: in Flux's reference layout, `apps` is
-// declared in every cluster folder; with a cluster folder the freeze
-// writes into that folder's declaration only, and without one it is
-// refused with the fix.
-func TestFreezeInAClusterFolder(t *testing.T) {
-	isolate(t)
+// newFluxLayoutRemote makes a bare remote holding Flux's reference layout
+// (fluxtest.ReferenceLayout) on main, and returns its path.
+func newFluxLayoutRemote(t *testing.T) string {
+	t.Helper()
 	root := t.TempDir()
 	remote := filepath.Join(root, "remote.git")
 	gitRun(t, root, "init", "-q", "--bare", "-b", "main", remote)
@@ -26,6 +24,16 @@ func TestFreezeInAClusterFolder(t *testing.T) {
 	gitRun(t, seed, "add", "-A")
 	gitRun(t, seed, "commit", "-q", "-m", "Flux reference layout")
 	gitRun(t, seed, "push", "-q", "origin", "main")
+	return remote
+}
+
+// TestFreezeInAClusterFolder: in Flux's reference layout, `apps` is
+// declared in every cluster folder; with a cluster folder the freeze
+// writes into that folder's declaration only, and without one it is
+// refused with the fix.
+func TestFreezeInAClusterFolder(t *testing.T) {
+	isolate(t)
+	remote := newFluxLayoutRemote(t)
 	dir := cloneOf(t, remote)
 	ctx := context.Background()
 

@@ -12,7 +12,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"kdrift.dev/kdrift/engine/app"
-	"kdrift.dev/kdrift/internal/fluxtest"
 )
 
 // argoFixture is an Application as a team writes it, comments and all;
@@ -260,17 +259,7 @@ spec:
 // style is refused naming the field.
 func TestIgnoreHelmReleaseWritesDriftDetectionIgnore(t *testing.T) {
 	isolate(t)
-	root := t.TempDir()
-	remote := filepath.Join(root, "remote.git")
-	gitRun(t, root, "init", "-q", "--bare", "-b", "main", remote)
-	seed := filepath.Join(root, "seed")
-	gitRun(t, root, "clone", "-q", remote, seed)
-	for name, body := range fluxtest.ReferenceLayout(remote, "podinfo") {
-		writeFile(t, seed, name, body)
-	}
-	gitRun(t, seed, "add", "-A")
-	gitRun(t, seed, "commit", "-q", "-m", "Flux reference layout")
-	gitRun(t, seed, "push", "-q", "origin", "main")
+	remote := newFluxLayoutRemote(t)
 	dir := cloneOf(t, remote)
 	r, err := Open(context.Background(), RepoOptions{Repo: dir, Author: testAuthor, Now: newClock().Now, ClusterPath: "clusters/production"})
 	if err != nil {
