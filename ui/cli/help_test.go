@@ -81,7 +81,7 @@ func TestHelpGroups(t *testing.T) {
 	}{
 		{"Look at the drift:", []string{"status", "diff", "audit", "owners"}},
 		{"Act (each action is a Git commit):", []string{"sync", "freeze", "unfreeze", "revert", "ignore", "push"}},
-		{"Run kdrift:", []string{"ui", "controller", "demo"}},
+		{"Run kdrift:", []string{"ui", "controller", "demo", "rbac"}},
 	}
 	rest := help
 	for _, g := range groups {
