@@ -30,7 +30,24 @@ func (e *ObjectError) Error() string {
 	if e.RequiresReplace {
 		msg += "; an immutable field changed: delete and re-create the object (kdrift never does that on its own), or revert the change in Git"
 	}
+	if apierrors.IsForbidden(e.Err) {
+		msg += forbiddenHint(e.Ref)
+	}
 	return msg
+}
+
+// forbiddenHint says what lets kdrift's controller write ref when the
+// apiserver refused its credentials (deploy/ is namespaced: see kdrift
+// rbac).
+func forbiddenHint(ref status.ObjectRef) string {
+	kind := ref.Kind
+	if ref.Group != "" {
+		kind += "." + ref.Group
+	}
+	if ref.Namespace == "" {
+		return fmt.Sprintf("; these credentials may not write %s, a cluster-scoped kind: kdrift's controller writes one only with deploy/components/cluster-wide or a role that grants it", kind)
+	}
+	return fmt.Sprintf("; these credentials may not write %s in namespace %s: for kdrift's controller, list %s in spec.namespaces of .kdrift/settings.yaml and apply what `kdrift rbac` prints; a kind kdrift-apply does not list needs a rule there too", kind, ref.Namespace, ref.Namespace)
 }
 
 // Unwrap returns the apiserver's error.
