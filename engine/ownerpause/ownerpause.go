@@ -190,7 +190,27 @@ func Command(f app.OwnedFreeze, h *app.HealField, channel string) string {
 	}
 	body["metadata"] = map[string]any{"annotations": ann}
 	data, _ := json.Marshal(body)
-	return fmt.Sprintf("kubectl patch %s %s -n %s --type merge -p '%s'", strings.ToLower(o.Kind), o.Name, o.Namespace, strings.ReplaceAll(string(data), "'", `'\''`))
+	return fmt.Sprintf("kubectl patch %s %s -n %s --type merge -p %s", shellWord(strings.ToLower(o.Kind)), shellWord(o.Name), shellWord(o.Namespace), shellQuote(string(data)))
+}
+
+// shellWord is s as one shell word: as it is when it holds only
+// characters of Kubernetes names, else quoted. Names come from the
+// repository, and a person pastes the command into a shell.
+func shellWord(s string) string {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
+			return shellQuote(s)
+		}
+	}
+	if s == "" {
+		return "''"
+	}
+	return s
+}
+
+// shellQuote single-quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // patchFor is the merge patch that makes obj say what fr says (nil fr:

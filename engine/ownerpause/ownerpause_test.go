@@ -125,4 +125,9 @@ func TestCommand(t *testing.T) {
 	if !strings.HasPrefix(got, "kubectl patch kustomization podinfo -n flux-system --type merge -p '") || !strings.Contains(got, `"suspend":true`) || !strings.Contains(got, `it'\''s INC-5`) {
 		t.Fatalf("command %s", got)
 	}
+	// A name a hostile repository chose stays one quoted word.
+	o.Name = "x; rm -rf ~"
+	if got := Command(app.OwnedFreeze{App: "x", Origin: o, Freeze: fr}, h, ""); !strings.Contains(got, "kustomization 'x; rm -rf ~' -n flux-system") {
+		t.Fatalf("hostile name: %s", got)
+	}
 }
