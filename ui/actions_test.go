@@ -3,6 +3,7 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -359,5 +360,27 @@ func TestSyncOwnedAsksNamingTheOwner(t *testing.T) {
 		if !be.lastSync.Owned {
 			t.Fatalf("sync request = %+v, want Owned", be.lastSync)
 		}
+	}
+}
+
+// TestChannelFreezeTheOwnerStillHeals: a freeze on the incident channel
+// whose owner's live declaration could not be paused opens a dialog with
+// why and the command that does it; one that paused it says so on the
+// status line.
+func TestChannelFreezeTheOwnerStillHeals(t *testing.T) {
+	h := newHarness(t, newFake(), testConfig())
+	h.send(FreezeCommittedMsg{Apps: []string{"shop"}, Result: CommitResult{Hash: "f00dfee", Pushed: true, Channel: "kdrift/freezes",
+		OwnerProblems: []string{"shop: Argo CD was not told to stop healing shop: forbidden", "  by hand: kubectl patch application shop -n argocd --type merge -p '{}'"}}})
+	if h.m.dialog == nil {
+		t.Fatal("no dialog for a freeze the owner does not honour")
+	}
+	if s := h.screen(); !strings.Contains(s, "Still healing") || !strings.Contains(s, "kubectl patch application shop") {
+		t.Fatalf("the dialog does not say the owner still heals, with the command:\n%s", s)
+	}
+	h2 := newHarness(t, newFake(), testConfig())
+	h2.send(FreezeCommittedMsg{Apps: []string{"shop"}, Result: CommitResult{Hash: "f00dfee", Pushed: true, Channel: "kdrift/freezes",
+		Owners: []string{"shop: wrote kdrift's freeze on the live Application argocd/shop"}}})
+	if h2.m.dialog != nil || !strings.Contains(h2.m.Status(), "wrote kdrift's freeze on the live Application argocd/shop") {
+		t.Fatalf("dialog %v, status %q", h2.m.dialog != nil, h2.m.Status())
 	}
 }
