@@ -9,7 +9,9 @@
 // does not import it, and nothing here changes what the engine decides.
 //
 // It is a package of its own, not a part of ui/cli, because it is not
-// presentation: a later AppStatus writer and leader election belong next
-// to it, and the CLI (today's flag parsing, a cobra port tomorrow) only
-// registers its flags (Flags.Register) and starts it (Start).
+// presentation: Run assembles the whole headless controller (the Lease
+// candidate and AppStatus publishing of engine/healer, the decryption
+// keys, the metrics, probes and Events, the engine's loop and its JSON
+// event lines), and the cobra command only registers its flags
+// (Flags.Register), opens the engine and calls Run.
 package controller

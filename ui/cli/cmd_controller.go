@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,10 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ctrl "kdrift.dev/kdrift/controller"
-	"kdrift.dev/kdrift/engine/healer"
 	"kdrift.dev/kdrift/engine/leader"
-	"kdrift.dev/kdrift/engine/publish"
-	"kdrift.dev/kdrift/ui/report"
 )
 
 func init() {
@@ -82,72 +80,20 @@ func runController(ctx context.Context, env *cliEnv, g *globalFlags, dec *decryp
 	if err != nil {
 		return env.errorf("%v", err)
 	}
-	if err := publish.Ensure(ctx, cs, dyn, lf.Namespace()); err != nil {
+	err = ctrl.Run(ctx, ctrl.RunOptions{
+		Engine: e, Ops: ops, Gate: gate, Client: cs, Dynamic: dyn, Namespace: lf.Namespace(), Lease: lf.settings,
+		LoadKeys: func(ctx context.Context) error {
+			return dec.loadDecryptionKeys(ctx, e, func(err error) { log.Error("decryption keys", "err", err) })
+		},
+		Apps: apps, Events: env.stdout, Log: log,
+	})
+	switch {
+	case errors.Is(err, ctrl.ErrUnwritableEvent):
+		return exitError
+	case err != nil:
 		return env.errorf("%v", err)
 	}
-	// The healer outlives the engine's Run: the Lease is released only
-	// once the engine wrote its last write.
-	hctx, stopHealer := context.WithCancel(context.WithoutCancel(ctx))
-	h, err := healer.Start(hctx, healer.Options{Engine: e, Gate: gate, Client: cs, Dynamic: dyn, Namespace: lf.Namespace(), Settings: lf.settings, Log: log})
-	if err != nil {
-		stopHealer()
-		return env.errorf("%v", err)
-	}
-	defer h.Wait()
-	defer stopHealer()
-	log.Info("candidate for the repository's Lease", "lease", lf.Namespace()+"/"+leader.LeaseName(e.RepoIdentity()), "holder", h.Holder(), "settings", lf.settings.String())
-	if err := dec.loadDecryptionKeys(ctx, e, func(err error) { log.Error("decryption keys", "err", err) }); err != nil {
-		return env.errorf("%v", err)
-	}
-	if err := ops.Start(ctx, e); err != nil {
-		return env.errorf("%v", err)
-	}
-	defer ops.Stop()
-	log.Info("controller started", "repo", ctrl.Redact(e.Repo().Location()), "branch", e.Repo().Branch(), "apps", apps)
-	defer log.Info("controller stopped")
-	events, stop := e.SubscribeAll()
-	done := make(chan error, 1)
-	go func() { done <- e.Run(ctx) }()
-	failed := false
-	for {
-		select {
-		case ev := <-events:
-			line, err := report.EventLine(ev)
-			if err != nil {
-				fmt.Fprintf(env.stderr, "kdrift: %v\n", err)
-				failed = true
-				continue
-			}
-			if _, err := fmt.Fprintf(env.stdout, "%s\n", line); err != nil {
-				stop()
-				go func() {
-					for range events {
-					}
-				}()
-				<-done
-				return env.errorf("write event: %v", err)
-			}
-		case err := <-done:
-			// Run has returned: no more events; write what is queued.
-			stop()
-			for ev := range events {
-				line, lerr := report.EventLine(ev)
-				if lerr != nil {
-					fmt.Fprintf(env.stderr, "kdrift: %v\n", lerr)
-					failed = true
-					continue
-				}
-				fmt.Fprintf(env.stdout, "%s\n", line)
-			}
-			if err != nil {
-				return env.errorf("%v", err)
-			}
-			if failed {
-				return exitError
-			}
-			return exitOK
-		}
-	}
+	return exitOK
 }
 
 // controllerLog opens the controller's log: --log-file when given, else

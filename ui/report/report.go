@@ -388,24 +388,3 @@ func StatusJSON(w io.Writer, apps []status.AppStatus) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(Summarize(apps))
 }
-
-// EventLine renders one engine event as one JSON line (no newline): the
-// event's own fields (see status/events.go) plus "type". Every line has
-// "time" (RFC 3339, nanoseconds), "type" (AppStatusChanged,
-// DriftDetected, Healed, Pruned, Fight, Override, FreezeExpiring, Error) and "app" (empty for
-// engine-wide errors). Keys are sorted at every level, so lines are
-// stable.
-func EventLine(ev status.Event) ([]byte, error) {
-	raw, err := json.Marshal(ev)
-	if err != nil {
-		return nil, fmt.Errorf("event %s of app %s: %w", ev.Type(), ev.AppName(), err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, err
-	}
-	m["type"] = string(ev.Type())
-	m["app"] = ev.AppName()
-	m["time"] = ev.When().UTC().Format(time.RFC3339Nano)
-	return json.Marshal(m)
-}
