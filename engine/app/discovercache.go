@@ -63,7 +63,7 @@ type childEntry struct {
 	// Declarations are the rendered Applications, Kustomizations and
 	// GitRepositories, in render order.
 	Declarations []childDecl `json:"declarations,omitempty"`
-	// Out names the rendered Applications and Kustomizations, as
+	// Out names the rendered declarations of every tool's kinds, as
 	// "KIND/NAMESPACE/NAME" and "KIND//NAME".
 	Out []string `json:"out,omitempty"`
 }
@@ -194,16 +194,20 @@ func (c *ChildCache) put(tree treeHasher, p parent, inputs []string, objs []*uns
 		return
 	}
 	for i, o := range objs {
-		if isDeclaration(o) {
-			raw, err := json.Marshal(o.Object)
-			if err != nil {
-				return
-			}
-			e.Declarations = append(e.Declarations, childDecl{Doc: i + 1, Object: raw})
+		if !isDeclaration(o) {
+			continue
 		}
-		if k := o.GetKind(); k == "Application" || k == "Kustomization" {
-			e.Out = append(e.Out, k+"/"+o.GetNamespace()+"/"+o.GetName(), k+"//"+o.GetName())
+		raw, err := json.Marshal(o.Object)
+		if err != nil {
+			return
 		}
+		e.Declarations = append(e.Declarations, childDecl{Doc: i + 1, Object: raw})
+		// What dropBases asks of a render: whether it put out a literal
+		// declaration of its inputs again, for every kind a tool declares
+		// (HelmRelease and ApplicationSet too, not only Application and
+		// Kustomization).
+		k := o.GetKind()
+		e.Out = append(e.Out, k+"/"+o.GetNamespace()+"/"+o.GetName(), k+"//"+o.GetName())
 	}
 	c.mu.Lock()
 	c.load()

@@ -9,6 +9,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/source"
+	"kdrift.dev/kdrift/internal/fluxtest"
 	"kdrift.dev/kdrift/internal/gittest"
 )
 
@@ -98,5 +99,71 @@ func TestDiscoverCacheSameResult(t *testing.T) {
 		if again := discover(hash, cache); again != want {
 			t.Fatalf("commit %d: discovery from the cache:\n%s\nwant (no cache):\n%s", i, again, want)
 		}
+	}
+}
+
+// TestDiscoverCacheSameResultFluxLayout: in Flux's reference layout the
+// HelmReleases are literal documents of a base that a Kustomization's
+// render puts out again; discovery from the cache keeps or drops them
+// exactly as discovery without it does.
+func TestDiscoverCacheSameResultFluxLayout(t *testing.T) {
+	t.Parallel()
+	repo := gittest.Init(t)
+	repo.Git("remote", "add", "origin", "https://github.com/example/fleet.git")
+	hash := repo.Commit("layout", fluxtest.ReferenceLayout("https://github.com/example/fleet", "podinfo"))
+	cache := t.TempDir()
+	discover := func(cacheDir string) string {
+		t.Helper()
+		r, err := source.Open(context.Background(), source.Options{Location: repo.Dir, DiscoverCacheDir: cacheDir, Flux: &app.FluxCluster{Path: "clusters/production", From: "test"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, err := r.Snapshot(hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return discoveryOf(t, snap.Apps())
+	}
+	want := discover("")
+	if first := discover(cache); first != want {
+		t.Fatalf("discovery filling the cache:\n%s\nwant (no cache):\n%s", first, want)
+	}
+	if again := discover(cache); again != want {
+		t.Fatalf("discovery from the cache:\n%s\nwant (no cache):\n%s", again, want)
+	}
+}
+
+// TestDiscoverCacheSameResultLiteralAppSet: an ApplicationSet that a
+// parent's kustomize render puts out unchanged is found the same way with
+// the cache as without it.
+func TestDiscoverCacheSameResultLiteralAppSet(t *testing.T) {
+	t.Parallel()
+	repo := gittest.Init(t)
+	repo.Git("remote", "add", "origin", "https://github.com/example/gitops.git")
+	hash := repo.Commit("appset", map[string]string{
+		"bootstrap/root.yaml":          "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: root\n  namespace: argocd\nspec:\n  source:\n    repoURL: https://github.com/example/gitops\n    path: apps-root\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: argocd\n",
+		"apps-root/kustomization.yaml": "resources: [set.yaml]\n",
+		"apps-root/set.yaml":           "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: guestbooks\n  namespace: argocd\nspec:\n  generators:\n  - list:\n      elements:\n      - env: dev\n  template:\n    metadata:\n      name: 'guestbook-{{env}}'\n    spec:\n      source:\n        repoURL: https://github.com/example/gitops\n        path: guestbook\n      destination:\n        server: https://kubernetes.default.svc\n        namespace: 'guestbook-{{env}}'\n",
+		"guestbook/cm.yaml":            cm,
+	})
+	cache := t.TempDir()
+	discover := func(cacheDir string) string {
+		t.Helper()
+		r, err := source.Open(context.Background(), source.Options{Location: repo.Dir, DiscoverCacheDir: cacheDir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, err := r.Snapshot(hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return discoveryOf(t, snap.Apps())
+	}
+	want := discover("")
+	if first := discover(cache); first != want {
+		t.Fatalf("discovery filling the cache:\n%s\nwant (no cache):\n%s", first, want)
+	}
+	if again := discover(cache); again != want {
+		t.Fatalf("discovery from the cache:\n%s\nwant (no cache):\n%s", again, want)
 	}
 }
