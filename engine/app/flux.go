@@ -18,6 +18,42 @@ type fluxKustomization struct {
 	Spec fluxSpec `json:"spec"`
 }
 
+// fluxPatch is a kustomize patch as Flux writes one: inline only.
+type fluxPatch struct {
+	Patch  string          `json:"patch"`
+	Target *types.Selector `json:"target"`
+}
+
+// fluxImage is a kustomize image override as Flux writes one.
+type fluxImage struct {
+	Name    string `json:"name"`
+	NewName string `json:"newName"`
+	NewTag  string `json:"newTag"`
+	Digest  string `json:"digest"`
+}
+
+// fluxKustomize converts the patches and images of a Flux Kustomization
+// (field "spec") or of a HelmRelease's post-renderer into kustomize's
+// types; a patch with no inline text or an image with no name is a
+// problem naming its field (FIELD.patches[i].patch, FIELD.images[i].name).
+func fluxKustomize(field string, patches []fluxPatch, images []fluxImage) ([]types.Patch, []types.Image, *problem) {
+	var ps []types.Patch
+	var is []types.Image
+	for i, p := range patches {
+		if strings.TrimSpace(p.Patch) == "" {
+			return nil, nil, &problem{fmt.Sprintf("%s.patches[%d].patch", field, i), "is missing", "give the patch inline (Flux takes no patch files here)"}
+		}
+		ps = append(ps, types.Patch{Patch: p.Patch, Target: p.Target})
+	}
+	for i, im := range images {
+		if im.Name == "" {
+			return nil, nil, &problem{fmt.Sprintf("%s.images[%d].name", field, i), "is missing", "name the image to replace"}
+		}
+		is = append(is, types.Image{Name: im.Name, NewName: im.NewName, NewTag: im.NewTag, Digest: im.Digest})
+	}
+	return ps, is, nil
+}
+
 // fluxSpec is the part of a Kustomization's spec kdrift reads.
 type fluxSpec struct {
 	SourceRef struct {
@@ -25,23 +61,15 @@ type fluxSpec struct {
 		Name      string `json:"name"`
 		Namespace string `json:"namespace"`
 	} `json:"sourceRef"`
-	Path            string `json:"path"`
-	TargetNamespace string `json:"targetNamespace"`
-	Prune           bool   `json:"prune"`
-	Suspend         bool   `json:"suspend"`
-	Patches         []struct {
-		Patch  string          `json:"patch"`
-		Target *types.Selector `json:"target"`
-	} `json:"patches"`
-	Images []struct {
-		Name    string `json:"name"`
-		NewName string `json:"newName"`
-		NewTag  string `json:"newTag"`
-		Digest  string `json:"digest"`
-	} `json:"images"`
-	Ignore     any            `json:"ignore"`
-	KubeConfig map[string]any `json:"kubeConfig"`
-	PostBuild  *struct {
+	Path            string         `json:"path"`
+	TargetNamespace string         `json:"targetNamespace"`
+	Prune           bool           `json:"prune"`
+	Suspend         bool           `json:"suspend"`
+	Patches         []fluxPatch    `json:"patches"`
+	Images          []fluxImage    `json:"images"`
+	Ignore          any            `json:"ignore"`
+	KubeConfig      map[string]any `json:"kubeConfig"`
+	PostBuild       *struct {
 		Substitute     map[string]string `json:"substitute"`
 		SubstituteFrom []any             `json:"substituteFrom"`
 	} `json:"postBuild"`

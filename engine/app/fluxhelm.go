@@ -7,8 +7,6 @@ import (
 	"path"
 	"strings"
 
-	"sigs.k8s.io/kustomize/api/types"
-
 	"kdrift.dev/kdrift/engine/render"
 )
 
@@ -52,16 +50,8 @@ type fluxHelmRelease struct {
 		} `json:"install"`
 		PostRenderers []struct {
 			Kustomize *struct {
-				Patches []struct {
-					Patch  string          `json:"patch"`
-					Target *types.Selector `json:"target"`
-				} `json:"patches"`
-				Images []struct {
-					Name    string `json:"name"`
-					NewName string `json:"newName"`
-					NewTag  string `json:"newTag"`
-					Digest  string `json:"digest"`
-				} `json:"images"`
+				Patches []fluxPatch `json:"patches"`
+				Images  []fluxImage `json:"images"`
 			} `json:"kustomize"`
 		} `json:"postRenderers"`
 		DriftDetection *struct {
@@ -171,18 +161,11 @@ func fluxHelmApp(fsys fs.FS, k pendingKustomization, repos map[string]gitReposit
 			continue
 		}
 		var step render.PostRender
-		for j, p := range pr.Kustomize.Patches {
-			if strings.TrimSpace(p.Patch) == "" {
-				return bad(fmt.Sprintf("spec.postRenderers[%d].kustomize.patches[%d].patch", i, j), "is missing", "give the patch inline")
-			}
-			step.Patches = append(step.Patches, types.Patch{Patch: p.Patch, Target: p.Target})
+		patches, images, p := fluxKustomize(fmt.Sprintf("spec.postRenderers[%d].kustomize", i), pr.Kustomize.Patches, pr.Kustomize.Images)
+		if p != nil {
+			return bad(p.field, p.problem, p.fix)
 		}
-		for j, im := range pr.Kustomize.Images {
-			if im.Name == "" {
-				return bad(fmt.Sprintf("spec.postRenderers[%d].kustomize.images[%d].name", i, j), "is missing", "name the image to replace")
-			}
-			step.Images = append(step.Images, types.Image{Name: im.Name, NewName: im.NewName, NewTag: im.NewTag, Digest: im.Digest})
-		}
+		step.Patches, step.Images = patches, images
 		if len(step.Patches)+len(step.Images) > 0 {
 			h.PostRender = append(h.PostRender, step)
 		}

@@ -139,17 +139,9 @@ func fluxOverlay(s fluxSpec, fsys fs.FS, dir string) (*render.Overlay, *problem)
 		}
 		o.Components = append(o.Components, c)
 	}
-	for i, p := range s.Patches {
-		if p.Patch == "" {
-			return nil, &problem{fmt.Sprintf("spec.patches[%d].patch", i), "is missing", "give the patch inline (Flux takes no patch files here)"}
-		}
-		o.Patches = append(o.Patches, types.Patch{Patch: p.Patch, Target: p.Target})
-	}
-	for i, im := range s.Images {
-		if im.Name == "" {
-			return nil, &problem{fmt.Sprintf("spec.images[%d].name", i), "is missing", "name the image to replace"}
-		}
-		o.Images = append(o.Images, types.Image{Name: im.Name, NewName: im.NewName, NewTag: im.NewTag, Digest: im.Digest})
+	var pr *problem
+	if o.Patches, o.Images, pr = fluxKustomize("spec", s.Patches, s.Images); pr != nil {
+		return nil, pr
 	}
 	if cm := s.CommonMetadata; cm != nil {
 		o.MetadataLabels, o.MetadataAnnotations = cm.Labels, cm.Annotations
