@@ -157,7 +157,10 @@ func (b *EngineBackend) commit(ctx context.Context, do func(*actions.Repo) (acti
 			if o.Done {
 				out.Owners = append(out.Owners, o.App+": "+o.Message)
 			} else {
-				out.OwnerProblems = append(out.OwnerProblems, o.App+": "+o.Message, "  by hand: "+o.Command)
+				out.OwnerProblems = append(out.OwnerProblems, o.App+": "+o.Message)
+				if o.Command != "" {
+					out.OwnerProblems = append(out.OwnerProblems, "  by hand: "+o.Command)
+				}
 			}
 		}
 	}

@@ -61,7 +61,9 @@ type Outcome struct {
 	Done bool `json:"done"`
 	// Message is one line for a person.
 	Message string `json:"message"`
-	// Command does it by hand when Done is false.
+	// Command does it by hand when Done is false and a person may do it;
+	// empty when the record must not be written there (a channel
+	// unfreeze of a freeze committed on the desired branch).
 	Command string `json:"command,omitempty"`
 }
 
@@ -110,6 +112,12 @@ func Write(ctx context.Context, c Cluster, f app.OwnedFreeze, channel string) Ou
 		}
 		if err != nil {
 			return failed(out, c, err, f, h, channel)
+		}
+		if f.Freeze == nil && obj.GetAnnotations()[app.AnnotationFreezePrevious] != "" && obj.GetAnnotations()[app.AnnotationFreezeChannel] == "" {
+			// The live freeze is main's (Argo CD or Flux applied it from
+			// the desired branch): a channel record never lifts it.
+			out.Message = fmt.Sprintf("the live %s carries the freeze committed on the desired branch, which a record on the incident channel does not lift: %s still does not heal %s; unfreeze through a pull request", out.Object, o.Engine, f.App)
+			return out
 		}
 		patch, what, err := patchFor(obj, h, f.Freeze, channel)
 		if err != nil {

@@ -6,7 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"sigs.k8s.io/yaml"
 
 	"kdrift.dev/kdrift/engine/app"
@@ -129,5 +134,45 @@ func TestCommand(t *testing.T) {
 	o.Name = "x; rm -rf ~"
 	if got := Command(app.OwnedFreeze{App: "x", Origin: o, Freeze: fr}, h, ""); !strings.Contains(got, "kustomization 'x; rm -rf ~' -n flux-system") {
 		t.Fatalf("hostile name: %s", got)
+	}
+}
+
+// TestChannelUnfreezeLeavesMainsFreeze: a live declaration whose freeze
+// came from the desired branch (no freeze-channel annotation) is not
+// lifted by a record on the incident channel; one the channel paused is.
+func TestChannelUnfreezeLeavesMainsFreeze(t *testing.T) {
+	gvr := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}
+	mapper := meta.NewDefaultRESTMapper([]schema.GroupVersion{{Group: "argoproj.io", Version: "v1alpha1"}})
+	mapper.Add(schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Application"}, meta.RESTScopeNamespace)
+	live := func(channel string) *unstructured.Unstructured {
+		obj := object(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: shop, namespace: argocd}\nspec: {syncPolicy: {automated: {selfHeal: false}}}\n")
+		ann := map[string]string{"kdrift.dev/freeze-reason": "INC-7", "kdrift.dev/freeze-previous": "true"}
+		if channel != "" {
+			ann["kdrift.dev/freeze-channel"] = channel
+		}
+		obj.SetAnnotations(ann)
+		return obj
+	}
+	o := app.Origin{Engine: "Argo CD", Kind: "Application", Namespace: "argocd", Name: "shop"}
+	for _, c := range []struct {
+		channel string
+		done    bool
+	}{{"", false}, {"kdrift/freezes", true}} {
+		dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "ApplicationList"}, live(c.channel))
+		out := Write(t.Context(), Cluster{Dynamic: dyn, Mapper: mapper, Context: "test"}, app.OwnedFreeze{App: "shop", Origin: o}, "kdrift/freezes")
+		if out.Done != c.done {
+			t.Fatalf("channel %q: %+v", c.channel, out)
+		}
+		got, err := dyn.Resource(gvr).Namespace("argocd").Get(t.Context(), "shop", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		heal, _, _ := unstructured.NestedBool(got.Object, "spec", "syncPolicy", "automated", "selfHeal")
+		if heal != c.done {
+			t.Fatalf("channel %q: selfHeal %v after the lift (%s)", c.channel, heal, out.Message)
+		}
+		if !c.done && (out.Command != "" || !strings.Contains(out.Message, "does not lift")) {
+			t.Fatalf("main's freeze: %+v", out)
+		}
 	}
 }

@@ -77,7 +77,9 @@ func printResult(env *cliEnv, a *actionFlags, what string, res actions.Result) i
 		}
 		ownersFailed = true
 		fmt.Fprintf(env.stderr, "kdrift: error: %s: %s\n", o.App, o.Message)
-		fmt.Fprintf(env.stderr, "kdrift: by hand: %s\n", o.Command)
+		if o.Command != "" {
+			fmt.Fprintf(env.stderr, "kdrift: by hand: %s\n", o.Command)
+		}
 	}
 	if res.Refused != nil && res.Channel == "" {
 		fmt.Fprintf(env.stderr, "kdrift: error: %s\n", res.Summary())
