@@ -126,20 +126,25 @@ func (r *Repo) commitChannel(ctx context.Context, channel string, op operation) 
 	out := plumbing.ReferenceName("refs/kdrift/outgoing/" + channel)
 	defer func() { _ = r.git.Storer.RemoveReference(out) }()
 	for attempt := 1; ; attempt++ {
+		desired, err := r.fetch(ctx, remote, upRef)
+		if err != nil {
+			return res, err
+		}
+		if desired.IsZero() {
+			return res, fmt.Errorf("%s/%s does not exist yet, so the incident channel has nothing to start from", remote, upRef.Short())
+		}
 		base, err := r.fetch(ctx, remote, chRef)
 		if err != nil {
 			return res, err
 		}
 		if base.IsZero() {
-			if base, err = r.fetch(ctx, remote, upRef); err != nil {
-				return res, err
-			}
-			if base.IsZero() {
-				return res, fmt.Errorf("%s/%s does not exist yet, so the incident channel has nothing to start from", remote, upRef.Short())
-			}
+			base = desired
 		}
 		snap, err := r.snapshotAt(base)
 		if err != nil {
+			return res, err
+		}
+		if snap.desired, err = r.snapshotAt(desired); err != nil {
 			return res, err
 		}
 		p, err := op(snap)

@@ -94,6 +94,9 @@ type snapshot struct {
 	repo   *Repo
 	commit plumbing.Hash
 	tree   flatTree
+	// desired is the desired branch's head as fetched when the snapshot is
+	// the incident channel's (commitChannel); nil otherwise.
+	desired *snapshot
 }
 
 func (s *snapshot) read(p string) ([]byte, bool, error) {

@@ -200,6 +200,32 @@ func stillParses(file string, text []byte, edited []app.App) error {
 	return nil
 }
 
+// channelCannotLift refuses an unfreeze on the incident channel (s is the
+// channel's snapshot) of a freeze the desired branch itself holds: every
+// reader keeps the desired branch's freeze whatever the channel says, so
+// the record would be in force nowhere.
+func channelCannotLift(s *snapshot, frozen []app.App) error {
+	if s.desired == nil {
+		return nil
+	}
+	main, err := loadApps(s.desired)
+	if err != nil {
+		return err
+	}
+	var held []string
+	for _, a := range frozen {
+		for _, m := range main.apps {
+			if m.Metadata.Name == a.Metadata.Name && a.Spec.Freeze.Same(m.Spec.Freeze) {
+				held = append(held, a.Metadata.Name)
+			}
+		}
+	}
+	if len(held) > 0 {
+		return fmt.Errorf("the freeze of %s is committed on %s, which refuses direct pushes; a record on the incident channel lifts only the channel's own freezes, so this unfreeze would be in force nowhere: unfreeze through a pull request to %s", strings.Join(held, ", "), s.repo.branch, s.repo.branch)
+	}
+	return nil
+}
+
 func describeFreeze(name string, f *app.Freeze) string {
 	return fmt.Sprintf("App %s is already %s", name, f.Describe())
 }
@@ -294,6 +320,9 @@ func (r *Repo) Unfreeze(ctx context.Context, req UnfreezeRequest) (Result, error
 		}
 		if len(frozen) == 0 {
 			return nil, fmt.Errorf("no selected App is frozen; nothing to unfreeze")
+		}
+		if err := channelCannotLift(s, frozen); err != nil {
+			return nil, err
 		}
 		p := &plan{apps: names(frozen)}
 		if err := editApps(s, p, frozen, func(src []byte, a app.App) ([]byte, error) {

@@ -214,3 +214,29 @@ func TestRefusedWithNoChannelIsInForceNowhere(t *testing.T) {
 		t.Fatalf("summary %q", res.Summary())
 	}
 }
+
+// TestChannelUnfreezeOfMainsFreezeIsRefused: a freeze committed on main
+// (before main was protected) cannot be lifted by a record on the
+// incident channel, which readers ignore for it: the channel takes no
+// record, and the result says the unfreeze is in force nowhere and to go
+// through a pull request (the CLI exits 3).
+func TestChannelUnfreezeOfMainsFreezeIsRefused(t *testing.T) {
+	isolate(t)
+	remote := newRemote(t)
+	dir := cloneOf(t, remote)
+	r := openRepo(t, dir, newClock())
+	if res := freezeOne(t, r, "render-prod", "INC-5 hold"); !res.Pushed || res.Channel != "" {
+		t.Fatalf("the freeze did not land on main: %+v", res)
+	}
+	protectMain(t, remote)
+	res, err := r.Unfreeze(t.Context(), UnfreezeRequest{Selection: Selection{Apps: []string{"render-prod"}}, Reason: "INC-5 over"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Refused == nil || res.Channel != "" || !strings.Contains(res.ChannelError, "a record on the incident channel lifts only the channel's own freezes") || !strings.Contains(res.Summary(), "in force nowhere") {
+		t.Fatalf("unfreeze of main's freeze: %+v", res)
+	}
+	if _, cerr := gitTry(remote, "rev-parse", "--verify", "kdrift/freezes"); cerr == nil {
+		t.Fatal("a channel record was pushed")
+	}
+}
