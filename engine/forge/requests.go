@@ -47,12 +47,29 @@ func appsOf(body string) []string {
 	return out
 }
 
+// ignoreBranch is the branch an ignore proposes on: kdrift/ignore-APP-HASH,
+// HASH ten hexadecimal digits of the rule.
+var ignoreBranch = regexp.MustCompile(`^` + ProposalPrefix + `ignore-([a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?)-[0-9a-f]{10}$`)
+
+// appsOfBranch is the App an ignore's branch names, for a request whose
+// body carries no marker (opened before kdrift wrote one, or edited).
+func appsOfBranch(head string) []string {
+	if m := ignoreBranch.FindStringSubmatch(head); m != nil {
+		return []string{m[1]}
+	}
+	return nil
+}
+
 // kdriftOnly keeps the requests from kdrift's branches, newest first,
-// at most maxListed.
+// at most maxListed; a request whose body names no App is shown on the
+// App its branch names, when it does.
 func kdriftOnly(prs []PullRequest) []PullRequest {
 	var out []PullRequest
 	for _, p := range prs {
 		if strings.HasPrefix(p.Head, ProposalPrefix) {
+			if len(p.Apps) == 0 {
+				p.Apps = appsOfBranch(p.Head)
+			}
 			out = append(out, p)
 		}
 	}

@@ -85,4 +85,10 @@ func TestAppsMarkerRoundTrip(t *testing.T) {
 	if len(prs) != 2 || prs[0].Number != 3 {
 		t.Errorf("kdriftOnly = %+v", prs)
 	}
+	// A request with no marker in its body: an ignore's branch names its
+	// App; a revert's names none.
+	prs = kdriftOnly([]PullRequest{{Number: 4, Head: "kdrift/ignore-render-prod-0123456789"}, {Number: 5, Head: "kdrift/revert-3f2c1ab"}, {Number: 6, Head: "kdrift/ignore-web-0123456789", Apps: []string{"api"}}})
+	if len(prs) != 3 || strings.Join(prs[2].Apps, ",") != "render-prod" || prs[1].Apps != nil || strings.Join(prs[0].Apps, ",") != "api" {
+		t.Errorf("apps from the branch: %+v", prs)
+	}
 }
