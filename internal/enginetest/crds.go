@@ -35,16 +35,30 @@ func InstallCRDs(t testing.TB, files ...string) {
 		if err := yaml.Unmarshal(raw, &crd.Object); err != nil {
 			t.Fatalf("enginetest: CRD %s: %v", f, err)
 		}
+		name := crd.GetName()
+		// A CRD an earlier test of the package deleted may still be
+		// terminating: creating it again fails as "already exists", and
+		// its resource then vanishes under this test. Wait it out.
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			old, err := crds.Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) || (err == nil && old.GetDeletionTimestamp() == nil) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("enginetest: CRD %s still terminating after 60s (%v)", name, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 		if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatalf("enginetest: CRD %s: %v", f, err)
 		}
-		name := crd.GetName()
 		t.Cleanup(func() {
 			if err := crds.Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 				t.Logf("enginetest: delete CRD %s: %v", name, err)
 			}
 		})
-		deadline := time.Now().Add(30 * time.Second)
+		deadline = time.Now().Add(30 * time.Second)
 		for !established(ctx, crds, name) {
 			if time.Now().After(deadline) {
 				t.Fatalf("enginetest: CRD %s not established within 30s", name)
