@@ -68,6 +68,14 @@ type Tool interface {
 	resolve(d *discovery)
 }
 
+// AppliedReader is a Tool whose controller records, on the live
+// declaration, the revision of the repository it last applied.
+type AppliedReader interface {
+	// Applied is that revision as the tool writes it ("main@sha1:3f2a…",
+	// a commit hash), "" when obj carries none.
+	Applied(obj map[string]any) string
+}
+
 // Tools are the registered GitOps tools, in the order discovery resolves
 // their declarations and their field managers, hooks and tracking are
 // listed. A new tool is one file (tool_NAME.go) and one entry here.

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"strings"
+
 	yaml3 "gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -54,6 +56,16 @@ func (argoCDTool) Paused(o *Origin) string {
 }
 
 func (argoCDTool) Leaves(*unstructured.Unstructured) string { return "" }
+
+// Applied: status.sync.revision, or a multi-source Application's
+// status.sync.revisions.
+func (argoCDTool) Applied(obj map[string]any) string {
+	if r, _, _ := unstructured.NestedString(obj, "status", "sync", "revision"); r != "" {
+		return r
+	}
+	rs, _, _ := unstructured.NestedStringSlice(obj, "status", "sync", "revisions")
+	return strings.Join(rs, ", ")
+}
 
 // Tracking: Argo CD's resource tracking annotation. (Its
 // app.kubernetes.io/instance label is often declared in Git, so it is

@@ -101,6 +101,12 @@ func (fluxKustomizationTool) Paused(o *Origin) string {
 }
 
 // Leaves: kustomize.toolkit.fluxcd.io/reconcile: disabled.
+// Applied: status.lastAppliedRevision ("main@sha1:…").
+func (fluxKustomizationTool) Applied(obj map[string]any) string {
+	r, _, _ := unstructured.NestedString(obj, "status", "lastAppliedRevision")
+	return r
+}
+
 func (fluxKustomizationTool) Leaves(obj *unstructured.Unstructured) string {
 	if obj.GetAnnotations()[FluxReconcileAnnotation] == "disabled" {
 		return "Flux does not reconcile this object (" + FluxReconcileAnnotation + ": disabled): nothing heals it"

@@ -219,6 +219,10 @@ type Engine struct {
 	// fluxNote (guarded by mu) says why they were not used, if so.
 	fluxOnce sync.Once
 	fluxNote string
+	// applied (guarded by mu) is, by "KIND/NAMESPACE/NAME" of a live
+	// Argo CD or Flux declaration, the revision its controller last
+	// applied (app.AppliedReader), as read at the last head load.
+	applied map[string]string
 
 	// reachDown says, per "target/context", whether it was last seen
 	// unreachable (see reach).

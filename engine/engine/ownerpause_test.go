@@ -193,3 +193,54 @@ func TestChannelFreezeOfAnArgoAppPausesItsLiveApplication(t *testing.T) {
 		t.Fatalf("after the lift: freeze %+v ownerResumed %q", a.Freeze, a.OwnerResumed)
 	}
 }
+
+// TestOwnerAppliedRevision: the revision Argo CD last synced, read from
+// the live Application's status, is shown against the revision kdrift
+// compares: the same, then behind after a commit.
+func TestOwnerAppliedRevision(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "owner-applied")
+	enginetest.InstallCRDs(t, "applications.argoproj.io.yaml")
+	remote := gittest.InitBare(t)
+	repo := gittest.Init(t)
+	doc := shopApplication("file://"+remote.Dir, ns)
+	head := repo.Commit("first", map[string]string{
+		"argocd/shop.yaml":    doc,
+		"deploy/shop/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shop}\ndata: {a: b}\n",
+	})
+	repo.Git("remote", "add", "origin", remote.Dir)
+	repo.Git("push", "-q", "-u", "origin", "main")
+	synced := func(rev string) {
+		t.Helper()
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+			t.Fatal(err)
+		}
+		obj.Object["status"] = map[string]any{"sync": map[string]any{"status": "Synced", "revision": rev}}
+		body, err := obj.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		force := true
+		if _, err := enginetest.Dynamic(t).Resource(applicationsGVR).Namespace(ns).Patch(ctx, "shop", types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: "argocd-application-controller", Force: &force}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	synced(head)
+	e := newEngine(t, repo, nil)
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a := appStatus(t, e, "shop"); a.OwnerApplied != "Argo CD applied "+head+", the revision kdrift compares" {
+		t.Fatalf("ownerApplied %q", a.OwnerApplied)
+	}
+	next := repo.Commit("more", map[string]string{"deploy/shop/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shop}\ndata: {a: c}\n"})
+	repo.Git("push", "-q", "origin", "main")
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a := appStatus(t, e, "shop")
+	if !strings.HasPrefix(a.OwnerApplied, "Argo CD applied "+head+"; kdrift compares "+next[:7]) {
+		t.Fatalf("after a commit Argo CD has not synced: ownerApplied %q", a.OwnerApplied)
+	}
+}

@@ -50,6 +50,7 @@ func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
 	e.mu.Unlock()
 	if same {
 		e.opts.Observer.Timed(PhaseGit, "", time.Since(gitStart), nil)
+		e.readFluxApplied(ctx, cur)
 		apps, from := e.withLiveApplications(ctx, cur, rev)
 		apps = withSettings(apps, cur)
 		e.mu.Lock()
@@ -64,6 +65,7 @@ func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
 	}
 	e.opts.Observer.Timed(PhaseGit, "", time.Since(gitStart), nil)
 	discStart := time.Now()
+	e.readFluxApplied(ctx, snap)
 	apps, from := e.withLiveApplications(ctx, snap, rev)
 	apps = withSettings(apps, snap)
 	e.opts.Observer.Timed(PhaseDiscover, "", time.Since(discStart), nil)
@@ -145,6 +147,7 @@ func (p *pass) phaseSource() bool {
 	p.status.Owner, p.status.OwnerFile = a.Origin.Owner(), a.Origin.Where()
 	if a.Origin != nil {
 		p.status.OwnerEngine = string(a.Origin.Engine)
+		p.status.OwnerApplied = e.ownerApplied(a, p.rev)
 		if !a.Spec.Freeze.ActiveAt(p.now) {
 			// Suspended by its own declaration, not by kdrift's freeze.
 			p.status.OwnerPaused = a.Origin.Paused()

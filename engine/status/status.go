@@ -355,6 +355,11 @@ type AppStatus struct {
 	// 14:02 …"), or that its live declaration was never paused; empty
 	// otherwise (engine/ownerpause.Resumed).
 	OwnerResumed string `json:"ownerResumed,omitempty"`
+	// OwnerApplied says which revision the owner's controller last
+	// applied, read from its live declaration, against the revision
+	// kdrift compares ("Flux applied main@sha1:3f2a…; kdrift compares
+	// 9c41e7d …"); empty when the cluster does not say.
+	OwnerApplied string `json:"ownerApplied,omitempty"`
 }
 
 // DriftedObjects counts the resources that are not Synced or Ignored

@@ -113,6 +113,17 @@ spec:
 	if !strings.Contains(out, "(channel kdrift/freezes)") || strings.Contains(out, "still heals") {
 		t.Fatalf("status while paused: %d\n%s\n%s", code, out, errOut)
 	}
+	// What Flux last applied, from the live Kustomization's status.
+	mainHash := git(t, remote, "rev-parse", "main")
+	st := live()
+	st.Object["status"] = map[string]any{"lastAppliedRevision": "main@sha1:" + mainHash}
+	if _, err := enginetest.Dynamic(t).Resource(kustomizationsGVR).Namespace(ns).UpdateStatus(ctx, st, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = kdrift(t, ctx, append([]string{"status", "podinfo", "-o", "json"}, g...)...)
+	if !strings.Contains(out, `"ownerApplied": "Flux applied main@sha1:`+mainHash+`, the revision kdrift compares"`) {
+		t.Fatalf("status with Flux's applied revision: %d\n%s\n%s", code, out, errOut)
+	}
 
 	// The parent Kustomization reconciles and un-suspends it.
 	off := false

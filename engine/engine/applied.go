@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/source"
+)
+
+// appliedKey is the key of e.applied for a declaration.
+func appliedKey(kind, namespace, name string) string {
+	return kind + "/" + namespace + "/" + name
+}
+
+// noteApplied keeps, of the live declarations objs of kind, the revision
+// each tool's controller last applied (app.AppliedReader). A nil objs
+// (the kind is not served, or the list failed) forgets that kind.
+func (e *Engine) noteApplied(kind string, objs []map[string]any) {
+	var reader app.AppliedReader
+	for _, t := range app.Tools {
+		for _, k := range t.Kinds() {
+			if r, ok := t.(app.AppliedReader); ok && k.Kind == kind {
+				reader = r
+			}
+		}
+	}
+	if reader == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.applied == nil {
+		e.applied = map[string]string{}
+	}
+	for k := range e.applied {
+		if strings.HasPrefix(k, kind+"/") {
+			delete(e.applied, k)
+		}
+	}
+	for _, o := range objs {
+		u := unstructured.Unstructured{Object: o}
+		if rev := reader.Applied(o); rev != "" {
+			e.applied[appliedKey(kind, u.GetNamespace(), u.GetName())] = rev
+		}
+	}
+}
+
+// readFluxApplied lists the live Flux Kustomizations of the destination
+// context, when snap declares Flux, for the revisions they applied.
+func (e *Engine) readFluxApplied(ctx context.Context, snap *source.Snapshot) {
+	if snap.Apps().Flux == nil {
+		return
+	}
+	cs, err := e.clients.For(e.opts.Context)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, liveFluxTimeout)
+	defer cancel()
+	ks, err := listFlux(ctx, cs, fluxKustomizationGVK)
+	if err != nil {
+		return // the pass reports an unreachable cluster
+	}
+	objs := make([]map[string]any, 0, len(ks))
+	for _, k := range ks {
+		objs = append(objs, k.Object)
+	}
+	e.noteApplied("Kustomization", objs)
+}
+
+// ownerApplied says which revision the owner of a last applied, from its
+// live declaration, and how it stands against rev, the revision kdrift
+// compares: "" when the live declaration carries none.
+func (e *Engine) ownerApplied(a app.App, rev source.Revision) string {
+	if a.Origin == nil {
+		return ""
+	}
+	e.mu.Lock()
+	applied := e.applied[appliedKey(a.Origin.Kind, a.Origin.Namespace, a.Origin.Name)]
+	e.mu.Unlock()
+	if applied == "" {
+		return ""
+	}
+	if rev.Hash != "" && strings.Contains(applied, rev.Hash) {
+		return fmt.Sprintf("%s applied %s, the revision kdrift compares", a.Origin.Engine, applied)
+	}
+	return fmt.Sprintf("%s applied %s; kdrift compares %s (the owner has not applied it yet, or Git moved on since)", a.Origin.Engine, applied, rev.Short())
+}
