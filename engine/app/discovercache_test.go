@@ -111,26 +111,7 @@ func TestDiscoverCacheSameResultFluxLayout(t *testing.T) {
 	repo := gittest.Init(t)
 	repo.Git("remote", "add", "origin", "https://github.com/example/fleet.git")
 	hash := repo.Commit("layout", fluxtest.ReferenceLayout("https://github.com/example/fleet", "podinfo"))
-	cache := t.TempDir()
-	discover := func(cacheDir string) string {
-		t.Helper()
-		r, err := source.Open(context.Background(), source.Options{Location: repo.Dir, DiscoverCacheDir: cacheDir, Flux: &app.FluxCluster{Path: "clusters/production", From: "test"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		snap, err := r.Snapshot(hash)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return discoveryOf(t, snap.Apps())
-	}
-	want := discover("")
-	if first := discover(cache); first != want {
-		t.Fatalf("discovery filling the cache:\n%s\nwant (no cache):\n%s", first, want)
-	}
-	if again := discover(cache); again != want {
-		t.Fatalf("discovery from the cache:\n%s\nwant (no cache):\n%s", again, want)
-	}
+	sameWithCache(t, repo, hash, &app.FluxCluster{Path: "clusters/production", From: "test"})
 }
 
 // TestDiscoverCacheSameResultLiteralAppSet: an ApplicationSet that a
@@ -146,10 +127,17 @@ func TestDiscoverCacheSameResultLiteralAppSet(t *testing.T) {
 		"apps-root/set.yaml":           "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: guestbooks\n  namespace: argocd\nspec:\n  generators:\n  - list:\n      elements:\n      - env: dev\n  template:\n    metadata:\n      name: 'guestbook-{{env}}'\n    spec:\n      source:\n        repoURL: https://github.com/example/gitops\n        path: guestbook\n      destination:\n        server: https://kubernetes.default.svc\n        namespace: 'guestbook-{{env}}'\n",
 		"guestbook/cm.yaml":            cm,
 	})
+	sameWithCache(t, repo, hash, nil)
+}
+
+// sameWithCache checks that discovery of repo at hash with a cache folder
+// (filled, then read back) finds exactly what discovery without it finds.
+func sameWithCache(t *testing.T, repo *gittest.Repo, hash string, flux *app.FluxCluster) {
+	t.Helper()
 	cache := t.TempDir()
 	discover := func(cacheDir string) string {
 		t.Helper()
-		r, err := source.Open(context.Background(), source.Options{Location: repo.Dir, DiscoverCacheDir: cacheDir})
+		r, err := source.Open(context.Background(), source.Options{Location: repo.Dir, DiscoverCacheDir: cacheDir, Flux: flux})
 		if err != nil {
 			t.Fatal(err)
 		}
