@@ -230,16 +230,39 @@ func (r *Repo) recoverAdvance() error {
 		// The branch moved on since: nothing to undo.
 		return r.dropJournal(jp)
 	}
+	return r.settle(jp, old, new, false)
+}
+
+// finishAdvance brings the index up to a commit whose ref moved before
+// the process that made it was killed (step 6), for each path the commit
+// changed whose working file holds the commit's content, and removes the
+// journal jp.
+func (r *Repo) finishAdvance(jp string, old, new plumbing.Hash) error {
+	return r.settle(jp, old, new, true)
+}
+
+// settle brings the paths a killed commit from old to new changed to one
+// side, under index.lock, and removes the journal jp: back to old
+// (forward false: the ref never moved), or on to new (forward: the ref
+// moved, the index may not have). A path is settled only while its
+// working file is what the commit left there (new's content, or absent
+// when new has none; rolling back, old's content too); a path changed
+// since is kept as it is and named in the error.
+func (r *Repo) settle(jp string, old, new plumbing.Hash, forward bool) error {
 	wt, on, err := r.checkedOut()
 	if err != nil || !on {
 		return r.dropJournal(jp)
 	}
-	oldT, err := commitTree(r.git.Storer, old)
-	if err != nil {
-		return err
+	oldT, oerr := commitTree(r.git.Storer, old)
+	newT, nerr := commitTree(r.git.Storer, new)
+	target, targetErr, otherErr := oldT, oerr, nerr
+	if forward {
+		target, targetErr, otherErr = newT, nerr, oerr
 	}
-	newT, err := commitTree(r.git.Storer, new)
-	if err != nil {
+	if targetErr != nil {
+		return targetErr
+	}
+	if otherErr != nil {
 		return r.dropJournal(jp)
 	}
 	lock, err := r.lockIndex()
@@ -261,64 +284,12 @@ func (r *Repo) recoverAdvance() error {
 		}
 		o, inOld := oldT[p]
 		n, inNew := newT[p]
-		ours := (inNew && exists && h == n.Hash) || (!inNew && !exists) || (inOld && exists && h == o.Hash)
+		ours := (inNew && exists && h == n.Hash) || (!inNew && !exists) || (!forward && inOld && exists && h == o.Hash)
 		if !ours {
 			kept = append(kept, p)
 			continue
 		}
-		if err := updateFile(r, wt.Filesystem, idx, p, oldT); err != nil {
-			kept = append(kept, fmt.Sprintf("%s (%v)", p, err))
-		}
-	}
-	idx.Cache = nil
-	if err := lock.commit(idx); err != nil {
-		return err
-	}
-	if err := os.Remove(jp); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	if len(kept) > 0 {
-		return fmt.Errorf("an interrupted kdrift commit was rolled back, except %s, which changed since; check them with `git status`", strings.Join(kept, ", "))
-	}
-	return nil
-}
-
-// finishAdvance brings the index up to a commit whose ref moved before
-// the process that made it was killed (step 6), for each path the commit
-// changed whose working file holds the commit's content, and removes the
-// journal jp.
-func (r *Repo) finishAdvance(jp string, old, new plumbing.Hash) error {
-	wt, on, err := r.checkedOut()
-	if err != nil || !on {
-		return r.dropJournal(jp)
-	}
-	oldT, err := commitTree(r.git.Storer, old)
-	if err != nil {
-		return r.dropJournal(jp)
-	}
-	newT, err := commitTree(r.git.Storer, new)
-	if err != nil {
-		return err
-	}
-	lock, err := r.lockIndex()
-	if err != nil {
-		return err
-	}
-	idx, err := r.git.Storer.Index()
-	if err != nil {
-		lock.abort()
-		return fmt.Errorf("repository %s: index read failed: %w", r.location, err)
-	}
-	var kept []string
-	for _, p := range changedPaths(oldT, newT) {
-		removeTemp(wt.Filesystem, p)
-		h, exists, err := worktreeHash(wt.Filesystem, p)
-		n, inNew := newT[p]
-		if err != nil || !((inNew && exists && h == n.Hash) || (!inNew && !exists)) {
-			kept = append(kept, p)
-			continue
-		}
-		if err := updateFile(r, wt.Filesystem, idx, p, newT); err != nil {
+		if err := updateFile(r, wt.Filesystem, idx, p, target); err != nil {
 			kept = append(kept, fmt.Sprintf("%s (%v)", p, err))
 		}
 	}
@@ -329,10 +300,13 @@ func (r *Repo) finishAdvance(jp string, old, new plumbing.Hash) error {
 	if err := r.dropJournal(jp); err != nil {
 		return err
 	}
-	if len(kept) > 0 {
+	switch {
+	case len(kept) == 0:
+		return nil
+	case forward:
 		return fmt.Errorf("an interrupted kdrift commit was completed, except in the index for %s, which changed since; check them with `git status`", strings.Join(kept, ", "))
 	}
-	return nil
+	return fmt.Errorf("an interrupted kdrift commit was rolled back, except %s, which changed since; check them with `git status`", strings.Join(kept, ", "))
 }
 
 // dropJournal removes a journal whose commit needs no roll-back.
