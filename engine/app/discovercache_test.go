@@ -61,15 +61,7 @@ func TestDiscoverCacheSameResult(t *testing.T) {
 	cache := t.TempDir()
 	discover := func(hash, cacheDir string) string {
 		t.Helper()
-		r, err := source.Open(context.Background(), source.Options{Location: repo.Dir, DiscoverCacheDir: cacheDir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		snap, err := r.Snapshot(hash)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return discoveryOf(t, snap.Apps())
+		return discoverAt(t, repo, hash, cacheDir, nil)
 	}
 	commits := []map[string]string{
 		files,
@@ -137,15 +129,7 @@ func sameWithCache(t *testing.T, repo *gittest.Repo, hash string, flux *app.Flux
 	cache := t.TempDir()
 	discover := func(cacheDir string) string {
 		t.Helper()
-		r, err := source.Open(context.Background(), source.Options{Location: repo.Dir, DiscoverCacheDir: cacheDir, Flux: flux})
-		if err != nil {
-			t.Fatal(err)
-		}
-		snap, err := r.Snapshot(hash)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return discoveryOf(t, snap.Apps())
+		return discoverAt(t, repo, hash, cacheDir, flux)
 	}
 	want := discover("")
 	if first := discover(cache); first != want {
@@ -154,4 +138,19 @@ func sameWithCache(t *testing.T, repo *gittest.Repo, hash string, flux *app.Flux
 	if again := discover(cache); again != want {
 		t.Fatalf("discovery from the cache:\n%s\nwant (no cache):\n%s", again, want)
 	}
+}
+
+// discoverAt is discoveryOf repo's apps at hash, with the discovery cache
+// in cacheDir ("" for none) and flux's cluster folder (nil for none).
+func discoverAt(t *testing.T, repo *gittest.Repo, hash, cacheDir string, flux *app.FluxCluster) string {
+	t.Helper()
+	r, err := source.Open(context.Background(), source.Options{Location: repo.Dir, DiscoverCacheDir: cacheDir, Flux: flux})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := r.Snapshot(hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return discoveryOf(t, snap.Apps())
 }
