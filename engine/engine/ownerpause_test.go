@@ -46,19 +46,47 @@ spec:
 // would: Argo CD's field manager, its tracking annotation.
 func applyAsParent(t *testing.T, doc string) {
 	t.Helper()
+	applyApplication(t, doc, "argocd-controller", func(obj *unstructured.Unstructured) {
+		obj.SetAnnotations(map[string]string{"argocd.argoproj.io/tracking-id": "root:argoproj.io/Application:" + obj.GetNamespace() + "/shop"})
+	})
+}
+
+// applyApplication server-side applies the Application doc as manager,
+// after edit (when set) changed it.
+func applyApplication(t *testing.T, doc, manager string, edit func(*unstructured.Unstructured)) {
+	t.Helper()
 	obj := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
 		t.Fatal(err)
 	}
-	obj.SetAnnotations(map[string]string{"argocd.argoproj.io/tracking-id": "root:argoproj.io/Application:" + obj.GetNamespace() + "/shop"})
+	if edit != nil {
+		edit(obj)
+	}
 	body, err := obj.MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
 	}
 	force := true
-	if _, err := enginetest.Dynamic(t).Resource(applicationsGVR).Namespace(obj.GetNamespace()).Patch(context.Background(), "shop", types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: "argocd-controller", Force: &force}); err != nil {
+	if _, err := enginetest.Dynamic(t).Resource(applicationsGVR).Namespace(obj.GetNamespace()).Patch(context.Background(), obj.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: manager, Force: &force}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// shopRepo is a repository holding the Application shop of namespace ns
+// and its ConfigMap, pushed to a bare remote: the remote, the clone, the
+// Application's document and the commit.
+func shopRepo(t *testing.T, ns string) (remote, repo *gittest.Repo, doc, head string) {
+	t.Helper()
+	remote = gittest.InitBare(t)
+	repo = gittest.Init(t)
+	doc = shopApplication("file://"+remote.Dir, ns)
+	head = repo.Commit("first", map[string]string{
+		"argocd/shop.yaml":    doc,
+		"deploy/shop/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shop}\ndata: {a: b}\n",
+	})
+	repo.Git("remote", "add", "origin", remote.Dir)
+	repo.Git("push", "-q", "-u", "origin", "main")
+	return remote, repo, doc, head
 }
 
 // liveApplication reads the live Application shop in ns.
@@ -83,15 +111,7 @@ func TestChannelFreezeOfAnArgoAppPausesItsLiveApplication(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t, "ownerpause")
 	enginetest.InstallCRDs(t, "applications.argoproj.io.yaml")
-	remote := gittest.InitBare(t)
-	mine := gittest.Init(t)
-	doc := shopApplication("file://"+remote.Dir, ns)
-	mine.Commit("first", map[string]string{
-		"argocd/shop.yaml":    doc,
-		"deploy/shop/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shop}\ndata: {a: b}\n",
-	})
-	mine.Git("remote", "add", "origin", remote.Dir)
-	mine.Git("push", "-q", "-u", "origin", "main")
+	remote, mine, doc, _ := shopRepo(t, ns)
 	protectMain(t, remote.Dir)
 	applyAsParent(t, doc)
 
@@ -201,30 +221,12 @@ func TestOwnerAppliedRevision(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t, "owner-applied")
 	enginetest.InstallCRDs(t, "applications.argoproj.io.yaml")
-	remote := gittest.InitBare(t)
-	repo := gittest.Init(t)
-	doc := shopApplication("file://"+remote.Dir, ns)
-	head := repo.Commit("first", map[string]string{
-		"argocd/shop.yaml":    doc,
-		"deploy/shop/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shop}\ndata: {a: b}\n",
-	})
-	repo.Git("remote", "add", "origin", remote.Dir)
-	repo.Git("push", "-q", "-u", "origin", "main")
+	_, repo, doc, head := shopRepo(t, ns)
 	synced := func(rev string) {
 		t.Helper()
-		obj := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
-			t.Fatal(err)
-		}
-		obj.Object["status"] = map[string]any{"sync": map[string]any{"status": "Synced", "revision": rev}}
-		body, err := obj.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		force := true
-		if _, err := enginetest.Dynamic(t).Resource(applicationsGVR).Namespace(ns).Patch(ctx, "shop", types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: "argocd-application-controller", Force: &force}); err != nil {
-			t.Fatal(err)
-		}
+		applyApplication(t, doc, "argocd-application-controller", func(obj *unstructured.Unstructured) {
+			obj.Object["status"] = map[string]any{"sync": map[string]any{"status": "Synced", "revision": rev}}
+		})
 	}
 	synced(head)
 	e := newEngine(t, repo, nil)
