@@ -3,7 +3,6 @@ package ui
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -145,15 +144,13 @@ func (b *EngineBackend) commit(ctx context.Context, do func(*actions.Repo) (acti
 	if len(res.Owned) > 0 {
 		// The engine that heals these apps reads the branch only: the
 		// channel record reaches it through its live declaration.
-		cs, err := b.eng.ClientSet("")
-		for _, f := range res.Owned {
-			var o ownerpause.Outcome
-			if err != nil {
-				o = ownerpause.Outcome{App: f.App, Message: fmt.Sprintf("%s was not told: no cluster (%v)", f.Origin.Engine, err),
-					Command: ownerpause.Command(f, app.ToolOf(&f.Origin).Edits().Heal, res.Channel)}
-			} else {
-				o = ownerpause.Write(ctx, ownerpause.ClusterOf(cs), f, res.Channel)
-			}
+		var outs []ownerpause.Outcome
+		if cs, err := b.eng.ClientSet(""); err != nil {
+			outs = ownerpause.Unreachable(res.Owned, res.Channel, err)
+		} else {
+			outs = ownerpause.WriteAll(ctx, ownerpause.ClusterOf(cs), res.Owned, res.Channel)
+		}
+		for _, o := range outs {
 			if o.Done {
 				out.Owners = append(out.Owners, o.App+": "+o.Message)
 			} else {

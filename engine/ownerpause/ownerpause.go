@@ -82,6 +82,18 @@ func WriteAll(ctx context.Context, c Cluster, owned []app.OwnedFreeze, channel s
 	return out
 }
 
+// Unreachable are the outcomes of owned when the cluster's clients could
+// not be made (err): nothing was written, each says why and gives the
+// command.
+func Unreachable(owned []app.OwnedFreeze, channel string, err error) []Outcome {
+	out := make([]Outcome, 0, len(owned))
+	for _, f := range owned {
+		o := Outcome{App: f.App, Object: f.Origin.Kind + " " + f.Origin.QualifiedName()}
+		out = append(out, failed(o, Cluster{}, fmt.Errorf("no cluster (%w)", err), f, app.ToolOf(&f.Origin).Edits().Heal, channel))
+	}
+	return out
+}
+
 // Write makes the live declaration of f.Origin say what the channel
 // record says: f.Freeze set (the tool's healing field off, the freeze in
 // kdrift.dev/freeze-* annotations, with the field's earlier value and the

@@ -2,6 +2,7 @@ package ownerpause
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +175,16 @@ func TestChannelUnfreezeLeavesMainsFreeze(t *testing.T) {
 		if !c.done && (out.Command != "" || !strings.Contains(out.Message, "does not lift")) {
 			t.Fatalf("main's freeze: %+v", out)
 		}
+	}
+}
+
+// TestUnreachable: without a cluster, each owned freeze says its owner
+// was not told and gives the command.
+func TestUnreachable(t *testing.T) {
+	o := app.Origin{Engine: "Flux", Kind: "Kustomization", Namespace: "flux-system", Name: "podinfo"}
+	fr := &app.Freeze{Reason: "INC-5", By: "Lao Li", At: time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)}
+	outs := Unreachable([]app.OwnedFreeze{{App: "podinfo", Origin: o, Freeze: fr}}, "kdrift/freezes", errors.New(`context "prod" is not in the kubeconfig`))
+	if len(outs) != 1 || outs[0].Done || !strings.Contains(outs[0].Message, `Flux was not told to stop healing podinfo: no cluster (context "prod" is not in the kubeconfig)`) || !strings.HasPrefix(outs[0].Command, "kubectl patch kustomization podinfo") {
+		t.Fatalf("%+v", outs)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"kdrift.dev/kdrift/engine/actions"
-	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/live"
 	"kdrift.dev/kdrift/engine/ownerpause"
 	"kdrift.dev/kdrift/engine/publish"
@@ -116,13 +115,7 @@ func writeOwners(g *globalFlags, res actions.Result) []ownerpause.Outcome {
 	}
 	cs, err := live.NewClients(g.kubeconfig, live.DefaultOptions()).For(g.context)
 	if err != nil {
-		outs := make([]ownerpause.Outcome, len(res.Owned))
-		for i, f := range res.Owned {
-			h := app.ToolOf(&f.Origin).Edits().Heal
-			outs[i] = ownerpause.Outcome{App: f.App, Object: f.Origin.Kind + " " + f.Origin.QualifiedName(),
-				Message: fmt.Sprintf("%s was not told: no cluster (%v)", f.Origin.Engine, err), Command: ownerpause.Command(f, h, res.Channel)}
-		}
-		return outs
+		return ownerpause.Unreachable(res.Owned, res.Channel, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ownerWriteTimeout)
 	defer cancel()
