@@ -126,26 +126,43 @@ func (r *Repo) commitChannel(ctx context.Context, channel string, op operation) 
 	out := plumbing.ReferenceName("refs/kdrift/outgoing/" + channel)
 	defer func() { _ = r.git.Storer.RemoveReference(out) }()
 	for attempt := 1; ; attempt++ {
-		desired, err := r.fetch(ctx, remote, upRef)
-		if err != nil {
-			return res, err
-		}
-		if desired.IsZero() {
-			return res, fmt.Errorf("%s/%s does not exist yet, so the incident channel has nothing to start from", remote, upRef.Short())
-		}
 		base, err := r.fetch(ctx, remote, chRef)
 		if err != nil {
 			return res, err
 		}
-		if base.IsZero() {
-			base = desired
+		fromDesired := base.IsZero()
+		if fromDesired {
+			if base, err = r.fetch(ctx, remote, upRef); err != nil {
+				return res, err
+			}
+			if base.IsZero() {
+				return res, fmt.Errorf("%s/%s does not exist yet, so the incident channel has nothing to start from", remote, upRef.Short())
+			}
 		}
 		snap, err := r.snapshotAt(base)
 		if err != nil {
 			return res, err
 		}
-		if snap.desired, err = r.snapshotAt(desired); err != nil {
-			return res, err
+		// The desired branch's head, read only by an operation that asks
+		// (an unfreeze): a freeze, the incident's first action, pays no
+		// second fetch.
+		var desired *snapshot
+		if fromDesired {
+			desired = snap
+		}
+		snap.desired = func() (*snapshot, error) {
+			if desired != nil {
+				return desired, nil
+			}
+			h, err := r.fetch(ctx, remote, upRef)
+			if err != nil {
+				return nil, err
+			}
+			if h.IsZero() {
+				return nil, fmt.Errorf("%s/%s does not exist", remote, upRef.Short())
+			}
+			desired, err = r.snapshotAt(h)
+			return desired, err
 		}
 		p, err := op(snap)
 		if err != nil {

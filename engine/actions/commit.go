@@ -94,9 +94,9 @@ type snapshot struct {
 	repo   *Repo
 	commit plumbing.Hash
 	tree   flatTree
-	// desired is the desired branch's head as fetched when the snapshot is
-	// the incident channel's (commitChannel); nil otherwise.
-	desired *snapshot
+	// desired reads, once, the desired branch's head as fetched, when the
+	// snapshot is the incident channel's (commitChannel); nil otherwise.
+	desired func() (*snapshot, error)
 }
 
 func (s *snapshot) read(p string) ([]byte, bool, error) {

@@ -208,7 +208,11 @@ func channelCannotLift(s *snapshot, frozen []app.App) error {
 	if s.desired == nil {
 		return nil
 	}
-	main, err := loadApps(s.desired)
+	desired, err := s.desired()
+	if err != nil {
+		return err
+	}
+	main, err := loadApps(desired)
 	if err != nil {
 		return err
 	}
