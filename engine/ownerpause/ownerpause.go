@@ -88,10 +88,14 @@ func WriteAll(ctx context.Context, c Cluster, owned []app.OwnedFreeze, channel s
 func Unreachable(owned []app.OwnedFreeze, channel string, err error) []Outcome {
 	out := make([]Outcome, 0, len(owned))
 	for _, f := range owned {
-		o := Outcome{App: f.App, Object: f.Origin.Kind + " " + f.Origin.QualifiedName()}
-		out = append(out, failed(o, Cluster{}, fmt.Errorf("no cluster (%w)", err), f, app.ToolOf(&f.Origin).Edits().Heal, channel))
+		out = append(out, failed(outcomeOf(f), Cluster{}, fmt.Errorf("no cluster (%w)", err), f, app.ToolOf(&f.Origin).Edits().Heal, channel))
 	}
 	return out
+}
+
+// outcomeOf is the Outcome of f before anything is written.
+func outcomeOf(f app.OwnedFreeze) Outcome {
+	return Outcome{App: f.App, Object: f.Origin.Kind + " " + f.Origin.QualifiedName()}
 }
 
 // Write makes the live declaration of f.Origin say what the channel
@@ -102,7 +106,7 @@ func Unreachable(owned []app.OwnedFreeze, channel string, err error) []Outcome {
 // Done says why and gives the kubectl command that does it by hand.
 func Write(ctx context.Context, c Cluster, f app.OwnedFreeze, channel string) Outcome {
 	o := f.Origin
-	out := Outcome{App: f.App, Object: o.Kind + " " + o.QualifiedName()}
+	out := outcomeOf(f)
 	h := app.ToolOf(&o).Edits().Heal
 	if h == nil {
 		out.Done, out.Message = true, o.Kind+" has no healing field; nothing to write"
