@@ -88,9 +88,7 @@ func ChannelFreezes(a App, channel App, now time.Time) (App, bool) {
 // already declared are dropped, so that a freeze the desired branch has
 // since lifted is not brought back by the channel.
 func ChannelOnly(channel, base App) App {
-	if sameEnd(channel.Spec.Freeze, base.Spec.Freeze) {
-		channel.Spec.Freeze = nil
-	}
+	channel.Spec.Freeze = ChannelAdded(channel.Spec.Freeze, base.Spec.Freeze)
 	var kept []ResourceFreeze
 	for _, c := range channel.Spec.Freezes {
 		inBase := false
@@ -105,6 +103,17 @@ func ChannelOnly(channel, base App) App {
 		}
 	}
 	channel.Spec.Freezes = kept
+	return channel
+}
+
+// ChannelAdded is channel, a freeze an incident channel's record declares,
+// when base, the freeze at the desired branch's commit the channel starts
+// from, is not the same freeze with the same end; nil otherwise (as
+// ChannelOnly keeps an App's freeze).
+func ChannelAdded(channel, base *Freeze) *Freeze {
+	if sameEnd(channel, base) {
+		return nil
+	}
 	return channel
 }
 

@@ -133,20 +133,12 @@ func channelOwnedFreeze(a app.App, vs, bs *source.Snapshot) (*app.Freeze, error)
 	if err != nil || fr == nil {
 		return nil, err
 	}
+	var was *app.Freeze
 	if before != nil {
-		if was, err := app.DeclaredFreeze(a.Origin, before); err == nil && fr.Same(was) && sameEnd(fr.Until, was.Until) {
-			return nil, nil
-		}
+		// A base that cannot be read adds nothing to compare against.
+		was, _ = app.DeclaredFreeze(a.Origin, before)
 	}
-	return fr, nil
-}
-
-// sameEnd says two freeze ends are equal (nil only equals nil).
-func sameEnd(a, b *time.Time) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return a.Equal(*b)
+	return app.ChannelAdded(fr, was), nil
 }
 
 // setChannel keeps st and reports its problems that were not reported
