@@ -146,13 +146,8 @@ func healOf(apiVersion, kind string) *HealField {
 	if err != nil {
 		return nil
 	}
-	gk := schema.GroupKind{Group: gv.Group, Kind: kind}
-	for _, t := range Tools {
-		for _, k := range t.Kinds() {
-			if k == gk {
-				return t.Edits().Heal
-			}
-		}
+	if t := ToolOfKind(schema.GroupKind{Group: gv.Group, Kind: kind}); t != nil {
+		return t.Edits().Heal
 	}
 	return nil
 }

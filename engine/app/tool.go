@@ -248,15 +248,19 @@ type docAt struct {
 }
 
 // declaresKind reports whether a registered tool reads documents of gk.
-func declaresKind(gk schema.GroupKind) bool {
+func declaresKind(gk schema.GroupKind) bool { return ToolOfKind(gk) != nil }
+
+// ToolOfKind is the registered tool whose documents are of kind gk; nil
+// when no tool declares that kind.
+func ToolOfKind(gk schema.GroupKind) Tool {
 	for _, t := range Tools {
 		for _, k := range t.Kinds() {
 			if k == gk {
-				return true
+				return t
 			}
 		}
 	}
-	return false
+	return nil
 }
 
 // QuoteYAML quotes s as a YAML double-quoted string. Go's quoting and

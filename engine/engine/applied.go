@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/source"
@@ -16,21 +17,15 @@ func appliedKey(kind, namespace, name string) string {
 	return kind + "/" + namespace + "/" + name
 }
 
-// noteApplied keeps, of the live declarations objs of kind, the revision
+// noteApplied keeps, of the live declarations objs of gk, the revision
 // each tool's controller last applied (app.AppliedReader). A nil objs
 // (the kind is not served, or the list failed) forgets that kind.
-func (e *Engine) noteApplied(kind string, objs []map[string]any) {
-	var reader app.AppliedReader
-	for _, t := range app.Tools {
-		for _, k := range t.Kinds() {
-			if r, ok := t.(app.AppliedReader); ok && k.Kind == kind {
-				reader = r
-			}
-		}
-	}
-	if reader == nil {
+func (e *Engine) noteApplied(gk schema.GroupKind, objs []map[string]any) {
+	reader, ok := app.ToolOfKind(gk).(app.AppliedReader)
+	if !ok {
 		return
 	}
+	kind := gk.Kind
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.applied == nil {
@@ -69,7 +64,7 @@ func (e *Engine) readFluxApplied(ctx context.Context, snap *source.Snapshot) {
 	for _, k := range ks {
 		objs = append(objs, k.Object)
 	}
-	e.noteApplied("Kustomization", objs)
+	e.noteApplied(fluxKustomizationGVK.GroupKind(), objs)
 }
 
 // ownerApplied says which revision the owner of a last applied, from its

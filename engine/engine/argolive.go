@@ -40,7 +40,7 @@ func (e *Engine) AppSource() string {
 func (e *Engine) withLiveApplications(ctx context.Context, snap *source.Snapshot, rev source.Revision) (app.LoadResult, string) {
 	from := "apps from Git at " + rev.Short()
 	objs, ctxName, note := e.liveApplications(ctx)
-	e.noteApplied("Application", objs)
+	e.noteApplied(schema.GroupKind{Group: argoApplications.Group, Kind: "Application"}, objs)
 	if note != "" {
 		return snap.Apps(), from + "; " + note
 	}
