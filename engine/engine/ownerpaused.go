@@ -29,11 +29,10 @@ func (p *pass) checkOwnerPaused(ctx context.Context) {
 		p.st.ownerResumed = ""
 		return
 	}
-	h := app.ToolOf(a.Origin).Edits().Heal
-	if h == nil {
+	if app.ToolOf(a.Origin).Edits().Heal == nil {
 		return
 	}
-	msg := p.ownerResumed(ctx, a, h)
+	msg := p.ownerResumed(ctx, a)
 	p.status.OwnerResumed = msg
 	if msg != "" && msg != p.st.ownerResumed {
 		p.e.bus.publish(status.ErrorEvent{Base: status.Base{App: p.name, Time: p.e.opts.Now()},
@@ -45,7 +44,7 @@ func (p *pass) checkOwnerPaused(ctx context.Context) {
 // ownerResumed is ownerpause.Resumed of a's live declaration, or why it
 // could not be read; "" when it is paused, absent, or the cluster cannot
 // be reached (the pass reports that).
-func (p *pass) ownerResumed(ctx context.Context, a app.App, h *app.HealField) string {
+func (p *pass) ownerResumed(ctx context.Context, a app.App) string {
 	cs, err := p.e.clients.For(a.Origin.LiveContext)
 	if err != nil {
 		return ""
@@ -55,12 +54,7 @@ func (p *pass) ownerResumed(ctx context.Context, a app.App, h *app.HealField) st
 	obj, err := ownerpause.Get(ctx, ownerpause.ClusterOf(cs), a.Origin)
 	switch {
 	case err == nil:
-		msg := ownerpause.Resumed(obj, h)
-		if _, paused := obj.GetAnnotations()[app.AnnotationFreezePrevious]; msg != "" && !paused {
-			f := app.OwnedFreeze{App: a.Metadata.Name, Origin: *a.Origin, Freeze: a.Spec.Freeze}
-			msg += "; pause it: " + ownerpause.Command(f, h, p.status.FreezeChannel)
-		}
-		return msg
+		return ownerpause.Resumed(obj, app.OwnedFreeze{App: a.Metadata.Name, Origin: *a.Origin, Freeze: a.Spec.Freeze}, p.status.FreezeChannel)
 	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 		return ""
 	case apierrors.IsForbidden(err):

@@ -366,8 +366,13 @@ func boolOf(s string) bool { return s == "true" }
 // it back and when ("still heals: the parent flux-system/flux-system
 // re-enabled self-heal at 14:02 (field manager kustomize-controller;
 // spec.suspend is false …)"), or that kdrift's pause was never written
-// there; the caller puts the tool's name before it.
-func Resumed(obj *unstructured.Unstructured, h *app.HealField) string {
+// there, with the command that writes it for f, the freeze of the
+// channel named channel; the caller puts the tool's name before it.
+func Resumed(obj *unstructured.Unstructured, f app.OwnedFreeze, channel string) string {
+	h := app.ToolOf(&f.Origin).Edits().Heal
+	if h == nil {
+		return ""
+	}
 	fieldPath := append(append([]string(nil), h.Path...), h.Field)
 	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, h.Path...); !found {
 		return ""
@@ -382,7 +387,7 @@ func Resumed(obj *unstructured.Unstructured, h *app.HealField) string {
 		value = "unset"
 	}
 	if _, paused := obj.GetAnnotations()[app.AnnotationFreezePrevious]; !paused {
-		return fmt.Sprintf("still heals: the freeze is on the incident channel, but its live %s was never paused (%s is %s)", obj.GetKind(), field, value)
+		return fmt.Sprintf("still heals: the freeze is on the incident channel, but its live %s was never paused (%s is %s); pause it: %s", obj.GetKind(), field, value, Command(f, h, channel))
 	}
 	who := "someone"
 	if p := parentOf(obj); p != "" {

@@ -111,14 +111,15 @@ metadata:
     fieldsV1: {"f:spec": {"f:syncPolicy": {"f:automated": {"f:selfHeal": {}}}}}
 spec: {syncPolicy: {automated: {selfHeal: true}}}
 `)
-	got := Resumed(obj, argoHeal)
+	shop := app.OwnedFreeze{App: "shop", Origin: app.Origin{Engine: "Argo CD", Kind: "Application", Namespace: "argocd", Name: "shop"}}
+	got := Resumed(obj, shop, "kdrift/freezes")
 	for _, want := range []string{"still heals: the parent root re-enabled self-heal at ", "field manager argocd-controller", "selfHeal is true"} {
 		if !strings.Contains(got, want) {
 			t.Fatalf("%q lacks %q", got, want)
 		}
 	}
 	_ = unstructured.SetNestedField(obj.Object, false, "spec", "syncPolicy", "automated", "selfHeal")
-	if got := Resumed(obj, argoHeal); got != "" {
+	if got := Resumed(obj, shop, "kdrift/freezes"); got != "" {
 		t.Fatalf("paused: %q", got)
 	}
 }
