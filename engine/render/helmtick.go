@@ -26,6 +26,14 @@ const (
 // square of the depth, which this also bounds.
 const maxTemplateFrames = 8_000
 
+// maxTplFrames bounds the Go stack at a call of tpl, in frames: Helm's tpl
+// clones the chart's whole template set at each call, so a value that
+// calls tpl on itself grows the render's memory with every level, and at
+// maxTemplateFrames it can pass the render worker's memory budget first
+// (the render then ends without saying why). Charts call tpl from a few
+// includes deep, a few hundred frames at most.
+const maxTplFrames = 2_000
+
 // maxIterations bounds the loop iterations of one chart render: a chart
 // ranges over lists of values, thousands of items at most.
 const maxIterations = 1_000_000
@@ -256,14 +264,15 @@ func textSize(n parse.Node) int {
 // loop once the render's context ends, after maxIterations, or once the
 // loops' text would pass the rendered size budget; kdriftDepth stops a
 // recursion at maxTemplateFrames, and returns ""; kdriftTpl(text) does
-// the same and returns text instrumented for tpl to parse; kdriftNoTpl
+// the same at maxTplFrames and returns text instrumented for tpl to
+// parse; kdriftNoTpl
 // stands for a tpl whose text instrument could not find.
 func tickFuncs(ctx context.Context, fsys *treeFS) map[string]any {
 	var n, size int64
-	deep := func() error {
+	deep := func(frames int) error {
 		var pc [1]uintptr
-		if runtime.Callers(maxTemplateFrames, pc[:]) > 0 {
-			return fsys.refuse(limitf("", "template depth", "the chart's templates nest more than %d stack frames deep (a define that includes itself, or a value that calls tpl on itself?)", maxTemplateFrames))
+		if runtime.Callers(frames, pc[:]) > 0 {
+			return fsys.refuse(limitf("", "template depth", "the chart's templates nest more than %d stack frames deep (a define that includes itself, or a value that calls tpl on itself?)", frames))
 		}
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
@@ -288,10 +297,10 @@ func tickFuncs(ctx context.Context, fsys *treeFS) map[string]any {
 			return "", nil
 		},
 		depthFunc: func() (string, error) {
-			return "", deep()
+			return "", deep(maxTemplateFrames)
 		},
 		tplFunc: func(text string) (string, error) {
-			if err := deep(); err != nil {
+			if err := deep(maxTplFrames); err != nil {
 				return "", err
 			}
 			return instrumentText("tpl", text), nil
