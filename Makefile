@@ -13,7 +13,7 @@ STATICCHECK_VERSION := v0.8.2
 CACHE_DIR   ?= $(or $(KDRIFT_CACHE_DIR),$(HOME)/.cache/kdrift)
 STATICCHECK := $(CACHE_DIR)/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-.PHONY: all build test test-short demo bench lint localcluster gitea clean
+.PHONY: all build test test-short demo bench lint localcluster gitea delivery clean
 
 all: lint build test
 
@@ -28,7 +28,7 @@ build:
 ## go.mod must not; its first build compiles them, minutes on a cold
 ## cache).
 test: LOCALCLUSTER_NEXT = run the tests
-test: localcluster gitea
+test: localcluster gitea delivery
 	$(GO) test -timeout $(TEST_TIMEOUT) $(PKGS)
 	cd testdata/sopsref && $(GO) test -timeout $(TEST_TIMEOUT) ./...
 
@@ -48,6 +48,13 @@ localcluster:
 ## the cache (~/.cache/kdrift/gitea).
 gitea:
 	@$(GO) run ./internal/forgetest/cmd/buildgitea >/dev/null
+
+## delivery: build (or find cached) the real progressive-delivery
+## controllers the canary tests run beside kdrift's healer (Argo Rollouts
+## and Flagger, from their module releases), once, into the cache
+## (~/.cache/kdrift/rollouts-controller, ~/.cache/kdrift/flagger).
+delivery:
+	@$(GO) run ./internal/deliverytest/cmd/builddelivery >/dev/null
 
 ## demo: kdrift against the embedded default: a local control plane with
 ## two hollow nodes and a demo repository.

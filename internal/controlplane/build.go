@@ -51,6 +51,23 @@ type BuildOptions struct {
 	// LDFlags replace the default linker flags (the control plane's
 	// Kubernetes version stamps).
 	LDFlags []string
+	// Package is the main package to build, relative to SourceDir;
+	// default ".".
+	Package string
+	// Release, when set, names an immutable module release
+	// ("github.com/fluxcd/flagger@v1.41.0") whose extracted copy in the
+	// module cache is SourceDir: the cache key is then the release, the
+	// package and the Go version, and the thousands of files of its
+	// source tree are not hashed at every test start.
+	Release string
+}
+
+// pkg is the package the go command builds.
+func (o BuildOptions) pkg() string {
+	if o.Package == "" {
+		return "."
+	}
+	return o.Package
 }
 
 // DefaultCacheDir is where built control-plane binaries are kept.
@@ -87,7 +104,7 @@ func Binary(ctx context.Context, opts BuildOptions) (string, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	hash, err := sourceHash(opts.SourceDir, opts.Tags)
+	hash, err := cacheKey(opts)
 	if err != nil {
 		return "", fmt.Errorf("%s sources at %s: %w", opts.Name, opts.SourceDir, err)
 	}
@@ -138,11 +155,24 @@ func CachedPath(opts BuildOptions) (string, error) {
 		}
 		opts.CacheDir = d
 	}
-	hash, err := sourceHash(opts.SourceDir, opts.Tags)
+	hash, err := cacheKey(opts)
 	if err != nil {
 		return "", err
 	}
 	return filepath.Join(opts.CacheDir, hash, opts.Name), nil
+}
+
+// cacheKey names the folder a build of opts is kept in.
+func cacheKey(opts BuildOptions) (string, error) {
+	if opts.Release == "" {
+		return sourceHash(opts.SourceDir, opts.Tags)
+	}
+	goVersion, err := exec.Command("go", "env", "GOVERSION").Output()
+	if err != nil {
+		return "", fmt.Errorf("the go command is needed to build %s: %w", opts.Name, err)
+	}
+	h := sha256.Sum256(fmt.Appendf(nil, "release\x00%s\x00%s\x00%s\x00%s", goVersion, opts.Release, opts.pkg(), opts.Tags))
+	return hex.EncodeToString(h[:])[:16], nil
 }
 
 // sourceHash hashes what decides the binary: every Go file, go.mod and

@@ -85,7 +85,7 @@ func build(ctx context.Context, opts BuildOptions, out string, start time.Time) 
 	if opts.Tags != "" {
 		listArgs = append(listArgs, "-tags", opts.Tags)
 	}
-	list := goCommand(ctx, opts.SourceDir, append(listArgs, ".")...)
+	list := goCommand(ctx, opts.SourceDir, append(listArgs, opts.pkg())...)
 	var listOut bytes.Buffer
 	list.Stdout = &listOut
 	listErr, waitList := lineWriter(func(line string) {
@@ -134,7 +134,7 @@ func build(ctx context.Context, opts BuildOptions, out string, start time.Time) 
 	if opts.Tags != "" {
 		args = append(args, "-tags", opts.Tags)
 	}
-	cmd := goCommand(ctx, opts.SourceDir, append(args, "-o", out, ".")...)
+	cmd := goCommand(ctx, opts.SourceDir, append(args, "-o", out, opts.pkg())...)
 	done := 0
 	lw, waitBuild := lineWriter(func(line string) {
 		if stale[line] {
@@ -209,13 +209,27 @@ func (l *linePipe) Write(p []byte) (int, error) {
 // counted, at every tenth of them, when linking starts and at the end. next
 // says what happens once the binary is built.
 func BuildOutput(w io.Writer, next string) (log io.Writer, progress func(BuildProgress)) {
+	return BuildOutputOf(w, Subject{What: "local control plane", From: "testdata/localcluster", Cold: "10-30 minutes"}, next)
+}
+
+// Subject is what a build's progress lines name.
+type Subject struct {
+	// What names the binary at the start of each line.
+	What string
+	// From says what it is built from; Cold how long a cold build takes
+	// on 2 cores ("10-30 minutes").
+	From, Cold string
+}
+
+// BuildOutputOf is BuildOutput for another binary, named by s.
+func BuildOutputOf(w io.Writer, s Subject, next string) (log io.Writer, progress func(BuildProgress)) {
 	tty := IsTerminal(w)
 	if tty {
 		log = clearLine{w}
 	} else {
 		log = w
 	}
-	return log, progressPrinter(w, tty, next)
+	return log, progressPrinter(w, tty, s, next)
 }
 
 // clearLine writes each line at the start of a cleared terminal line, over
@@ -230,7 +244,8 @@ func (c clearLine) Write(p []byte) (int, error) {
 }
 
 // progressPrinter is BuildOutput's Progress.
-func progressPrinter(w io.Writer, tty bool, next string) func(BuildProgress) {
+func progressPrinter(w io.Writer, tty bool, s Subject, next string) func(BuildProgress) {
+	what, from := s.What, s.From
 	var mu sync.Mutex
 	lastTenth := -1
 	linkShown := false
@@ -240,16 +255,16 @@ func progressPrinter(w io.Writer, tty bool, next string) func(BuildProgress) {
 		el := p.Elapsed.Round(time.Second)
 		switch p.Phase {
 		case PhaseWait:
-			fmt.Fprintf(w, "local control plane: another process is building it; waiting for that build\n")
+			fmt.Fprintf(w, "%s: another process is building it; waiting for that build\n", what)
 		case PhaseCount:
 			if tty {
 				msg := "counting the packages to compile"
 				if p.Last != "" {
 					msg = "downloading " + p.Last
 				}
-				fmt.Fprintf(w, "\r\x1b[Klocal control plane: %s · %s", clip(msg, 70), el)
+				fmt.Fprintf(w, "\r\x1b[K%s: %s · %s", what, clip(msg, 70), el)
 			} else if p.Last == "" {
-				fmt.Fprintf(w, "local control plane: building once from testdata/localcluster (later runs reuse the cached binary); counting packages\n")
+				fmt.Fprintf(w, "%s: building once from %s (later runs reuse the cached binary); counting packages\n", what, from)
 			}
 		case PhaseCompile, PhaseLink:
 			if p.Total == 0 {
@@ -263,31 +278,31 @@ func progressPrinter(w io.Writer, tty bool, next string) func(BuildProgress) {
 			}
 			if tty {
 				if p.Phase == PhaseLink {
-					fmt.Fprintf(w, "\r\x1b[Klocal control plane: compiled %d/%d packages · linking the binary · %s", p.Done, p.Total, el)
+					fmt.Fprintf(w, "\r\x1b[K%s: compiled %d/%d packages · linking the binary · %s", what, p.Done, p.Total, el)
 					return
 				}
-				fmt.Fprintf(w, "\r\x1b[Klocal control plane: compiling %d/%d packages (%d%%) · %s%s · %s", p.Done, p.Total, pct, el, eta, clip(p.Last, 48))
+				fmt.Fprintf(w, "\r\x1b[K%s: compiling %d/%d packages (%d%%) · %s%s · %s", what, p.Done, p.Total, pct, el, eta, clip(p.Last, 48))
 				return
 			}
 			if p.Done == 0 {
-				fmt.Fprintf(w, "local control plane: compiling %s (%d already in Go's build cache); a cold build takes 10-30 minutes on 2 cores\n", packages(p.Total), p.Cached)
+				fmt.Fprintf(w, "%s: compiling %s (%d already in Go's build cache); a cold build takes %s on 2 cores\n", what, packages(p.Total), p.Cached, s.Cold)
 				lastTenth = 0
 				return
 			}
 			if p.Phase == PhaseLink && !linkShown {
 				linkShown = true
-				fmt.Fprintf(w, "local control plane: compiled %d/%d packages in %s; linking the binary\n", p.Done, p.Total, el)
+				fmt.Fprintf(w, "%s: compiled %d/%d packages in %s; linking the binary\n", what, p.Done, p.Total, el)
 				return
 			}
 			if tenth := 10 * p.Done / p.Total; tenth > lastTenth && tenth < 10 {
 				lastTenth = tenth
-				fmt.Fprintf(w, "local control plane: compiled %d/%d packages (%d%%) in %s%s\n", p.Done, p.Total, pct, el, eta)
+				fmt.Fprintf(w, "%s: compiled %d/%d packages (%d%%) in %s%s\n", what, p.Done, p.Total, pct, el, eta)
 			}
 		case PhaseDone:
 			if tty {
 				fmt.Fprint(w, "\r\x1b[K")
 			}
-			fmt.Fprintf(w, "local control plane: built in %s (%s compiled, %d from Go's build cache); next: %s\n", el, packages(p.Total), p.Cached, next)
+			fmt.Fprintf(w, "%s: built in %s (%s compiled, %d from Go's build cache); next: %s\n", what, el, packages(p.Total), p.Cached, next)
 		}
 	}
 }

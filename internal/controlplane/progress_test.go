@@ -27,7 +27,7 @@ func feed(print func(BuildProgress), total int) {
 // the end naming what happens next; no carriage returns.
 func TestProgressLog(t *testing.T) {
 	var b bytes.Buffer
-	feed(progressPrinter(&b, false, "run the tests"), 200)
+	feed(progressPrinter(&b, false, Subject{What: "local control plane", From: "testdata/localcluster", Cold: "10-30 minutes"}, "run the tests"), 200)
 	out := b.String()
 	if strings.ContainsAny(out, "\r\x1b") {
 		t.Fatalf("a log got terminal control characters:\n%q", out)
@@ -54,7 +54,7 @@ func TestProgressLog(t *testing.T) {
 // place, and the final line ends it.
 func TestProgressTerminal(t *testing.T) {
 	var b bytes.Buffer
-	feed(progressPrinter(&b, true, "start the demo"), 50)
+	feed(progressPrinter(&b, true, Subject{What: "local control plane", From: "testdata/localcluster", Cold: "10-30 minutes"}, "start the demo"), 50)
 	out := b.String()
 	if n := strings.Count(out, "\n"); n != 1 {
 		t.Fatalf("%d newlines on a terminal, want 1 (the last line):\n%q", n, out)
