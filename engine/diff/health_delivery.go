@@ -21,7 +21,12 @@ import (
 func rolloutHealth(obj *unstructured.Unstructured) status.HealthDetail {
 	msg := str(obj, "status", "message")
 	if flag(obj, "status", "abort") {
-		return degraded("aborted: " + or(msg, condText(condition(obj, "Progressing"))))
+		// Until the controller has acted on the abort, status.message
+		// is still the old one ("CanaryPauseStep"), not the reason.
+		if c := condition(obj, "Progressing"); strings.HasPrefix(msg, "RolloutAborted") || (c != nil && c["reason"] == "RolloutAborted") {
+			return degraded("aborted: " + or(msg, condText(c)))
+		}
+		return degraded("aborted: the Argo Rollouts controller is scaling the canary down to the stable version")
 	}
 	if c := condition(obj, "InvalidSpec"); c != nil && c["status"] == "True" {
 		return degraded("invalid spec: " + condText(c))
@@ -130,7 +135,13 @@ func flaggerCanaryHealth(obj *unstructured.Unstructured) status.HealthDetail {
 	case "Terminated":
 		return healthy("terminated: Flagger restored the target")
 	case "Failed":
-		return degraded(fmt.Sprintf("canary failed after %d failed checks: %s", num(obj, "status", "failedChecks"), or(promoted, "rolled back to the primary")))
+		// Flagger resets failedChecks to 0 as it rolls back, so the
+		// count is said only while it is still there.
+		why := or(promoted, "rolled back to the primary")
+		if n := num(obj, "status", "failedChecks"); n > 0 {
+			return degraded(fmt.Sprintf("canary failed after %d failed checks: %s", n, why))
+		}
+		return degraded("canary failed: " + why)
 	case "":
 		return progressing("waiting for Flagger")
 	default:

@@ -59,6 +59,8 @@ func TestHealthRolloutRule(t *testing.T) {
 			status.HealthProgressing, "Rollout", "step 4/8, weight 40%, analysis web-7c9f-4 Running"},
 		{"aborted", rolloutSpec + `status: {abort: true, phase: Degraded, message: 'RolloutAborted: Rollout aborted update to revision 3: Metric "success-rate" assessed Failed due to failed (1) > failureLimit (0)', observedGeneration: "4", currentStepIndex: 0, abortedAt: "2026-12-05T10:05:00Z", conditions: [{type: Progressing, status: "False", reason: RolloutAborted, message: Rollout aborted update to revision 3}]}`,
 			status.HealthDegraded, "Rollout", `aborted: RolloutAborted: Rollout aborted update to revision 3: Metric "success-rate"`},
+		{"abort not acted on yet", rolloutSpec + `status: {abort: true, phase: Paused, message: CanaryPauseStep, observedGeneration: "4", currentStepIndex: 1, pauseConditions: [{reason: CanaryPauseStep, startTime: "2026-12-05T10:00:00Z"}]}`,
+			status.HealthDegraded, "Rollout", "aborted: the Argo Rollouts controller is scaling the canary down"},
 		{"degraded phase", rolloutSpec + `status: {phase: Degraded, message: 'ProgressDeadlineExceeded: ReplicaSet "web-7c9f" has timed out progressing.', observedGeneration: "4"}`,
 			status.HealthDegraded, "Rollout", "ProgressDeadlineExceeded"},
 		{"generation not observed (string)", rolloutSpec + `status: {phase: Healthy, observedGeneration: "3"}`,
@@ -88,6 +90,8 @@ func TestHealthFlaggerCanaryRule(t *testing.T) {
 			status.HealthProgressing, "Canary", "Progressing: step 2/5, weight 20%, 1 failed checks of 5"},
 		{"failed", flaggerSpec + `status: {phase: Failed, failedChecks: 5, canaryWeight: 0, iterations: 0, conditions: [{type: Promoted, status: "False", reason: Failed, message: 'Canary analysis failed, Deployment scaled to zero.'}]}`,
 			status.HealthDegraded, "Canary", "canary failed after 5 failed checks: Failed: Canary analysis failed, Deployment scaled to zero."},
+		{"failed, as flagger leaves it", flaggerSpec + `status: {phase: Failed, failedChecks: 0, canaryWeight: 0, iterations: 0, conditions: [{type: Promoted, status: "False", reason: Failed, message: 'Canary analysis failed, Deployment scaled to zero.'}]}`,
+			status.HealthDegraded, "Canary", "canary failed: Failed: Canary analysis failed, Deployment scaled to zero."},
 		{"not seen by flagger", flaggerSpec, status.HealthProgressing, "Canary", "waiting for Flagger"},
 	}, nil)
 }

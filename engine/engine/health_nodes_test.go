@@ -9,11 +9,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/status"
-	"kdrift.dev/kdrift/internal/enginetest"
 	"kdrift.dev/kdrift/internal/gittest"
 )
 
@@ -76,26 +74,8 @@ spec:
 // controller's own status says they are available, every workload with it;
 // a new image in Git rolls out the same way, Progressing then Healthy.
 func TestWorkloadHealthOnNodes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow tier: -short (starts a second control plane with nodes)")
-	}
+	cp, cs, _ := deliveryCluster(t, "health")
 	ctx := context.Background()
-	cp, err := enginetest.Start(ctx, enginetest.Options{Nodes: 2})
-	if err != nil {
-		t.Fatalf("control plane with nodes: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := cp.Stop(); err != nil {
-			t.Errorf("stop the control plane: %v", err)
-		}
-	})
-	cs, err := kubernetes.NewForConfig(cp.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "health"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 
 	repo := gittest.Init(t)
 	repo.Commit("web", map[string]string{
