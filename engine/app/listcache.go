@@ -216,8 +216,9 @@ type listEntry struct {
 	Opts string `json:"opts"`
 	// Same are SameRepo's answers, by URL.
 	Same map[string]bool `json:"same,omitempty"`
-	// Deps are the reads, by OP NUL PATH.
-	Deps map[string]string `json:"deps"`
+	// Deps are the reads, by OP NUL PATH (a JSON object of strings,
+	// decoded only when Root differs).
+	Deps json.RawMessage `json:"deps"`
 	// Files and Bytes are what the walk counted against its budgets.
 	Files int   `json:"files"`
 	Bytes int64 `json:"bytes"`
@@ -383,8 +384,12 @@ func (e *listEntry) valid(t versionedTree, key string, same func(string) bool, c
 	if root, err := t.TreeHash("."); err == nil && root == e.Root {
 		return true // the same tree: every read shows the same
 	}
+	var deps map[string]string
+	if json.Unmarshal(e.Deps, &deps) != nil || deps == nil {
+		return false
+	}
 	files, bytes := e.Files, e.Bytes
-	for k, id := range e.Deps {
+	for k, id := range deps {
 		op, name, ok := strings.Cut(k, "\x00")
 		if !ok {
 			return false
@@ -437,7 +442,7 @@ func sumDelta(t versionedTree, name, id string, children *ChildCache) (int, int6
 
 // listFormat names the list file's format; a change makes an old file
 // empty.
-const listFormat = "kdrift-apps/1"
+const listFormat = "kdrift-apps/2"
 
 // maxLists is how many app lists a ChildCache keeps (the newest): the
 // head, a local commit ahead of it, the channel's.
@@ -471,7 +476,7 @@ func (c *ChildCache) loadLists() {
 		return
 	}
 	for _, e := range lf.Lists {
-		if e.Deps != nil && len(c.lists) < maxLists {
+		if len(e.Deps) > 0 && len(c.lists) < maxLists {
 			c.lists = append(c.lists, e)
 		}
 	}
@@ -517,10 +522,15 @@ func (c *ChildCache) putList(t versionedTree, key string, rec *recorder, files i
 	if !ok {
 		return
 	}
-	e := listEntry{Root: root, Opts: key, Same: rec.same, Deps: map[string]string{}, Files: files, Bytes: bytes, Result: data}
+	deps := map[string]string{}
 	for _, d := range rec.log {
-		e.Deps[d.key] = d.id
+		deps[d.key] = d.id
 	}
+	raw, err := json.Marshal(deps)
+	if err != nil {
+		return
+	}
+	e := listEntry{Root: root, Opts: key, Same: rec.same, Deps: raw, Files: files, Bytes: bytes, Result: data}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.loadLists()
