@@ -76,7 +76,35 @@ type DiscoverOptions struct {
 // plugin...) is an Invalid entry that says what is unsupported; nothing is
 // dropped silently. Names are metadata.name; when two declarations share
 // one, each is named NAMESPACE/NAME (kdrift Apps keep their name).
+//
+// With Children and a tree that names its Git objects (source.Snapshot),
+// the list found is kept with every read that found it, and a later tree
+// in which each of them shows the same gets it again (listcache.go).
 func Discover(fsys fs.FS, opts DiscoverOptions) LoadResult {
+	tree, ok := fsys.(versionedTree)
+	if opts.Children == nil || !ok {
+		res, _ := discover(fsys, nil, opts)
+		return res
+	}
+	key := listOptsKey(opts)
+	if res, ok := opts.Children.list(tree, key, opts.SameRepo); ok {
+		return res
+	}
+	rec := &recorder{tree: tree, same: map[string]bool{}}
+	if opts.SameRepo != nil {
+		opts.SameRepo = rec.sameRepo(opts.SameRepo)
+	}
+	res, d := discover(rec, tree, opts)
+	if d.limit == "" && d.opts.Context.Err() == nil {
+		opts.Children.putList(tree, key, rec, d.files, d.bytes, res)
+	}
+	return res
+}
+
+// discover is Discover without the app list cache: fsys is what it
+// reads (a recorder when its reads are recorded) and raw the tree
+// itself, or nil when fsys is.
+func discover(fsys fs.FS, raw fs.FS, opts DiscoverOptions) (LoadResult, *discovery) {
 	res := Load(fsys, ".")
 	if opts.Context == nil {
 		opts.Context = context.Background()
@@ -89,7 +117,8 @@ func Discover(fsys fs.FS, opts DiscoverOptions) LoadResult {
 		}
 		opts.Flux = &c
 	}
-	d := &discovery{fsys: fsys, opts: opts, repos: map[string]gitRepository{}}
+	d := &discovery{fsys: fsys, raw: raw, opts: opts, repos: map[string]gitRepository{}}
+	d.rec, _ = fsys.(*recorder)
 	d.walk()
 	for i := range d.found {
 		d.found[i].literal = true
@@ -122,7 +151,7 @@ func Discover(fsys fs.FS, opts DiscoverOptions) LoadResult {
 	d.name(&res)
 	d.checkClusterPath(&res)
 	res.Flux = d.layout()
-	return res
+	return res, d
 }
 
 // parent is an app whose render may generate declarations.
@@ -160,7 +189,12 @@ type gitRepository struct {
 }
 
 type discovery struct {
-	fsys  fs.FS
+	fsys fs.FS
+	// raw is the tree fsys records the reads of (nil when fsys is not
+	// a recorder): the walk's folder hashes and the renders read it
+	// directly, and record what they depend on themselves.
+	raw   fs.FS
+	rec   *recorder
 	opts  DiscoverOptions
 	found []found
 	// repos are the Flux GitRepositories by NAMESPACE/NAME.
@@ -219,14 +253,16 @@ func (d *discovery) walk() {
 // whose entries cannot be read skipped) and returns what it counted;
 // stop is set when a budget ended the walk.
 func (d *discovery) walkDir(name string) (sum DirSummary, stop bool, err error) {
-	hasher, _ := d.fsys.(treeHasher)
+	hasher, _ := d.tree().(treeHasher)
 	var hash string
+	mark := d.rec.mark()
 	if d.opts.Children != nil && hasher != nil {
 		if h, herr := hasher.TreeHash(name); herr == nil {
 			hash = h
 			if c, ok := d.opts.Children.dir(hash); ok && d.files+c.Files <= MaxDiscoverFiles && d.bytes+c.Bytes <= MaxDiscoverBytes {
 				d.files += c.Files
 				d.bytes += c.Bytes
+				d.rec.summary(mark, name, hash, c)
 				return c, false, nil
 			}
 		}
@@ -264,8 +300,17 @@ func (d *discovery) walkDir(name string) (sum DirSummary, stop bool, err error) 
 	}
 	if hash != "" && !sum.Markers {
 		d.opts.Children.putDir(hash, sum)
+		d.rec.summary(mark, name, hash, sum)
 	}
 	return sum, false, nil
+}
+
+// tree is the tree itself: raw when fsys records reads.
+func (d *discovery) tree() fs.FS {
+	if d.raw != nil {
+		return d.raw
+	}
+	return d.fsys
 }
 
 // walkFile reads one file of the walk: what it adds to the budgets,
@@ -369,7 +414,7 @@ func (d *discovery) resolvePending() {
 // the declarations its output holds that are not literal documents of
 // the tree, following chains up to MaxDiscoverDepth.
 func (d *discovery) renderChildren(queue []parent) {
-	tree, ok := d.fsys.(render.Tree)
+	tree, ok := d.tree().(render.Tree)
 	if d.opts.Renderer == nil || !ok || !d.markers {
 		return
 	}
@@ -431,9 +476,21 @@ func (d *discovery) renderParent(tree render.Tree, p parent) (inputs []string, o
 	}
 	objs, err := d.opts.Renderer.RenderApp(d.opts.Context, tree, p.path, p.helm)
 	if err != nil {
+		// A render may fail for a while (its time budget): a list
+		// without what it generates is not kept.
+		d.rec.fail()
 		return nil, nil, nil, false
 	}
 	inputs = d.opts.Renderer.Inputs(p.path)
+	if d.rec != nil {
+		// The render read the tree itself: what it read is its inputs.
+		if len(inputs) == 0 {
+			d.rec.fail()
+		}
+		for _, in := range inputs {
+			_, _ = d.rec.TreeHash(in)
+		}
+	}
 	if cache != nil && hasher != nil {
 		cache.put(hasher, p, inputs, objs)
 	}

@@ -45,6 +45,14 @@ type ChildCache struct {
 	// used are the keys this process looked up or stored.
 	used     map[string]bool
 	usedDirs map[string]bool
+
+	// lists are the app lists Discover found, newest first, kept in a
+	// file of their own (listcache.go).
+	lists       []listEntry
+	listsLoaded bool
+	listsDirty  bool
+	// listHit says a list was taken from lists.
+	listHit bool
 }
 
 // DirSummary is what discovery's walk counted in one folder, recursively:
@@ -117,13 +125,8 @@ func (c *ChildCache) load() {
 		return
 	}
 	c.loaded = true
-	f, err := privfile.Open(c.file)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxChildFile+1))
-	if err != nil || len(data) > maxChildFile {
+	data, ok := readCacheFile(c.file, maxChildFile)
+	if !ok {
 		return
 	}
 	var cf childFile
@@ -233,18 +236,42 @@ func (c *ChildCache) Save() {
 		c.entries, c.dirs = used(c.entries, c.used), used(c.dirs, c.usedDirs)
 		c.used, c.usedDirs = map[string]bool{}, map[string]bool{}
 	}
+	c.saveLists()
 	if !c.dirty || c.file == "" {
 		return
 	}
 	c.dirty = false
-	data, err := json.Marshal(childFile{Format: childFormat, Scope: c.scope, Entries: used(c.entries, c.used), Dirs: used(c.dirs, c.usedDirs)})
-	if err != nil || len(data) > maxChildFile {
+	entries, dirs := used(c.entries, c.used), used(c.dirs, c.usedDirs)
+	if c.listHit {
+		// An app list was taken whole: what it rests on was not looked
+		// up, and stays.
+		entries, dirs = c.entries, c.dirs
+	}
+	data, err := json.Marshal(childFile{Format: childFormat, Scope: c.scope, Entries: entries, Dirs: dirs})
+	if err == nil {
+		writeCacheFile(c.file, data, maxChildFile)
+	}
+}
+
+// readCacheFile is what file holds, when this user's alone and at most
+// max bytes long.
+func readCacheFile(file string, max int) ([]byte, bool) {
+	f, err := privfile.Open(file)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	return data, err == nil && len(data) <= max
+}
+
+// writeCacheFile writes data to file atomically (0600) when it is at
+// most max bytes long; a failure leaves the file as it was.
+func writeCacheFile(file string, data []byte, max int) {
+	if len(data) > max || os.MkdirAll(filepath.Dir(file), 0o700) != nil {
 		return
 	}
-	if err := os.MkdirAll(filepath.Dir(c.file), 0o700); err != nil {
-		return
-	}
-	_ = privfile.WriteAtomic(c.file, data)
+	_ = privfile.WriteAtomic(file, data)
 }
 
 // used is the part of m whose keys are in keys.

@@ -2,6 +2,8 @@ package source
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -83,6 +85,49 @@ func (s *Snapshot) TreeHash(dir string) (string, error) {
 		return "", &fs.PathError{Op: "treehash", Path: dir, Err: err}
 	}
 	return t.Hash.String(), nil
+}
+
+// EntryID identifies what name shows without reading it: "dir" for a
+// folder (whatever it holds), else the tree entry's mode and object hash,
+// symbolic links followed. Two snapshots with the same EntryID for name
+// give the same Stat, ReadFile and Open of it (a folder's listing
+// aside: see ListingID).
+func (s *Snapshot) EntryID(name string) (string, error) {
+	_, e, err := s.resolve("entry", name)
+	if err != nil {
+		return "", err
+	}
+	if e == nil || e.Mode == filemode.Dir {
+		return "dir", nil
+	}
+	return e.Mode.String() + " " + e.Hash.String(), nil
+}
+
+// ListingID identifies folder name's listing: the names and modes of its
+// entries and the objects of those that are not folders, but not what
+// its subfolders hold. Two snapshots with the same ListingID for name
+// give the same ReadDir of it, with the same Info of each entry.
+func (s *Snapshot) ListingID(name string) (string, error) {
+	real, e, err := s.resolve("listing", name)
+	if err != nil {
+		return "", err
+	}
+	if e != nil && e.Mode != filemode.Dir {
+		return "", &fs.PathError{Op: "listing", Path: name, Err: errors.New("not a folder")}
+	}
+	t, err := s.tree(real)
+	if err != nil {
+		return "", &fs.PathError{Op: "listing", Path: name, Err: err}
+	}
+	h := sha256.New()
+	for _, en := range t.Entries {
+		id := ""
+		if en.Mode != filemode.Dir {
+			id = en.Hash.String()
+		}
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", en.Name, en.Mode, id)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // RealPath is name with every symbolic link resolved: the path whose

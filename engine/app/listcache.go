@@ -1,0 +1,558 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"reflect"
+	"strings"
+	"sync"
+
+	"kdrift.dev/kdrift/engine/render"
+)
+
+// The app list cache: what Discover found, kept with every read it made
+// of the tree (ARCHITECTURE.md, "The app list cache"). Each read is kept
+// as what it showed, by Git object: a file by its blob hash, a folder's
+// listing by its entries' names, modes and blob hashes (not what its
+// subfolders hold), a folder discovery's walk counted without finding a
+// marker by what it counts, a render's inputs by their tree hashes, a
+// failed read by its error. A later tree in which every one of them shows
+// the same gets the same list without parsing, validating, walking or
+// rendering anything.
+
+// versionedTree is a tree that names the Git objects behind its paths
+// (source.Snapshot is one): the reads of such a tree can be recorded.
+type versionedTree interface {
+	fs.FS
+	treeHasher
+	EntryID(name string) (string, error)
+	ListingID(name string) (string, error)
+}
+
+// What a recorded read did: the key of a dependency is OP NUL PATH.
+const (
+	opRead    = "read"
+	opStat    = "stat"
+	opReadDir = "readdir"
+	opOpen    = "open"
+	opTree    = "tree"
+	// opSum is a folder the walk counted and found no marker in; its
+	// value is "TREEHASH FILES BYTES".
+	opSum = "sum"
+)
+
+// recorder is the tree discovery reads while its result is recorded:
+// every read goes to the tree, and what it showed is kept.
+type recorder struct {
+	tree versionedTree
+
+	mu  sync.Mutex
+	log []dep
+	// same are the answers SameRepo gave, by URL.
+	same map[string]bool
+	// broken says a read could not be identified or a render failed:
+	// the result is not kept.
+	broken bool
+}
+
+// dep is one recorded read: its key and what it showed.
+type dep struct{ key, id string }
+
+var (
+	_ fs.ReadDirFS  = (*recorder)(nil)
+	_ fs.ReadFileFS = (*recorder)(nil)
+	_ fs.StatFS     = (*recorder)(nil)
+	_ render.Tree   = (*recorder)(nil)
+)
+
+// Open opens name in the tree, recorded.
+func (r *recorder) Open(name string) (fs.File, error) {
+	f, err := r.tree.Open(name)
+	r.note(opOpen, name, err)
+	return f, err
+}
+
+// ReadFile reads name from the tree, recorded.
+func (r *recorder) ReadFile(name string) ([]byte, error) {
+	data, err := fs.ReadFile(r.tree, name)
+	r.note(opRead, name, err)
+	return data, err
+}
+
+// ReadDir lists name in the tree, recorded.
+func (r *recorder) ReadDir(name string) ([]fs.DirEntry, error) {
+	entries, err := fs.ReadDir(r.tree, name)
+	r.note(opReadDir, name, err)
+	return entries, err
+}
+
+// Stat describes name in the tree, recorded.
+func (r *recorder) Stat(name string) (fs.FileInfo, error) {
+	fi, err := fs.Stat(r.tree, name)
+	r.note(opStat, name, err)
+	return fi, err
+}
+
+// TreeHash is the tree's, recorded.
+func (r *recorder) TreeHash(dir string) (string, error) {
+	h, err := r.tree.TreeHash(dir)
+	r.note(opTree, dir, err)
+	return h, err
+}
+
+// note records that op on name showed what it shows now, or failed
+// with err.
+func (r *recorder) note(op, name string, err error) {
+	id := ""
+	if err != nil {
+		id = "!" + err.Error()
+	} else if id, err = idOf(r.tree, op, name); err != nil {
+		r.mu.Lock()
+		r.broken = true
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Lock()
+	r.log = append(r.log, dep{key: op + "\x00" + name, id: id})
+	r.mu.Unlock()
+}
+
+// mark is where the log is now; nil records nothing.
+func (r *recorder) mark() int {
+	if r == nil {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.log)
+}
+
+// summary replaces what was recorded since mark (the walk of folder dir)
+// by dir's count: a later tree needs only to count the same there and
+// find no marker.
+func (r *recorder) summary(mark int, dir, hash string, s DirSummary) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.log = append(r.log[:mark], dep{key: opSum + "\x00" + dir, id: fmt.Sprintf("%s %d %d", hash, s.Files, s.Bytes)})
+}
+
+// fail says the result must not be kept.
+func (r *recorder) fail() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.broken = true
+	r.mu.Unlock()
+}
+
+// sameRepo is f, its answers recorded.
+func (r *recorder) sameRepo(f func(string) bool) func(string) bool {
+	return func(u string) bool {
+		ok := f(u)
+		r.mu.Lock()
+		r.same[u] = ok
+		r.mu.Unlock()
+		return ok
+	}
+}
+
+// idOf is what op on name shows in t, by Git object.
+func idOf(t versionedTree, op, name string) (string, error) {
+	switch op {
+	case opRead, opStat:
+		return t.EntryID(name)
+	case opReadDir:
+		return t.ListingID(name)
+	case opOpen:
+		id, err := t.EntryID(name)
+		if err != nil || id != "dir" {
+			return id, err
+		}
+		l, err := t.ListingID(name)
+		return "dir " + l, err
+	case opTree:
+		return t.TreeHash(name)
+	}
+	return "", fmt.Errorf("unknown read %q", op)
+}
+
+// failure is the error op on name meets in t, "" when it succeeds.
+func failure(t versionedTree, op, name string) string {
+	var err error
+	switch op {
+	case opRead:
+		_, err = fs.ReadFile(t, name)
+	case opStat:
+		_, err = fs.Stat(t, name)
+	case opReadDir:
+		_, err = fs.ReadDir(t, name)
+	case opOpen:
+		var f fs.File
+		if f, err = t.Open(name); err == nil {
+			f.Close()
+		}
+	case opTree:
+		_, err = t.TreeHash(name)
+	default:
+		return "unknown read"
+	}
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// listEntry is one app list and what it was computed from.
+type listEntry struct {
+	// Root is the tree hash of the repository root it was computed at.
+	Root string `json:"root"`
+	// Opts identifies the DiscoverOptions (listOptsKey).
+	Opts string `json:"opts"`
+	// Same are SameRepo's answers, by URL.
+	Same map[string]bool `json:"same,omitempty"`
+	// Deps are the reads, by OP NUL PATH (a JSON object of strings,
+	// decoded only when Root differs).
+	Deps json.RawMessage `json:"deps"`
+	// Files and Bytes are what the walk counted against its budgets.
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
+	// Result is the list (listResult).
+	Result json.RawMessage `json:"result"`
+}
+
+// listResult is a LoadResult as the cache keeps it: with the fields an
+// App file never holds, and errors as the *Error values they join.
+type listResult struct {
+	Apps    []listApp     `json:"apps,omitempty"`
+	Invalid []listInvalid `json:"invalid,omitempty"`
+	Flux    *FluxLayout   `json:"flux,omitempty"`
+}
+
+// listApp is an App with its fields that are not part of the document.
+type listApp struct {
+	App        App                 `json:"app"`
+	File       string              `json:"file,omitempty"`
+	Origin     *Origin             `json:"origin,omitempty"`
+	Overlay    *render.Overlay     `json:"overlay,omitempty"`
+	SkipCRDs   bool                `json:"skipCRDs,omitempty"`
+	PostRender []render.PostRender `json:"postRender,omitempty"`
+}
+
+// listInvalid is an Invalid entry.
+type listInvalid struct {
+	Name string  `json:"name,omitempty"`
+	File string  `json:"file,omitempty"`
+	Err  listErr `json:"err"`
+}
+
+// listErr is an *Error, or errors joined.
+type listErr struct {
+	E    *Error    `json:"e,omitempty"`
+	Join []listErr `json:"join,omitempty"`
+}
+
+// encodeErr is err as the cache keeps it; false when it is another kind
+// of error.
+func encodeErr(err error) (listErr, bool) {
+	switch e := err.(type) {
+	case *Error:
+		c := *e
+		return listErr{E: &c}, e != nil
+	case interface{ Unwrap() []error }:
+		var out listErr
+		for _, x := range e.Unwrap() {
+			le, ok := encodeErr(x)
+			if !ok {
+				return listErr{}, false
+			}
+			out.Join = append(out.Join, le)
+		}
+		return out, len(out.Join) > 0
+	}
+	return listErr{}, false
+}
+
+// decode is the error e keeps.
+func (e listErr) decode() error {
+	if e.E != nil {
+		c := *e.E
+		return &c
+	}
+	errs := make([]error, 0, len(e.Join))
+	for _, x := range e.Join {
+		errs = append(errs, x.decode())
+	}
+	return errors.Join(errs...)
+}
+
+// encodeResult is res as the cache keeps it; false when it would not
+// decode to exactly res (then it is not kept).
+func encodeResult(res LoadResult) (json.RawMessage, bool) {
+	var lr listResult
+	for _, a := range res.Apps {
+		la := listApp{App: a, File: a.File, Origin: a.Origin, Overlay: a.Spec.Overlay}
+		if h := a.Spec.Helm; h != nil {
+			la.SkipCRDs, la.PostRender = h.SkipCRDs, h.PostRender
+		}
+		lr.Apps = append(lr.Apps, la)
+	}
+	for _, in := range res.Invalid {
+		le, ok := encodeErr(in.Err)
+		if !ok {
+			return nil, false
+		}
+		lr.Invalid = append(lr.Invalid, listInvalid{Name: in.Name, File: in.File, Err: le})
+	}
+	lr.Flux = res.Flux
+	data, err := json.Marshal(lr)
+	if err != nil {
+		return nil, false
+	}
+	back, ok := decodeResult(data)
+	if !ok || !reflect.DeepEqual(back, res) {
+		return nil, false
+	}
+	return data, true
+}
+
+// decodeResult is the LoadResult data keeps.
+func decodeResult(data []byte) (LoadResult, bool) {
+	var lr listResult
+	if json.Unmarshal(data, &lr) != nil {
+		return LoadResult{}, false
+	}
+	var res LoadResult
+	for _, la := range lr.Apps {
+		a := la.App
+		a.File, a.Origin, a.Spec.Overlay = la.File, la.Origin, la.Overlay
+		if a.Spec.Helm != nil {
+			a.Spec.Helm.SkipCRDs, a.Spec.Helm.PostRender = la.SkipCRDs, la.PostRender
+		} else if la.SkipCRDs || la.PostRender != nil {
+			return LoadResult{}, false
+		}
+		res.Apps = append(res.Apps, a)
+	}
+	for _, li := range lr.Invalid {
+		if li.Err.E == nil && len(li.Err.Join) == 0 {
+			return LoadResult{}, false
+		}
+		res.Invalid = append(res.Invalid, Invalid{Name: li.Name, File: li.File, Err: li.Err.decode()})
+	}
+	res.Flux = lr.Flux
+	return res, true
+}
+
+// listOptsKey identifies what of opts, besides SameRepo's answers,
+// discovery's result depends on.
+func listOptsKey(opts DiscoverOptions) string {
+	errText := ""
+	if opts.ClustersErr != nil {
+		errText = opts.ClustersErr.Error()
+	}
+	b, err := json.Marshal(struct {
+		Clusters    map[string]string
+		ClustersErr string
+		Flux        *FluxCluster
+		Render      bool
+		Same        bool
+	}{opts.Clusters, errText, opts.Flux, opts.Renderer != nil, opts.SameRepo != nil})
+	if err != nil {
+		return "" // plain values: cannot fail
+	}
+	return string(b)
+}
+
+// valid reports whether e's list is the list of tree t with options key
+// and SameRepo same: each recorded read shows the same in t, and the
+// folders the walk counted still hold no marker and fit the budgets.
+// children counts folders the walk had not seen.
+func (e *listEntry) valid(t versionedTree, key string, same func(string) bool, children *ChildCache) bool {
+	if e.Opts != key {
+		return false
+	}
+	for u, ok := range e.Same {
+		if same == nil || same(u) != ok {
+			return false
+		}
+	}
+	if root, err := t.TreeHash("."); err == nil && root == e.Root {
+		return true // the same tree: every read shows the same
+	}
+	var deps map[string]string
+	if json.Unmarshal(e.Deps, &deps) != nil || deps == nil {
+		return false
+	}
+	files, bytes := e.Files, e.Bytes
+	for k, id := range deps {
+		op, name, ok := strings.Cut(k, "\x00")
+		if !ok {
+			return false
+		}
+		if op == opSum {
+			df, db, ok := sumDelta(t, name, id, children)
+			if !ok {
+				return false
+			}
+			files, bytes = files+df, bytes+db
+			continue
+		}
+		if strings.HasPrefix(id, "!") {
+			if failure(t, op, name) != id[1:] {
+				return false
+			}
+			continue
+		}
+		if got, err := idOf(t, op, name); err != nil || got != id {
+			return false
+		}
+	}
+	return files <= MaxDiscoverFiles && bytes <= MaxDiscoverBytes
+}
+
+// sumDelta is how much more the walk counts in folder name of t than
+// the recorded id ("TREEHASH FILES BYTES") says; false when the folder
+// is gone or now holds a marker.
+func sumDelta(t versionedTree, name, id string, children *ChildCache) (int, int64, bool) {
+	var hash string
+	var files int
+	var bytes int64
+	if n, err := fmt.Sscanf(id, "%s %d %d", &hash, &files, &bytes); err != nil || n != 3 {
+		return 0, 0, false
+	}
+	h, err := t.TreeHash(name)
+	if err != nil {
+		return 0, 0, false
+	}
+	if h == hash {
+		return 0, 0, true
+	}
+	d := &discovery{fsys: t, opts: DiscoverOptions{Children: children}, repos: map[string]gitRepository{}}
+	s, stop, err := d.walkDir(name)
+	if stop || err != nil || s.Markers || d.limit != "" {
+		return 0, 0, false
+	}
+	return s.Files - files, s.Bytes - bytes, true
+}
+
+// listFormat names the list file's format; a change makes an old file
+// empty.
+const listFormat = "kdrift-apps/2"
+
+// maxLists is how many app lists a ChildCache keeps (the newest): the
+// head, a local commit ahead of it, the channel's.
+const maxLists = 4
+
+// maxListFile bounds the list file read and written.
+const maxListFile = 32 << 20
+
+// listFile is what the list file holds.
+type listFile struct {
+	Format string      `json:"format"`
+	Scope  string      `json:"scope"`
+	Lists  []listEntry `json:"lists"`
+}
+
+// loadLists reads the list file once. Callers hold c.mu.
+func (c *ChildCache) loadLists() {
+	if c.listsLoaded {
+		return
+	}
+	c.listsLoaded = true
+	if c.file == "" {
+		return
+	}
+	data, ok := readCacheFile(c.listPath(), maxListFile)
+	if !ok {
+		return
+	}
+	var lf listFile
+	if json.Unmarshal(data, &lf) != nil || lf.Format != listFormat || lf.Scope != c.scope {
+		return
+	}
+	for _, e := range lf.Lists {
+		if len(e.Deps) > 0 && len(c.lists) < maxLists {
+			c.lists = append(c.lists, e)
+		}
+	}
+}
+
+// listPath is the list file, beside the cache file.
+func (c *ChildCache) listPath() string {
+	return strings.TrimSuffix(c.file, ".json") + ".apps.json"
+}
+
+// list is the kept app list of tree t when one is still its list.
+func (c *ChildCache) list(t versionedTree, key string, same func(string) bool) (LoadResult, bool) {
+	c.mu.Lock()
+	c.loadLists()
+	lists := append([]listEntry(nil), c.lists...)
+	c.mu.Unlock()
+	for i := range lists {
+		if !lists[i].valid(t, key, same, c) {
+			continue
+		}
+		if res, ok := decodeResult(lists[i].Result); ok {
+			c.mu.Lock()
+			c.listHit = true
+			c.mu.Unlock()
+			return res, true
+		}
+	}
+	return LoadResult{}, false
+}
+
+// putList keeps res, the list of tree t that rec recorded the reads of.
+func (c *ChildCache) putList(t versionedTree, key string, rec *recorder, files int, bytes int64, res LoadResult) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.broken {
+		return
+	}
+	root, err := t.TreeHash(".")
+	if err != nil {
+		return
+	}
+	data, ok := encodeResult(res)
+	if !ok {
+		return
+	}
+	deps := map[string]string{}
+	for _, d := range rec.log {
+		deps[d.key] = d.id
+	}
+	raw, err := json.Marshal(deps)
+	if err != nil {
+		return
+	}
+	e := listEntry{Root: root, Opts: key, Same: rec.same, Deps: raw, Files: files, Bytes: bytes, Result: data}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.loadLists()
+	kept := []listEntry{e}
+	for _, old := range c.lists {
+		if len(kept) < maxLists && !(old.Root == e.Root && old.Opts == e.Opts) {
+			kept = append(kept, old)
+		}
+	}
+	c.lists = kept
+	c.listsDirty = true
+}
+
+// saveLists writes the list file when a list was added. Callers hold
+// c.mu.
+func (c *ChildCache) saveLists() {
+	if !c.listsDirty || c.file == "" {
+		return
+	}
+	c.listsDirty = false
+	data, err := json.Marshal(listFile{Format: listFormat, Scope: c.scope, Lists: c.lists})
+	if err == nil {
+		writeCacheFile(c.listPath(), data, maxListFile)
+	}
+}
