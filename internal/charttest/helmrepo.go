@@ -1,0 +1,92 @@
+package charttest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// HelmRepoServer is a Helm HTTP repository on loopback: /index.yaml and
+// the archives under /charts/.
+type HelmRepoServer struct {
+	// URL is the repository's URL, http://127.0.0.1:PORT (no trailing slash).
+	URL string
+	counter
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	archives map[string][]byte // by path
+	digests  map[string]string // by name and version: "sha256:<hex>"
+	corrupt  map[string]bool   // paths served with a byte changed
+}
+
+// HelmRepo starts a Helm repository serving charts (each packaged with
+// Package; the index gives each archive's SHA-256 and a URL relative to
+// the index), stopped when the test ends.
+func HelmRepo(t testing.TB, charts ...Chart) *HelmRepoServer {
+	t.Helper()
+	s := &HelmRepoServer{archives: map[string][]byte{}, digests: map[string]string{}, corrupt: map[string]bool{}}
+	entries := map[string][]map[string]any{}
+	for _, c := range charts {
+		data := Package(t, c)
+		sum := sha256.Sum256(data)
+		p := "charts/" + c.Name + "-" + c.Version + ".tgz"
+		s.archives["/"+p] = data
+		s.digests[c.Name+" "+c.Version] = "sha256:" + hex.EncodeToString(sum[:])
+		entries[c.Name] = append(entries[c.Name], map[string]any{
+			"apiVersion": "v2", "name": c.Name, "version": c.Version,
+			"urls": []string{p}, "digest": hex.EncodeToString(sum[:]),
+		})
+	}
+	index, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "entries": entries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /index.yaml", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/x-yaml")
+		_, _ = w.Write(index)
+	})
+	mux.HandleFunc("GET /charts/", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		data, ok := s.archives[r.URL.Path]
+		if ok && s.corrupt[r.URL.Path] {
+			data = append([]byte(nil), data...)
+			data[len(data)/2] ^= 0xff
+		}
+		s.mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/gzip")
+		_, _ = w.Write(data)
+	})
+	s.srv = httptest.NewUnstartedServer(s.handler(mux))
+	s.srv.Config.ConnState = s.connState
+	s.srv.Start()
+	t.Cleanup(s.srv.Close)
+	s.URL = s.srv.URL
+	return s
+}
+
+// Digest is the "sha256:<hex>" of the archive of chart name's version.
+func (s *HelmRepoServer) Digest(name, version string) string {
+	return s.digests[name+" "+version]
+}
+
+// Corrupt makes the server answer the archive of chart name's version with
+// one byte changed, while the index keeps the true digest.
+func (s *HelmRepoServer) Corrupt(name, version string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.corrupt["/charts/"+name+"-"+version+".tgz"] = true
+}
+
+// Close stops the server: later requests find nothing listening.
+func (s *HelmRepoServer) Close() { s.srv.Close() }
