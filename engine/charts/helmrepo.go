@@ -1,0 +1,189 @@
+package charts
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/yaml"
+)
+
+// index is the part of a Helm repository's index.yaml Fetch reads.
+type index struct {
+	Entries map[string][]indexEntry `json:"entries"`
+}
+
+// indexEntry is one chart version of an index.
+type indexEntry struct {
+	Version string   `json:"version"`
+	URLs    []string `json:"urls"`
+	Digest  string   `json:"digest"`
+}
+
+// fetchHelmRepo fetches ref from the Helm HTTP repository at loc: its
+// index.yaml, the entry of exactly ref's version, and that entry's
+// archive (which may be on another host: the allowed repository named it,
+// and its content is verified).
+func (f *Fetcher) fetchHelmRepo(ctx context.Context, ref Ref, loc *url.URL) (*fetched, error) {
+	client := f.client()
+	indexURL := loc.JoinPath("index.yaml")
+	data, err := get(ctx, client, ref, indexURL, limit(f.MaxIndex, defaultMaxIndex), "index.yaml")
+	if err != nil {
+		return nil, err
+	}
+	var idx index
+	if err := yaml.Unmarshal(data, &idx); err != nil {
+		return nil, fail(ref, err, "check the repository URL: it should be the folder of a Helm repository's index.yaml", "%s is not a Helm repository index: %v", indexURL, err)
+	}
+	want := strings.TrimPrefix(ref.Version, "v")
+	var entry *indexEntry
+	for i, e := range idx.Entries[ref.Chart] {
+		if strings.TrimPrefix(e.Version, "v") == want {
+			entry = &idx.Entries[ref.Chart][i]
+			break
+		}
+	}
+	if entry == nil {
+		if len(idx.Entries[ref.Chart]) == 0 {
+			return nil, fail(ref, nil, "check the chart's name and repository", "the repository's index has no chart %s", ref.Chart)
+		}
+		return nil, fail(ref, nil, "check the version: the repository's index lists the versions it holds", "the repository's index has no version %s of chart %s", ref.Version, ref.Chart)
+	}
+	if len(entry.URLs) == 0 {
+		return nil, fail(ref, nil, "ask the repository's owner to fix its index", "the index gives no URL for this version")
+	}
+	archiveURL, err := indexURL.Parse(entry.URLs[0])
+	if err != nil || (archiveURL.Scheme != "http" && archiveURL.Scheme != "https") {
+		return nil, fail(ref, err, "ask the repository's owner to fix its index", "the index gives %q, which is not an http(s) URL, for this version", display(entry.URLs[0]))
+	}
+	archiveURL.User = nil
+	archive, err := get(ctx, client, ref, archiveURL, limit(f.MaxArchive, defaultMaxArchive), "the chart archive")
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(archive)
+	got := "sha256:" + hex.EncodeToString(sum[:])
+	if d := strings.ToLower(strings.TrimPrefix(entry.Digest, "sha256:")); d != "" && "sha256:"+d != got {
+		return nil, fail(ref, nil, "fetch again later; if it persists, the repository is serving other content than its index names: tell its owner",
+			"the archive's digest %s is not the index's sha256:%s", got, d)
+	}
+	if ref.Digest != "" && ref.Digest != got {
+		return nil, fail(ref, nil, "check the digest the source pins, or the repository's content changed under this version: find out why before trusting it",
+			"the archive's digest %s is not the expected %s", got, ref.Digest)
+	}
+	return &fetched{archive: archive, digest: got}, nil
+}
+
+// limit is n, or def when n is not set.
+func limit(n, def int64) int64 {
+	if n <= 0 {
+		return def
+	}
+	return n
+}
+
+// client is the HTTP client of one Fetch: Fetcher's transport, no retries,
+// at most maxRedirects redirects.
+func (f *Fetcher) client() *http.Client {
+	t := f.Transport
+	if t == nil {
+		t = defaultTransport()
+	}
+	return &http.Client{
+		Transport: t,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) > maxRedirects {
+				return fmt.Errorf("more than %d redirects", maxRedirects)
+			}
+			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+				return fmt.Errorf("a redirect to %s, which is not http(s)", req.URL.Scheme)
+			}
+			return nil
+		},
+	}
+}
+
+// defaultTransport is the transport of Fetchers that name none: one clone
+// of http.DefaultTransport (proxies from the environment), shared so that
+// fetches reuse connections.
+var defaultTransport = sync.OnceValue(func() http.RoundTripper {
+	return http.DefaultTransport.(*http.Transport).Clone()
+})
+
+// get reads u, at most max bytes, or returns the Error that says why not
+// (what names the thing read, for messages).
+func get(ctx context.Context, client *http.Client, ref Ref, u *url.URL, max int64, what string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fail(ref, err, "check the repository URL", "%s: %v", u, err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, transportError(ref, err, what)
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusOK:
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return nil, needsCredentials(ref, fmt.Errorf("GET %s: %s", u, resp.Status))
+	case resp.StatusCode == http.StatusNotFound:
+		return nil, fail(ref, nil, "check the repository URL, chart and version", "%s is not there (GET %s answered %s)", what, u, resp.Status)
+	default:
+		e := fail(ref, nil, "try again later, or ask the repository's owner", "GET %s answered %s", u, resp.Status)
+		e.Offline = unreachableStatus(resp.StatusCode)
+		return nil, e
+	}
+	if resp.ContentLength > max {
+		return nil, tooBig(ref, what, max)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	if err != nil {
+		return nil, transportError(ref, err, what)
+	}
+	if int64(len(data)) > max {
+		return nil, tooBig(ref, what, max)
+	}
+	return data, nil
+}
+
+// unreachableStatus says whether an HTTP status means the repository
+// itself could not be reached (a proxy or gateway answered for it).
+func unreachableStatus(code int) bool {
+	return code == http.StatusBadGateway || code == http.StatusServiceUnavailable || code == http.StatusGatewayTimeout
+}
+
+// tooBig is the Error of something over its size bound.
+func tooBig(ref Ref, what string, max int64) *Error {
+	return fail(ref, nil, "fetching is bounded so that no repository can exhaust memory or disk: raise the bound only for a repository you trust",
+		"%s is larger than the limit of %d bytes", what, max)
+}
+
+// needsCredentials is the Error of a repository that refused anonymous
+// access.
+func needsCredentials(ref Ref, err error) *Error {
+	return fail(ref, err, "make the chart readable without credentials, or vendor it into Git (helm pull --untar)",
+		"the repository needs credentials; kdrift does not read repository credentials yet (%v)", err)
+}
+
+// transportError is the Error of a request that got no answer; Offline
+// when the repository could not be reached.
+func transportError(ref Ref, err error, what string) *Error {
+	e := fail(ref, err, "check the network and the repository's address", "%s could not be read: %v", what, err)
+	var ne net.Error
+	var oe *net.OpError
+	var de *net.DNSError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &de), errors.As(err, &oe) && oe.Op == "dial",
+		errors.As(err, &ne) && ne.Timeout():
+		e.Offline = true
+	}
+	return e
+}
