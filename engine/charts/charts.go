@@ -148,7 +148,7 @@ func (f *Fetcher) Fetch(ctx context.Context, ref Ref, allowed []Location) (*Char
 	if err != nil {
 		var ce *Error
 		if !errors.As(err, &ce) {
-			ce = fail(ref, err, "", "%v", err)
+			ce = fail(ref, err, "try again; if it persists, check the repository", "%v", err)
 		}
 		if ctx.Err() == nil && fctx.Err() != nil {
 			ce.Offline = true
