@@ -32,24 +32,27 @@ type argoApplication struct {
 	Metadata struct {
 		Annotations map[string]string `json:"annotations"`
 	} `json:"metadata"`
-	Spec struct {
-		Project     string         `json:"project"`
-		Source      map[string]any `json:"source"`
-		Sources     []any          `json:"sources"`
-		Destination struct {
-			Server    string `json:"server"`
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"destination"`
-		SyncPolicy *struct {
-			Automated *struct {
-				Enabled  *bool `json:"enabled"`
-				SelfHeal bool  `json:"selfHeal"`
-				Prune    bool  `json:"prune"`
-			} `json:"automated"`
-		} `json:"syncPolicy"`
-		IgnoreDifferences []IgnoreRule `json:"ignoreDifferences"`
-	} `json:"spec"`
+	Spec argoSpec `json:"spec"`
+}
+
+// argoSpec is the part of an Application's spec kdrift reads.
+type argoSpec struct {
+	Project     string         `json:"project"`
+	Source      map[string]any `json:"source"`
+	Sources     []any          `json:"sources"`
+	Destination struct {
+		Server    string `json:"server"`
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"destination"`
+	SyncPolicy *struct {
+		Automated *struct {
+			Enabled  *bool `json:"enabled"`
+			SelfHeal bool  `json:"selfHeal"`
+			Prune    bool  `json:"prune"`
+		} `json:"automated"`
+	} `json:"syncPolicy"`
+	IgnoreDifferences []IgnoreRule `json:"ignoreDifferences"`
 }
 
 // argoHelmFields are the source.helm fields kdrift maps into Spec.Helm;
@@ -134,11 +137,28 @@ func argoApp(fsys fs.FS, body *yaml3.Node, file string, doc, line int, generated
 		return bad(src, "is missing", "give spec.source with repoURL and path")
 	}
 	repoURL, _ := s.Source["repoURL"].(string)
+	out := App{APIVersion: APIVersion, Kind: Kind, File: file, Origin: origin}
+	out.Metadata.Name = name
+	if c, _ := s.Source["chart"].(string); c != "" {
+		// A chart from a Helm repository or an OCI registry: fetched by
+		// the engine from a location an Argo CD repository Secret or
+		// --chart-repo allows, never because this file names it.
+		for _, k := range []string{"kustomize", "directory", "plugin"} {
+			if _, ok := s.Source[k]; ok {
+				return bad(src+"."+k, "is set on a chart source, which Argo CD renders with Helm only", "remove it")
+			}
+		}
+		out.Spec.Chart = &RemoteChart{RepoURL: argoChartRepo(repoURL), Chart: c, Version: targetRevision(s.Source)}
+		out.Spec.Path = RemoteChartPath("Application", ns, name)
+		h, p := argoHelm(s.Source, src)
+		if p != nil {
+			return bad(p.field, p.problem, p.fix)
+		}
+		out.Spec.Helm = h
+		return argoFinish(f, out, a, s, fsys, shown, opts, bad)
+	}
 	if opts.SameRepo == nil || !opts.SameRepo(repoURL) {
 		return bad(src+".repoURL", "names another repository, which kdrift does not read (it renders this repository only)", "open kdrift on that repository")
-	}
-	if c, _ := s.Source["chart"].(string); c != "" {
-		return bad(src+".chart", fmt.Sprintf("chart %q comes from a Helm repository, which kdrift never fetches", c), "vendor the chart into this repository and point spec.source.path at it")
 	}
 	if _, ok := s.Source["plugin"]; ok {
 		return bad(src+".plugin", "config management plugins run programs, which kdrift never does", "render the manifests into the repository, or declare the app in "+Dir+"/")
@@ -147,22 +167,15 @@ func argoApp(fsys fs.FS, body *yaml3.Node, file string, doc, line int, generated
 	if strings.TrimSpace(p) == "" {
 		return bad(src+".path", "is missing", "give the folder to render")
 	}
-	out := App{APIVersion: APIVersion, Kind: Kind, File: file, Origin: origin}
-	out.Metadata.Name = name
 	out.Spec.Path = path.Clean(strings.TrimPrefix(p, "/"))
 	if err := checkPath(out.Spec.Path, fsys); err != nil {
 		return bad(src+".path", err.problem, err.fix)
 	}
-	if h, ok := s.Source["helm"].(map[string]any); ok {
-		if field := unknownKey(h, argoHelmFields); field != "" {
-			return bad(src+".helm."+field, "is not supported by kdrift", "remove it, or declare the app in "+Dir+"/")
-		}
-		var helm Helm
-		if err := remarshal(h, &helm); err != nil {
-			return bad(src+".helm", "cannot be read: "+err.Error(), "fix the helm source")
-		}
-		out.Spec.Helm = &helm
+	h, hp := argoHelm(s.Source, src)
+	if hp != nil {
+		return bad(hp.field, hp.problem, hp.fix)
 	}
+	out.Spec.Helm = h
 	if k, ok := s.Source["kustomize"].(map[string]any); ok {
 		ov, p := argoOverlay(k, fsys, out.Spec.Path)
 		if p != nil {
@@ -214,6 +227,38 @@ func argoApp(fsys fs.FS, body *yaml3.Node, file string, doc, line int, generated
 	} else {
 		out.Spec.Directory = nil
 	}
+	return argoFinish(f, out, a, s, fsys, shown, opts, bad)
+}
+
+// argoHelm reads a source's helm settings (field src), nil without them.
+func argoHelm(source map[string]any, src string) (*Helm, *problem) {
+	h, ok := source["helm"].(map[string]any)
+	if !ok {
+		return nil, nil
+	}
+	if field := unknownKey(h, argoHelmFields); field != "" {
+		return nil, &problem{src + ".helm." + field, "is not supported by kdrift", "remove it, or declare the app in " + Dir + "/"}
+	}
+	var helm Helm
+	if err := remarshal(h, &helm); err != nil {
+		return nil, &problem{src + ".helm", "cannot be read: " + err.Error(), "fix the helm source"}
+	}
+	return &helm, nil
+}
+
+// argoChartRepo is an Argo CD chart source's repoURL as a location: an
+// OCI registry is written without a scheme ("ghcr.io/org/charts").
+func argoChartRepo(u string) string {
+	if u != "" && !strings.Contains(u, "://") {
+		return "oci://" + u
+	}
+	return u
+}
+
+// argoFinish maps an Application's destination, sync policy and ignore
+// rules onto out.
+func argoFinish(f found, out App, a argoApplication, s argoSpec, fsys fs.FS, shown string, opts DiscoverOptions, bad func(field, problem, fix string) found) found {
+	origin := out.Origin
 	switch d := s.Destination; {
 	case d.Name == "in-cluster" || (d.Name == "" && strings.TrimRight(d.Server, "/") == InClusterServer) || (d.Name == "" && d.Server == ""):
 	case d.Server == "" || strings.TrimRight(d.Server, "/") == InClusterServer:

@@ -10,9 +10,10 @@ import (
 // this repository: the one source with a path is the app (returned with
 // its field name), and the ref sources name this repository's root for
 // its helm.valueFiles ($values/x/values.yaml becomes /x/values.yaml, a
-// file kdrift reads from the same tree). A source kdrift cannot read
-// (another repository, a chart from a Helm repository) is a problem that
-// says exactly what kdrift would have to fetch.
+// file kdrift reads from the same tree). One source may instead be a
+// chart of a Helm repository or an OCI registry (the usual pairing of a
+// remote chart with values kept in Git); a folder of another repository
+// is a problem that says exactly what kdrift would have to fetch.
 func argoSources(sources []any, same func(string) bool) (map[string]any, string, *problem) {
 	refs := map[string]bool{}
 	var src map[string]any
@@ -24,9 +25,16 @@ func argoSources(sources []any, same func(string) bool) (map[string]any, string,
 			return nil, "", &problem{f, "is not a mapping", "give repoURL, path or ref"}
 		}
 		repoURL, _ := s["repoURL"].(string)
-		if c, _ := s["chart"].(string); c != "" {
-			return nil, "", &problem{f + ".chart", fmt.Sprintf("chart %q version %q comes from the Helm repository %s, which kdrift cannot fetch yet (it renders charts kept in this repository)", c, targetRevision(s), repoURL),
-				"vendor the chart into this repository and point a source's path at it, or declare the app in " + Dir + "/"}
+		chart, _ := s["chart"].(string)
+		if chart != "" {
+			// A chart of a Helm repository or an OCI registry, rendered
+			// with values this repository's ref sources hold.
+			if src != nil {
+				return nil, "", &problem{f + ".chart", fmt.Sprintf("is a second thing to render (after %s); kdrift renders one chart or folder per app", field),
+					"split the Application into one per chart, or declare the apps in " + Dir + "/"}
+			}
+			src, field = s, f
+			continue
 		}
 		if same == nil || !same(repoURL) {
 			return nil, "", &problem{f + ".repoURL", fmt.Sprintf("names another repository (%s), which kdrift cannot fetch yet (it reads this repository only)", repoURL),
@@ -37,14 +45,14 @@ func argoSources(sources []any, same func(string) bool) (map[string]any, string,
 		}
 		if p, _ := s["path"].(string); strings.TrimSpace(p) != "" {
 			if src != nil {
-				return nil, "", &problem{f + ".path", fmt.Sprintf("is a second folder to render (after %s.path); kdrift renders one folder per app", field),
+				return nil, "", &problem{f + ".path", fmt.Sprintf("is a second folder to render (after %s); kdrift renders one folder per app", field),
 					"split the Application into one per folder, or declare the apps in " + Dir + "/"}
 			}
 			src, field = s, f
 		}
 	}
 	if src == nil {
-		return nil, "", &problem{"spec.sources", "has no source with a path, so nothing of this repository is rendered", "give the source to render a path"}
+		return nil, "", &problem{"spec.sources", "has no source with a path or a chart, so nothing is rendered", "give the source to render a path or a chart"}
 	}
 	h, ok := src["helm"].(map[string]any)
 	if !ok {

@@ -46,14 +46,33 @@ func TestArgoMultiSourceValuesRef(t *testing.T) {
 	}
 }
 
-func TestArgoMultiSourceRefusals(t *testing.T) {
-	for _, c := range []struct{ name, sources, want string }{
-		{"remote chart", `  - repoURL: https://stefanprodan.github.io/podinfo
+// TestArgoMultiSourceRemoteChart: a chart of a Helm repository paired
+// with values kept in this repository (a ref source) is an app with a
+// remote chart whose $values files are read from this repository's root.
+func TestArgoMultiSourceRemoteChart(t *testing.T) {
+	res := Discover(multiSource(`  - repoURL: https://stefanprodan.github.io/podinfo
     chart: podinfo
     targetRevision: 6.5.0
-    helm: {valueFiles: [$values/envs/prod/values.yaml]}
+    helm: {valueFiles: [$values/envs/prod/values.yaml, values-small.yaml]}
   - repoURL: https://git.example.com/team/gitops.git
-    ref: values`, `spec.sources[0].chart: chart "podinfo" version "6.5.0" comes from the Helm repository https://stefanprodan.github.io/podinfo, which kdrift cannot fetch yet`},
+    ref: values`), DiscoverOptions{SameRepo: sameRepo})
+	a, ok := res.Find("guestbook")
+	if !ok || len(res.Invalid) != 0 {
+		t.Fatalf("the app must be read:\n%s", invalidText(res))
+	}
+	if a.Spec.Chart == nil || *a.Spec.Chart != (RemoteChart{RepoURL: "https://stefanprodan.github.io/podinfo", Chart: "podinfo", Version: "6.5.0"}) ||
+		a.Spec.Helm == nil || strings.Join(a.Spec.Helm.ValueFiles, ",") != "/envs/prod/values.yaml,values-small.yaml" {
+		t.Fatalf("chart %+v helm %+v", a.Spec.Chart, a.Spec.Helm)
+	}
+}
+
+func TestArgoMultiSourceRefusals(t *testing.T) {
+	for _, c := range []struct{ name, sources, want string }{
+		{"chart and path", `  - repoURL: https://stefanprodan.github.io/podinfo
+    chart: podinfo
+    targetRevision: 6.5.0
+  - repoURL: https://git.example.com/team/gitops.git
+    path: charts/guestbook`, `spec.sources[1].path: is a second folder to render`},
 		{"other repository", `  - repoURL: https://git.example.com/team/gitops.git
     path: charts/guestbook
   - repoURL: https://git.example.com/other/values.git
@@ -66,7 +85,7 @@ func TestArgoMultiSourceRefusals(t *testing.T) {
   - repoURL: https://git.example.com/team/gitops.git
     path: envs/prod`, `spec.sources[1].path: is a second folder to render`},
 		{"no path", `  - repoURL: https://git.example.com/team/gitops.git
-    ref: values`, `has no source with a path`},
+    ref: values`, `has no source with a path or a chart`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res := Discover(multiSource(c.sources), DiscoverOptions{SameRepo: sameRepo})

@@ -163,6 +163,9 @@ type parent struct {
 	// rendered too when the tree holds HelmReleases, which are taken from
 	// what a Kustomization applies only (see declaration).
 	flux bool
+	// artifact is the ExternalArtifact the parent reads instead of the
+	// repository: its files are rebuilt and mounted for its render.
+	artifact *Artifact
 }
 
 // found is one declaration: its App, or why it cannot be one.
@@ -222,6 +225,8 @@ type discovery struct {
 	candidates           []string
 	// appsets are the Argo CD ApplicationSets (appset.go).
 	appsets *argoState
+	// generators are the Flux ArtifactGenerators read (artifact.go).
+	generators []pendingGenerator
 }
 
 // pendingKustomization is a Flux Kustomization read before every
@@ -422,7 +427,7 @@ func (d *discovery) renderChildren(queue []parent) {
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
-		if seen[p.path] || p.depth > MaxDiscoverDepth || !(built(d.fsys, p.path) || (p.flux && d.helmReleases)) {
+		if seen[p.path] || p.depth > MaxDiscoverDepth || !(p.artifact != nil || built(d.fsys, p.path) || (p.flux && d.helmReleases)) {
 			continue
 		}
 		seen[p.path] = true
@@ -473,6 +478,15 @@ func (d *discovery) renderParent(tree render.Tree, p parent) (inputs []string, o
 			}
 			return e.inputs(), out, e.declarations(), true
 		}
+	}
+	if p.artifact != nil {
+		// Rebuilt from what the recorder reads, so a kept list depends on
+		// the files the artifact copies.
+		files, id, err := BuildArtifact(d.fsys, p.artifact)
+		if err != nil {
+			return nil, nil, nil, false // the app's own status says why
+		}
+		tree = render.Mount(tree, p.artifact.Mount(), files, id)
 	}
 	objs, err := d.opts.Renderer.RenderApp(d.opts.Context, tree, p.path, p.helm)
 	if err != nil {

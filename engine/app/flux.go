@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/kustomize/api/types"
+
+	"kdrift.dev/kdrift/engine/render"
 )
 
 // fluxKustomization is the part of a Flux Kustomization kdrift reads.
@@ -148,7 +150,7 @@ func (r gitRepository) foreign(full string, sameRepo func(string) bool) string {
 // fluxApp maps one Kustomization into an App, or says what kdrift cannot
 // follow in it. Its sourceRef must be a GitRepository declared in the
 // repository whose URL is this repository.
-func fluxApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository, sameRepo func(string) bool) found {
+func fluxApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository, artifacts map[string]generated, sameRepo func(string) bool) found {
 	f, origin, shown, bad := fluxStart(k, "Kustomization", "flux-system")
 	ns, name := f.ns, f.name
 	if name == "" {
@@ -162,15 +164,37 @@ func fluxApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository,
 		return bad("", "cannot be read as a Flux Kustomization: "+err.Error(), "fix the document")
 	}
 	s := kz.Spec
-	if s.SourceRef.Kind != "GitRepository" {
-		return bad("spec.sourceRef.kind", fmt.Sprintf("is %q; kdrift reads GitRepository sources only", s.SourceRef.Kind), "declare the app in "+Dir+"/")
-	}
-	full, repo, declared := fluxGitRepository(s.SourceRef.Namespace, s.SourceRef.Name, ns, repos)
-	if !declared {
-		return bad("spec.sourceRef", fmt.Sprintf("GitRepository %s is not declared in this repository, so kdrift cannot tell which repository it reads", full), "commit the GitRepository beside the Kustomization")
-	}
-	if problem := repo.foreign(full, sameRepo); problem != "" {
-		return bad("spec.sourceRef", problem, "open kdrift on that repository")
+	var art *Artifact
+	switch s.SourceRef.Kind {
+	case "GitRepository":
+		full, repo, declared := fluxGitRepository(s.SourceRef.Namespace, s.SourceRef.Name, ns, repos)
+		if !declared {
+			return bad("spec.sourceRef", fmt.Sprintf("GitRepository %s is not declared in this repository, so kdrift cannot tell which repository it reads", full), "commit the GitRepository beside the Kustomization")
+		}
+		if problem := repo.foreign(full, sameRepo); problem != "" {
+			return bad("spec.sourceRef", problem, "open kdrift on that repository")
+		}
+	case "ExternalArtifact":
+		refNS := s.SourceRef.Namespace
+		if refNS == "" {
+			refNS = ns
+		}
+		full := refNS + "/" + s.SourceRef.Name
+		g, ok := artifacts[full]
+		switch {
+		case !ok:
+			return bad("spec.sourceRef", fmt.Sprintf("ExternalArtifact %s is made by no ArtifactGenerator of this repository, so kdrift cannot tell what it holds", full), "commit the ArtifactGenerator, or compare this Kustomization with flux diff")
+		case g.problem != nil:
+			return bad(g.problem.field, g.problem.problem, g.problem.fix)
+		}
+		files, _, err := BuildArtifact(fsys, g.artifact)
+		if err != nil {
+			return bad("spec.sourceRef", err.Error(), "fix the ArtifactGenerator's copy rules, or the files they copy")
+		}
+		art = g.artifact
+		fsys = render.MountFS(fsys, art.Mount(), files)
+	default:
+		return bad("spec.sourceRef.kind", fmt.Sprintf("is %q; kdrift reads GitRepository and ExternalArtifact sources", s.SourceRef.Kind), "declare the app in "+Dir+"/")
 	}
 	if len(s.KubeConfig) > 0 {
 		return bad("spec.kubeConfig", "names a cluster through a kubeconfig Secret; kdrift reaches clusters through kubeconfig contexts", "declare the app in "+Dir+"/ with spec.destination.context")
@@ -182,6 +206,13 @@ func fluxApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository,
 	out := App{APIVersion: APIVersion, Kind: Kind, File: k.file, Origin: origin}
 	out.Metadata.Name = name
 	out.Spec.Path = path.Clean(strings.TrimPrefix(p, "/"))
+	if art != nil {
+		out.Spec.Artifact = art
+		out.Spec.Path = path.Join(art.Mount(), out.Spec.Path)
+		if !strings.HasPrefix(out.Spec.Path, art.Mount()+"/") && out.Spec.Path != art.Mount() {
+			return bad("spec.path", fmt.Sprintf("%q leaves the artifact", s.Path), "give a path inside the ExternalArtifact")
+		}
+	}
 	if err := checkPath(out.Spec.Path, fsys); err != nil {
 		return bad("spec.path", err.problem, err.fix)
 	}

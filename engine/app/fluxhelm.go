@@ -36,8 +36,9 @@ type fluxHelmRelease struct {
 			} `json:"spec"`
 		} `json:"chart"`
 		ChartRef *struct {
-			Kind string `json:"kind"`
-			Name string `json:"name"`
+			Kind      string `json:"kind"`
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
 		} `json:"chartRef"`
 		ReleaseName     string         `json:"releaseName"`
 		TargetNamespace string         `json:"targetNamespace"`
@@ -100,43 +101,96 @@ func fluxHelmApp(fsys fs.FS, k pendingKustomization, repos map[string]gitReposit
 		return bad("", "cannot be read as a Flux HelmRelease: "+err.Error(), "fix the document")
 	}
 	s := hr.Spec
-	notYet := "kdrift compares this release's objects only when its chart is kept in this repository; until then compare them with `flux diff` or a kdrift App"
-	switch {
-	case s.ChartRef != nil:
-		return bad("spec.chartRef", fmt.Sprintf("takes the chart from %s %s, which kdrift does not read yet", s.ChartRef.Kind, s.ChartRef.Name), notYet)
-	case s.Chart == nil:
-		return bad("spec.chart", "is missing", "give spec.chart.spec or spec.chartRef")
-	}
-	cs := s.Chart.Spec
-	ref := cs.SourceRef
-	if ref.Kind != "GitRepository" {
-		return bad("spec.chart.spec.sourceRef.kind", fmt.Sprintf("is %s (%s, chart %s %s): kdrift does not fetch charts from a %s yet", ref.Kind, ref.Name, cs.Chart, cs.Version, ref.Kind), notYet)
-	}
-	full, repo, declared := fluxGitRepository(ref.Namespace, ref.Name, ns, repos)
-	if !declared {
-		return bad("spec.chart.spec.sourceRef", fmt.Sprintf("GitRepository %s is not declared in this repository, so kdrift cannot tell which repository holds the chart", full), "commit the GitRepository, or pass --cluster-path for a bootstrap repository")
-	}
-	if problem := repo.foreign(full, sameRepo); problem != "" {
-		return bad("spec.chart.spec.sourceRef", problem, "open kdrift on that repository")
-	}
 	if len(s.ValuesFrom) > 0 {
 		return bad("spec.valuesFrom", "takes values from ConfigMaps and Secrets in the cluster, which kdrift does not read yet (a render reads nothing but the repository)", "move the values into spec.values, or compare this release with a kdrift App")
 	}
 	if len(s.KubeConfig) > 0 {
 		return bad("spec.kubeConfig", "names a cluster through a kubeconfig Secret; kdrift reaches clusters through kubeconfig contexts", "declare the app in "+Dir+"/ with spec.destination.context")
 	}
-	chart := strings.TrimSpace(cs.Chart)
-	if chart == "" {
-		return bad("spec.chart.spec.chart", "is missing", "give the chart's folder in the repository")
-	}
 	out := App{APIVersion: APIVersion, Kind: Kind, File: k.file, Origin: origin}
 	out.Metadata.Name = name
-	out.Spec.Path = path.Clean(strings.TrimPrefix(strings.TrimPrefix(chart, "./"), "/"))
-	if err := checkPath(out.Spec.Path, fsys); err != nil {
-		return bad("spec.chart.spec.chart", err.problem, err.fix)
-	}
-	if st, err := fs.Stat(fsys, path.Join(out.Spec.Path, "Chart.yaml")); err != nil || st.IsDir() {
-		return bad("spec.chart.spec.chart", fmt.Sprintf("%s holds no Chart.yaml", out.Spec.Path), "point it at the chart's folder")
+	var files []string
+	switch {
+	case s.ChartRef != nil:
+		ref := s.ChartRef
+		switch ref.Kind {
+		case "OCIRepository", "HelmChart":
+		case "ExternalArtifact":
+			return bad("spec.chartRef.kind", "is ExternalArtifact: kdrift does not read a chart an ArtifactGenerator composes yet", "compare this release with flux diff")
+		default:
+			return bad("spec.chartRef.kind", fmt.Sprintf("is %q; Flux takes a chart from an OCIRepository, a HelmChart or an ExternalArtifact", ref.Kind), "name an OCIRepository or a HelmChart")
+		}
+		if ref.Name == "" {
+			return bad("spec.chartRef.name", "is missing", "name the "+ref.Kind)
+		}
+		refNS := ref.Namespace
+		if refNS == "" {
+			refNS = ns
+		}
+		out.Spec.Chart = &RemoteChart{SourceKind: ref.Kind, SourceNamespace: refNS, SourceName: ref.Name}
+		if ref.Kind == "HelmChart" {
+			out.Spec.Chart.HelmChart = ref.Name
+		}
+		out.Spec.Path = RemoteChartPath("HelmRelease", ns, name)
+	case s.Chart == nil:
+		return bad("spec.chart", "is missing", "give spec.chart.spec or spec.chartRef")
+	default:
+		cs := s.Chart.Spec
+		ref := cs.SourceRef
+		chart := strings.TrimSpace(cs.Chart)
+		if chart == "" {
+			return bad("spec.chart.spec.chart", "is missing", "give the chart's name, or its folder in the repository")
+		}
+		files = cs.ValuesFiles
+		if cs.ValuesFile != "" {
+			files = append([]string{cs.ValuesFile}, files...)
+		}
+		switch ref.Kind {
+		case "GitRepository":
+			full, repo, declared := fluxGitRepository(ref.Namespace, ref.Name, ns, repos)
+			if !declared {
+				return bad("spec.chart.spec.sourceRef", fmt.Sprintf("GitRepository %s is not declared in this repository, so kdrift cannot tell which repository holds the chart", full), "commit the GitRepository, or pass --cluster-path for a bootstrap repository")
+			}
+			if problem := repo.foreign(full, sameRepo); problem != "" {
+				return bad("spec.chart.spec.sourceRef", problem, "open kdrift on that repository")
+			}
+			out.Spec.Path = path.Clean(strings.TrimPrefix(strings.TrimPrefix(chart, "./"), "/"))
+			if err := checkPath(out.Spec.Path, fsys); err != nil {
+				return bad("spec.chart.spec.chart", err.problem, err.fix)
+			}
+			if st, err := fs.Stat(fsys, path.Join(out.Spec.Path, "Chart.yaml")); err != nil || st.IsDir() {
+				return bad("spec.chart.spec.chart", fmt.Sprintf("%s holds no Chart.yaml", out.Spec.Path), "point it at the chart's folder")
+			}
+			// A GitRepository's values files are relative to the
+			// repository root, which render.Helm spells with a leading
+			// "/".
+			for i, vf := range files {
+				files[i] = "/" + path.Clean(strings.TrimPrefix(strings.TrimPrefix(vf, "./"), "/"))
+			}
+		case "HelmRepository":
+			if ref.Name == "" {
+				return bad("spec.chart.spec.sourceRef.name", "is missing", "name the HelmRepository")
+			}
+			refNS := ref.Namespace
+			if refNS == "" {
+				refNS = ns
+			}
+			version := strings.TrimSpace(cs.Version)
+			if version == "" {
+				version = "*" // Flux's default: the newest
+			}
+			// source-controller makes one HelmChart per release, named
+			// NAMESPACE-NAME, in the HelmRepository's namespace; its
+			// status is the version it resolved.
+			out.Spec.Chart = &RemoteChart{SourceKind: ref.Kind, SourceNamespace: refNS, SourceName: ref.Name, Chart: chart, Version: version, HelmChart: ns + "-" + name}
+			out.Spec.Path = RemoteChartPath("HelmRelease", ns, name)
+			// A HelmRepository chart's values files are the chart's own.
+			for i, vf := range files {
+				files[i] = path.Clean(strings.TrimPrefix(vf, "./"))
+			}
+		default:
+			return bad("spec.chart.spec.sourceRef.kind", fmt.Sprintf("is %q (%s, chart %s %s): kdrift reads charts from a GitRepository of this repository or a HelmRepository", ref.Kind, ref.Name, cs.Chart, cs.Version), "compare this release with `flux diff`, or keep the chart in a Helm or OCI repository")
+		}
 	}
 	release := s.ReleaseName
 	if release == "" {
@@ -146,16 +200,7 @@ func fluxHelmApp(fsys fs.FS, k pendingKustomization, repos map[string]gitReposit
 		}
 		release = shortReleaseName(release)
 	}
-	h := &Helm{ReleaseName: release, ValuesObject: s.Values}
-	files := cs.ValuesFiles
-	if cs.ValuesFile != "" {
-		files = append([]string{cs.ValuesFile}, files...)
-	}
-	for _, vf := range files {
-		// A GitRepository's values files are relative to the repository
-		// root, which render.Helm spells with a leading "/".
-		h.ValueFiles = append(h.ValueFiles, "/"+path.Clean(strings.TrimPrefix(strings.TrimPrefix(vf, "./"), "/")))
-	}
+	h := &Helm{ReleaseName: release, ValuesObject: s.Values, ValueFiles: files}
 	for i, pr := range s.PostRenderers {
 		if pr.Kustomize == nil {
 			continue

@@ -37,7 +37,8 @@ func FuzzFluxHelmRelease(f *testing.F) {
 		switch {
 		case got.app != nil:
 			h := got.app.RenderHelm()
-			if got.app.Spec.Path != "c" || h.ReleaseName == "" || len(h.ReleaseName) > maxReleaseName || got.app.Origin == nil {
+			remote := got.app.Spec.Chart != nil && strings.HasPrefix(got.app.Spec.Path, RemoteChartRoot+"/")
+			if (got.app.Spec.Path != "c" && !remote) || h.ReleaseName == "" || len(h.ReleaseName) > maxReleaseName || got.app.Origin == nil {
 				t.Fatalf("app %+v renders as %+v", got.app.Spec, h)
 			}
 		case got.invalid != nil:

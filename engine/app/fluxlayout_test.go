@@ -96,10 +96,11 @@ func TestFluxReferenceLayout(t *testing.T) {
 func TestFluxHelmReleaseUnreadable(t *testing.T) {
 	t.Parallel()
 	cases := map[string]struct{ spec, want string }{
-		"helmrepository": {"chart:\n    spec:\n      chart: podinfo\n      version: 6.x\n      sourceRef: {kind: HelmRepository, name: podinfo}\n", "spec.chart.spec.sourceRef.kind: is HelmRepository (podinfo, chart podinfo 6.x): kdrift does not fetch charts from a HelmRepository yet"},
-		"ocirepository":  {"chartRef: {kind: OCIRepository, name: podinfo}\n", "spec.chartRef: takes the chart from OCIRepository podinfo, which kdrift does not read yet"},
-		"valuesfrom":     {"chart:\n    spec:\n      chart: ./charts/podinfo\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n  valuesFrom: [{kind: ConfigMap, name: values}]\n", "spec.valuesFrom: takes values from ConfigMaps and Secrets"},
-		"postrenderer":   {"chart:\n    spec:\n      chart: ./charts/podinfo\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n  postRenderers: [{kustomize: {patches: [{patch: ''}]}}]\n", "spec.postRenderers[0].kustomize.patches[0].patch: is missing"},
+		"bucket":        {"chart:\n    spec:\n      chart: podinfo\n      version: 6.x\n      sourceRef: {kind: Bucket, name: podinfo}\n", `spec.chart.spec.sourceRef.kind: is "Bucket" (podinfo, chart podinfo 6.x): kdrift reads charts from a GitRepository of this repository or a HelmRepository`},
+		"chartref kind": {"chartRef: {kind: GitRepository, name: podinfo}\n", `spec.chartRef.kind: is "GitRepository"; Flux takes a chart from an OCIRepository, a HelmChart or an ExternalArtifact`},
+		"no chart name": {"chart:\n    spec:\n      sourceRef: {kind: HelmRepository, name: podinfo}\n", "spec.chart.spec.chart: is missing"},
+		"valuesfrom":    {"chart:\n    spec:\n      chart: ./charts/podinfo\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n  valuesFrom: [{kind: ConfigMap, name: values}]\n", "spec.valuesFrom: takes values from ConfigMaps and Secrets"},
+		"postrenderer":  {"chart:\n    spec:\n      chart: ./charts/podinfo\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n  postRenderers: [{kustomize: {patches: [{patch: ''}]}}]\n", "spec.postRenderers[0].kustomize.patches[0].patch: is missing"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -120,10 +121,98 @@ func TestFluxHelmReleaseUnreadable(t *testing.T) {
 	}
 }
 
+// TestFluxHelmReleaseRemoteChart: a HelmRelease whose chart is in a Helm
+// repository or an OCI registry is an app whose chart is remote, named by
+// its Flux source (never by a URL the repository gives), with the version
+// it asks for; its values files are the chart's own.
+func TestFluxHelmReleaseRemoteChart(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		spec string
+		want app.RemoteChart
+	}{
+		"helmrepository": {"chart:\n    spec:\n      chart: podinfo\n      version: 6.x\n      valuesFiles: [values-prod.yaml]\n      sourceRef: {kind: HelmRepository, name: podinfo, namespace: flux-system}\n",
+			app.RemoteChart{SourceKind: "HelmRepository", SourceNamespace: "flux-system", SourceName: "podinfo", Chart: "podinfo", Version: "6.x", HelmChart: "podinfo-podinfo"}},
+		"no version": {"chart:\n    spec:\n      chart: podinfo\n      sourceRef: {kind: HelmRepository, name: podinfo}\n",
+			app.RemoteChart{SourceKind: "HelmRepository", SourceNamespace: "podinfo", SourceName: "podinfo", Chart: "podinfo", Version: "*", HelmChart: "podinfo-podinfo"}},
+		"ocirepository": {"chartRef: {kind: OCIRepository, name: podinfo}\n",
+			app.RemoteChart{SourceKind: "OCIRepository", SourceNamespace: "podinfo", SourceName: "podinfo"}},
+		"helmchart": {"chartRef: {kind: HelmChart, name: shared, namespace: flux-system}\n",
+			app.RemoteChart{SourceKind: "HelmChart", SourceNamespace: "flux-system", SourceName: "shared", HelmChart: "shared"}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			files := fluxtest.ReferenceLayout("https://github.com/example/gitops", "podinfo")
+			files["apps/base/podinfo/release.yaml"] = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: podinfo, namespace: podinfo}\nspec:\n  " + c.spec
+			res := discoverWith(t, files, source.Options{Flux: &app.FluxCluster{Path: "clusters/staging", From: "--cluster-path"}})
+			pi, ok := res.Find("podinfo")
+			if !ok {
+				t.Fatalf("no app: %+v", res.Invalid)
+			}
+			if pi.Spec.Chart == nil || *pi.Spec.Chart != c.want {
+				t.Fatalf("chart: %+v, want %+v", pi.Spec.Chart, c.want)
+			}
+			if pi.Spec.Path != "@charts/helmrelease/podinfo/podinfo" {
+				t.Fatalf("path %q", pi.Spec.Path)
+			}
+			if name == "helmrepository" && (pi.Spec.Helm == nil || len(pi.Spec.Helm.ValueFiles) != 1 || pi.Spec.Helm.ValueFiles[0] != "values-prod.yaml") {
+				t.Fatalf("values files are the chart's: %+v", pi.Spec.Helm)
+			}
+		})
+	}
+}
+
 func names(apps []app.App) []string {
 	var out []string
 	for _, a := range apps {
 		out = append(out, a.Metadata.Name)
 	}
 	return out
+}
+
+// TestFluxArtifactGenerator: Flux 2.7's layout, where each cluster's
+// apps Kustomization reads an ExternalArtifact that an ArtifactGenerator
+// makes of the repository's apps/ folder. kdrift rebuilds the artifact
+// from the revision with the generator's copy rules, renders the
+// Kustomization's path inside it and finds the HelmRelease it applies,
+// with that environment's values; the list is the same when it is kept
+// and read back.
+func TestFluxArtifactGenerator(t *testing.T) {
+	t.Parallel()
+	files := fluxtest.ReferenceLayout("ssh://git@github.com/example/gitops", "podinfo")
+	fluxtest.WithArtifactGenerator(files)
+	snap := snapshotOf(t, files, source.Options{Flux: &app.FluxCluster{Path: "clusters/production", From: "--cluster-path"}})
+	res := snap.Apps()
+	for _, in := range res.Invalid {
+		t.Errorf("invalid: %s: %v", in.Name, in.Err)
+	}
+	if got := strings.Join(names(res.Apps), " "); got != "apps flux-system infra-configs podinfo" {
+		t.Fatalf("apps of clusters/production: %s", got)
+	}
+	apps, _ := res.Find("apps")
+	if apps.Spec.Path != "@artifacts/flux-system/apps/production" || apps.Spec.Artifact == nil || apps.Spec.Artifact.Generator != "flux-system/apps" {
+		t.Fatalf("apps: path %q artifact %+v", apps.Spec.Path, apps.Spec.Artifact)
+	}
+	files2, _, err := app.BuildArtifact(snap, apps.Spec.Artifact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := files2["README.md"]; ok {
+		t.Fatal("an excluded file is in the artifact")
+	}
+	if _, ok := files2["production/kustomization.yaml"]; !ok {
+		t.Fatalf("artifact files: %v", files2)
+	}
+	pi, _ := res.Find("podinfo")
+	if pi.Origin == nil || pi.Origin.GeneratedBy != "apps" {
+		t.Fatalf("podinfo: %+v", pi.Origin)
+	}
+	objs, err := render.NewRenderer().RenderApp(context.Background(), snap, pi.Spec.Path, pi.RenderHelm())
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("render podinfo: %v %v", objs, err)
+	}
+	if objs[0].GetLabels()["env"] != "production" {
+		t.Fatalf("podinfo has production's values: %v", objs[0].GetLabels())
+	}
 }

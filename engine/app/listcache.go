@@ -240,6 +240,8 @@ type listApp struct {
 	File       string              `json:"file,omitempty"`
 	Origin     *Origin             `json:"origin,omitempty"`
 	Overlay    *render.Overlay     `json:"overlay,omitempty"`
+	Chart      *RemoteChart        `json:"chart,omitempty"`
+	Artifact   *Artifact           `json:"artifact,omitempty"`
 	SkipCRDs   bool                `json:"skipCRDs,omitempty"`
 	PostRender []render.PostRender `json:"postRender,omitempty"`
 }
@@ -296,7 +298,7 @@ func (e listErr) decode() error {
 func encodeResult(res LoadResult) (json.RawMessage, bool) {
 	var lr listResult
 	for _, a := range res.Apps {
-		la := listApp{App: a, File: a.File, Origin: a.Origin, Overlay: a.Spec.Overlay}
+		la := listApp{App: a, File: a.File, Origin: a.Origin, Overlay: a.Spec.Overlay, Chart: a.Spec.Chart, Artifact: a.Spec.Artifact}
 		if h := a.Spec.Helm; h != nil {
 			la.SkipCRDs, la.PostRender = h.SkipCRDs, h.PostRender
 		}
@@ -330,7 +332,7 @@ func decodeResult(data []byte) (LoadResult, bool) {
 	var res LoadResult
 	for _, la := range lr.Apps {
 		a := la.App
-		a.File, a.Origin, a.Spec.Overlay = la.File, la.Origin, la.Overlay
+		a.File, a.Origin, a.Spec.Overlay, a.Spec.Chart, a.Spec.Artifact = la.File, la.Origin, la.Overlay, la.Chart, la.Artifact
 		if a.Spec.Helm != nil {
 			a.Spec.Helm.SkipCRDs, a.Spec.Helm.PostRender = la.SkipCRDs, la.PostRender
 		} else if la.SkipCRDs || la.PostRender != nil {
@@ -442,7 +444,7 @@ func sumDelta(t versionedTree, name, id string, children *ChildCache) (int, int6
 
 // listFormat names the list file's format; a change makes an old file
 // empty.
-const listFormat = "kdrift-apps/2"
+const listFormat = "kdrift-apps/3"
 
 // maxLists is how many app lists a ChildCache keeps (the newest): the
 // head, a local commit ahead of it, the channel's.

@@ -76,6 +76,15 @@ type AppliedReader interface {
 	Applied(obj map[string]any) string
 }
 
+// ChartReleaser is an AppliedReader whose Applied names the chart it
+// last released ("chart NAME VERSION"), not a revision of the
+// repository.
+type ChartReleaser interface {
+	AppliedReader
+	// ReleasesCharts marks the tool.
+	ReleasesCharts()
+}
+
 // Tools are the registered GitOps tools, in the order discovery resolves
 // their declarations and their field managers, hooks and tracking are
 // listed. A new tool is one file (tool_NAME.go) and one entry here.

@@ -63,6 +63,29 @@ func (fluxHelmReleaseTool) Leaves(obj *unstructured.Unstructured) string {
 	return fluxKustomizationTool{}.Leaves(obj)
 }
 
+// Applied: the chart helm-controller last released, "chart NAME
+// VERSION" (status.history[0]; status.lastAttemptedRevision, the version
+// alone, before the first release is recorded).
+func (fluxHelmReleaseTool) Applied(obj map[string]any) string {
+	hist, _, _ := unstructured.NestedSlice(obj, "status", "history")
+	if len(hist) > 0 {
+		if m, ok := hist[0].(map[string]any); ok {
+			name, _ := m["chartName"].(string)
+			v, _ := m["chartVersion"].(string)
+			if v != "" && name != "" {
+				return "chart " + name + " " + v
+			}
+		}
+	}
+	if r, _, _ := unstructured.NestedString(obj, "status", "lastAttemptedRevision"); r != "" {
+		return "chart " + r
+	}
+	return ""
+}
+
+// ReleasesCharts: Applied is a chart release.
+func (fluxHelmReleaseTool) ReleasesCharts() {}
+
 // Tracking: the helm-controller's labels.
 func (fluxHelmReleaseTool) Tracking() Tracking {
 	return Tracking{Labels: []string{"helm.toolkit.fluxcd.io/name", "helm.toolkit.fluxcd.io/namespace"}}

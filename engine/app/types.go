@@ -4,6 +4,8 @@ package app
 
 import (
 	"fmt"
+	"path"
+	"strings"
 	"time"
 
 	"kdrift.dev/kdrift/engine/render"
@@ -60,6 +62,16 @@ type Spec struct {
 	// library folders the .jsonnet files of a plain folder at Path are
 	// evaluated with (Argo CD's source.directory.jsonnet).
 	Jsonnet *render.Jsonnet `json:"jsonnet,omitempty"`
+	// Chart, when set, is a chart kept outside the repository (in a Helm
+	// repository or an OCI registry) that the App renders instead of a
+	// folder; Path is then RemoteChartPath's mount, which no repository
+	// folder is. Set only for a discovered declaration.
+	Chart *RemoteChart `json:"-"`
+	// Artifact, when set, is the Flux ExternalArtifact the App reads
+	// instead of the repository, rebuilt from it by its generator's copy
+	// rules; Path is then inside Artifact.Mount(). Set only for a
+	// discovered declaration.
+	Artifact *Artifact `json:"-"`
 	// Overlay is what the declaring GitOps engine applies over Path
 	// beyond its kustomization (Argo CD's source.kustomize, a Flux
 	// Kustomization's patches, images, postBuild...); set only for a
@@ -77,6 +89,63 @@ type Spec struct {
 	// write (HPA, KEDA, VPA, Flagger, Argo Rollouts) are left to them;
 	// nil leaves them (the default).
 	Delegation *Delegation `json:"delegation,omitempty"`
+}
+
+// RemoteChart is a chart a declaration takes from a Helm repository or
+// an OCI registry: where it is (the Flux source object that names the
+// repository, or the repository URL an Argo CD source gives), which chart
+// and which version it asks for. It never says on its own where kdrift
+// may fetch from: the engine resolves it against the cluster's own
+// sources (ARCHITECTURE.md, "Remote charts in the engine").
+type RemoteChart struct {
+	// SourceKind is the Flux source that names the repository:
+	// HelmRepository, OCIRepository or HelmChart; "" for an Argo CD
+	// source.chart.
+	SourceKind string `json:"sourceKind,omitempty"`
+	// SourceNamespace and SourceName name that source object.
+	SourceNamespace string `json:"sourceNamespace,omitempty"`
+	SourceName      string `json:"sourceName,omitempty"`
+	// RepoURL is the repository as the declaration gives it (Argo CD's
+	// repoURL); "" when only the cluster's source object knows it.
+	RepoURL string `json:"repoURL,omitempty"`
+	// Chart is the chart's name; "" for an OCIRepository, whose artifact
+	// is the chart.
+	Chart string `json:"chart,omitempty"`
+	// Version is the version, or semver range, the declaration asks for
+	// ("" for the newest, which only the cluster's source can resolve).
+	Version string `json:"version,omitempty"`
+	// HelmChart is the HelmChart object Flux's source-controller makes
+	// for a HelmRelease's chart.spec (NAMESPACE-NAME of the release, in
+	// the source's namespace): its status says which version it resolved.
+	HelmChart string `json:"helmChart,omitempty"`
+}
+
+// RemoteChartRoot is the folder under which RemoteChartPath mounts remote
+// charts for their render; it is not a folder a repository can name in an
+// App (it starts with "@").
+const RemoteChartRoot = "@charts"
+
+// RemoteChartPath is the render path of the remote chart of the
+// declaration kind NAMESPACE/NAME: a folder of its own under
+// RemoteChartRoot.
+func RemoteChartPath(kind, namespace, name string) string {
+	return path.Join(RemoteChartRoot, strings.ToLower(kind), namespace, name)
+}
+
+// Where says where the chart is as a person reads it: "chart podinfo
+// 6.x from HelmRepository flux-system/podinfo".
+func (c *RemoteChart) Where() string {
+	what := "chart"
+	if c.Chart != "" {
+		what += " " + c.Chart
+	}
+	if c.Version != "" {
+		what += " " + c.Version
+	}
+	if c.SourceKind != "" {
+		return fmt.Sprintf("%s from %s %s/%s", what, c.SourceKind, c.SourceNamespace, c.SourceName)
+	}
+	return what + " from " + c.RepoURL
 }
 
 // HealthSpec is the team's health checks.

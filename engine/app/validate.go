@@ -158,6 +158,9 @@ func validateHelm(a App, fsys fs.FS, mk func(field, problem, fix string) error) 
 			errs = append(errs, mk(field, err.Error(), "name a values file relative to the chart folder, or from the repository root with a leading /"))
 			continue
 		}
+		if a.Spec.Chart != nil && !strings.HasPrefix(vf, "/") {
+			continue // in the remote chart: its render says when one is missing
+		}
 		if st, err := fs.Stat(fsys, p); err != nil || st.IsDir() {
 			errs = append(errs, mk(field, fmt.Sprintf("%s does not exist in this revision", p), "commit the values file, or fix the path"))
 		}
