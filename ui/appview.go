@@ -211,6 +211,11 @@ func (v *appView) render(w, h int) string {
 		b.WriteByte('\n')
 		extra++
 	}
+	if a.Chart != "" {
+		b.WriteString(s.Info.Render(cut("renders "+a.Chart, w)))
+		b.WriteByte('\n')
+		extra++
+	}
 	if why := healthWhy(a.HealthDetail); why != "" {
 		// Which rule made the app's health, on which object, and why.
 		obj := ""

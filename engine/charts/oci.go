@@ -117,6 +117,8 @@ func ociError(ref Ref, err error, what string) *Error {
 	switch {
 	case errors.As(err, &er) && (er.StatusCode == 401 || er.StatusCode == 403), errors.Is(err, auth.ErrBasicCredentialNotFound):
 		return needsCredentials(ref, err)
+	case (errors.Is(err, errdef.ErrNotFound) || errors.As(err, &er) && er.StatusCode == 404) && ref.Digest != "":
+		return fail(ref, err, "check the pinned digest: the cluster's source may name an artifact the registry no longer holds", "%s %s is not in the registry", what, ref.Digest)
 	case errors.Is(err, errdef.ErrNotFound), errors.As(err, &er) && er.StatusCode == 404:
 		return fail(ref, err, "check the location, chart and version (the tag is the version, \"+\" written \"_\")", "%s is not in the registry", what)
 	case errors.Is(err, content.ErrMismatchedDigest), errors.Is(err, content.ErrTrailingData):

@@ -44,8 +44,9 @@ func (e *Engine) noteApplied(gk schema.GroupKind, objs []map[string]any) {
 	}
 }
 
-// readFluxApplied lists the live Flux Kustomizations of the destination
-// context, when snap declares Flux, for the revisions they applied.
+// readFluxApplied lists the live Flux Kustomizations and HelmReleases of
+// the destination context, when snap declares Flux, for the revisions and
+// chart versions they applied.
 func (e *Engine) readFluxApplied(ctx context.Context, snap *source.Snapshot) {
 	if snap.Apps().Flux == nil {
 		return
@@ -56,22 +57,26 @@ func (e *Engine) readFluxApplied(ctx context.Context, snap *source.Snapshot) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, liveFluxTimeout)
 	defer cancel()
-	ks, err := listFlux(ctx, cs, fluxKustomizationGVK)
-	if err != nil {
-		return // the pass reports an unreachable cluster
+	for _, gvk := range []schema.GroupVersionKind{fluxKustomizationGVK, fluxHelmReleaseGVK} {
+		ks, err := listFlux(ctx, cs, gvk)
+		if err != nil {
+			return // the pass reports an unreachable cluster
+		}
+		objs := make([]map[string]any, 0, len(ks))
+		for _, k := range ks {
+			objs = append(objs, k.Object)
+		}
+		e.noteApplied(gvk.GroupKind(), objs)
 	}
-	objs := make([]map[string]any, 0, len(ks))
-	for _, k := range ks {
-		objs = append(objs, k.Object)
-	}
-	e.noteApplied(fluxKustomizationGVK.GroupKind(), objs)
 }
 
 // ownerApplied says which revision the owner of a last applied, from its
 // live declaration, and how it stands against rev, the revision kdrift
 // compares: "" when the live declaration carries none.
 func (e *Engine) ownerApplied(a app.App, rev source.Revision) string {
-	if a.Origin == nil {
+	if a.Origin == nil || a.Spec.Chart != nil {
+		// A remote chart's version is compared once it is resolved
+		// (chartApplied).
 		return ""
 	}
 	e.mu.Lock()
@@ -79,6 +84,10 @@ func (e *Engine) ownerApplied(a app.App, rev source.Revision) string {
 	e.mu.Unlock()
 	if applied == "" {
 		return ""
+	}
+	if _, ok := app.ToolOf(a.Origin).(app.ChartReleaser); ok {
+		// A release names its chart's version, not a commit.
+		return fmt.Sprintf("%s last released %s, from the chart folder %s", a.Origin.Engine, applied, a.Spec.Path)
 	}
 	if rev.Hash != "" && strings.Contains(applied, rev.Hash) {
 		return fmt.Sprintf("%s applied %s, the revision kdrift compares", a.Origin.Engine, applied)

@@ -72,6 +72,14 @@ type Options struct {
 	// flux-system Kustomization names it when Flux runs there and reads
 	// this repository; else every Flux declaration of the tree is one.
 	ClusterPath string
+	// ChartRepos are Helm repositories and OCI locations kdrift may fetch
+	// charts from beside those the cluster's live Flux sources name
+	// (--chart-repo); a committed file never adds one.
+	ChartRepos []string
+	// ChartCacheDir keeps fetched chart archives between processes,
+	// content-addressed (charts.Fetcher.CacheDir); empty keeps them in
+	// memory only.
+	ChartCacheDir string
 	// ReadOnly is the one switch that keeps the engine from writing to a
 	// cluster: no heal, hand-over (release), prune or apply from any path,
 	// Sync included (it fails with ErrReadOnly unless it is a dry run),
@@ -183,6 +191,8 @@ type Engine struct {
 	clients  *live.Clients
 	fights   *fight.Detector
 	bus      *bus
+	// charts fetches the remote charts of apps (remotechart.go).
+	charts *remoteCharts
 
 	mu       sync.Mutex
 	head     source.Revision
@@ -258,6 +268,7 @@ func New(opts Options) (*Engine, error) {
 		clients:  live.NewClients(opts.Kubeconfig, opts.Live),
 		fights:   fight.New(opts.Fight),
 		bus:      newBus(opts.EventBuffer),
+		charts:   newRemoteCharts(opts),
 		states:   map[string]*appState{},
 		clusters: map[string]*cluster{},
 	}

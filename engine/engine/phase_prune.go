@@ -196,7 +196,11 @@ func (p *pass) renderedByOthers(ctx context.Context) (map[string]string, error) 
 			// have: its objects are not in this cluster.
 			continue
 		}
-		objs, err := p.e.renderer.RenderApp(ctx, p.snap, a.Spec.Path, cl.withCapabilities(a.RenderHelm()))
+		tree, _, err := p.e.chartTree(ctx, a, p.snap)
+		var objs []*unstructured.Unstructured
+		if err == nil {
+			objs, err = p.e.renderer.RenderApp(ctx, tree, a.Spec.Path, cl.withCapabilities(a.RenderHelm()))
+		}
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("App %s does not render (%v)", a.Metadata.Name, err))
 			continue

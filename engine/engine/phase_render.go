@@ -39,7 +39,17 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 	h := p.app.RenderHelm()
 	var r reached
 	waited := false
-	if render.IsChart(p.snap, path.Clean(p.app.Spec.Path)) {
+	tree, chart, err := p.e.chartTree(ctx, p.app, p.snap)
+	if err != nil {
+		return p.fail(status.SyncError, err)
+	}
+	if chart != nil {
+		p.status.Chart = chart.what
+		if s := p.e.chartApplied(p.app, chart); s != "" {
+			p.status.OwnerApplied = s
+		}
+	}
+	if render.IsChart(tree, path.Clean(p.app.Spec.Path)) {
 		// A chart renders for its destination, as Argo CD renders it:
 		// .Capabilities is the cluster's version and API versions, so it
 		// waits for the version check and discovery (which the compare
@@ -51,7 +61,7 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 		}
 	}
 	start := time.Now()
-	objs, err := p.e.renderer.RenderApp(ctx, p.snap, p.app.Spec.Path, h)
+	objs, err := p.e.renderer.RenderApp(ctx, tree, p.app.Spec.Path, h)
 	p.e.opts.Observer.Timed(PhaseRender, p.name, time.Since(start), err)
 	if err != nil {
 		return p.fail(status.SyncError, fmt.Errorf("render %s: %w", p.app.Spec.Path, err))

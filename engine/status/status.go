@@ -360,6 +360,12 @@ type AppStatus struct {
 	// kdrift compares ("Flux applied main@sha1:3f2a…; kdrift compares
 	// 9c41e7d …"); empty when the cluster does not say.
 	OwnerApplied string `json:"ownerApplied,omitempty"`
+	// Chart says which remote chart the app rendered, at which version
+	// and digest, and what allowed and resolved it ("chart podinfo 6.7.1
+	// (sha256:…) from HelmRepository flux-system/podinfo on context
+	// "prod" (version resolved by HelmChart …)"); empty for an app whose
+	// render reads the repository only.
+	Chart string `json:"chart,omitempty"`
 }
 
 // DriftedObjects counts the resources that are not Synced or Ignored

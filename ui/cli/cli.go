@@ -66,6 +66,9 @@ type globalFlags struct {
 	logFile    string
 	// clusterPath is the Flux cluster folder to follow.
 	clusterPath string
+	// chartRepos are --chart-repo: repositories charts may be fetched
+	// from beside those the cluster's Flux sources name.
+	chartRepos []string
 	// observer, when set, is told the engine's step timings (the
 	// controller's metrics); not a flag.
 	observer engine.Observer
@@ -84,6 +87,7 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&g.context, "context", "", "only the Apps whose destination is this kubeconfig context (an App with none counts as the current context); never redirects an App")
 	fs.StringVar(&g.clusterPath, "cluster-path", "", "Flux cluster folder to follow (clusters/production): only the Kustomizations and HelmReleases it reaches are apps (default: the folder the cluster's live flux-system Kustomization applies)")
+	fs.StringArrayVar(&g.chartRepos, "chart-repo", nil, "a Helm repository (https://…) or OCI location (oci://…) kdrift may fetch charts from, beside those the cluster's live Flux sources name; repeatable (a committed file never allows one)")
 	fs.StringVar(&g.logFile, "log-file", "", "write logs to this file (the UI never logs to the screen; the controller logs to stderr without it)")
 }
 

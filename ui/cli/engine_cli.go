@@ -51,6 +51,7 @@ func openEngine(ctx context.Context, g *globalFlags, readOnly bool, use engineUs
 		Context:     g.context,
 		Apps:        apps,
 		ClusterPath: g.clusterPath,
+		ChartRepos:  g.chartRepos,
 		ReadOnly:    readOnly,
 		Keys:        keys,
 		Observer:    g.observer,
@@ -69,6 +70,7 @@ func openEngine(ctx context.Context, g *globalFlags, readOnly bool, use engineUs
 		opts.RenderCacheDir = render.DefaultCacheDir()
 		if opts.RenderCacheDir != "" {
 			opts.DiscoverCacheDir = filepath.Join(filepath.Dir(opts.RenderCacheDir), "discover")
+			opts.ChartCacheDir = filepath.Join(filepath.Dir(opts.RenderCacheDir), "charts")
 		}
 	}
 	if use == oneShot && readOnly {

@@ -1,0 +1,530 @@
+package engine
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/charts"
+	"kdrift.dev/kdrift/engine/redact"
+	"kdrift.dev/kdrift/engine/render"
+	"kdrift.dev/kdrift/engine/source"
+)
+
+// The Flux source kinds whose live objects say where a HelmRelease's chart
+// is and which version the cluster resolved (ARCHITECTURE.md, "Remote
+// charts in the engine"). kdrift only lists them.
+var (
+	fluxHelmRepositoryGVK  = schema.GroupVersionKind{Group: "source.toolkit.fluxcd.io", Version: "v1", Kind: "HelmRepository"}
+	fluxHelmChartGVK       = schema.GroupVersionKind{Group: "source.toolkit.fluxcd.io", Version: "v1", Kind: "HelmChart"}
+	fluxOCIRepositoryGVK   = schema.GroupVersionKind{Group: "source.toolkit.fluxcd.io", Version: "v1", Kind: "OCIRepository"}
+	fluxOCIRepositoryBeta2 = schema.GroupVersionKind{Group: "source.toolkit.fluxcd.io", Version: "v1beta2", Kind: "OCIRepository"}
+)
+
+// chartSourcesFresh is how long one read of the live Flux sources serves
+// every remote chart of a context: the versions the cluster resolves move
+// at its own interval, and a pass of every app must not list them again.
+const chartSourcesFresh = 15 * time.Second
+
+// maxUnpackedChart bounds a remote chart's files, unpacked.
+const maxUnpackedChart = 64 << 20
+
+// chartMemo is how long a fetched, unpacked chart of an exact version is
+// reused without asking its repository again.
+const chartMemo = time.Hour
+
+// chartRetry is how long a chart the cache served is reused before its
+// repository is asked again.
+const chartRetry = 2 * time.Minute
+
+// maxChartMemo bounds how many unpacked charts the engine keeps.
+const maxChartMemo = 64
+
+// remoteCharts fetches and keeps the remote charts of an engine's apps,
+// and the live Flux sources that allow and resolve them.
+type remoteCharts struct {
+	fetcher *charts.Fetcher
+	// allow are the locations --chart-repo names.
+	allow []charts.Location
+
+	mu      sync.Mutex
+	sources map[string]*liveSources // by kubeconfig context
+	argo    map[string]*argoRepos   // by context and namespace
+	// artifacts are ExternalArtifacts rebuilt, by root tree and rules.
+	artifacts map[string]*builtArtifact
+	memo      map[string]*fetchedChart
+}
+
+// liveSources are the live Flux source objects of one cluster, by
+// "KIND/NAMESPACE/NAME", as read at a time; missing says, per kind, why
+// it could not be read ("" when the cluster does not serve it).
+type liveSources struct {
+	at      time.Time
+	objs    map[string]map[string]any
+	missing map[string]string
+	ctxName string
+}
+
+// argoRepos are the locations the live Argo CD repository Secrets of one
+// namespace name, as read at a time, or why they could not be read.
+type argoRepos struct {
+	at   time.Time
+	locs []charts.Location
+	err  error
+}
+
+// fetchedChart is a chart fetched and unpacked.
+type fetchedChart struct {
+	at     time.Time
+	digest string
+	name   string
+	files  map[string][]byte
+	by     string
+	cached bool
+}
+
+// newRemoteCharts is the remote charts of an engine with opts.
+func newRemoteCharts(opts Options) *remoteCharts {
+	rc := &remoteCharts{
+		fetcher:   &charts.Fetcher{CacheDir: opts.ChartCacheDir},
+		sources:   map[string]*liveSources{},
+		argo:      map[string]*argoRepos{},
+		artifacts: map[string]*builtArtifact{},
+		memo:      map[string]*fetchedChart{},
+	}
+	for _, u := range opts.ChartRepos {
+		if u = strings.TrimSpace(u); u != "" {
+			rc.allow = append(rc.allow, charts.Location{URL: u, By: "--chart-repo"})
+		}
+	}
+	return rc
+}
+
+// renderedChart is the remote chart an app rendered.
+type renderedChart struct {
+	// name and version are the chart's.
+	name, version string
+	// what says which chart and version it is, its digest and what
+	// allowed and resolved it, for the app's status.
+	what string
+}
+
+// chartTree is the tree App a renders from: the snapshot, with its
+// remote chart (if it has one) fetched and mounted at its path, or the
+// Flux ExternalArtifact it reads rebuilt and mounted, and which chart
+// that is (nil without one).
+func (e *Engine) chartTree(ctx context.Context, a app.App, snap *source.Snapshot) (render.Tree, *renderedChart, error) {
+	if art := a.Spec.Artifact; art != nil {
+		files, id, err := e.charts.artifact(snap, art)
+		if err != nil {
+			return nil, nil, err
+		}
+		return render.Mount(snap, art.Mount(), files, id), nil, nil
+	}
+	if a.Spec.Chart == nil {
+		return snap, nil, nil
+	}
+	ref, allowed, why, err := e.resolveChart(ctx, a)
+	if err != nil {
+		return nil, nil, err
+	}
+	fc, err := e.charts.fetch(ctx, ref, allowed)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", a.Spec.Chart.Where(), err)
+	}
+	rc := &renderedChart{name: fc.name, version: ref.Version}
+	rc.what = fmt.Sprintf("chart %s %s (%s) %s", fc.name, ref.Version, shortDigest(fc.digest), why)
+	if fc.cached {
+		rc.what += "; from the chart cache"
+	}
+	return render.Mount(snap, a.Spec.Path, fc.files, fc.digest), rc, nil
+}
+
+// chartApplied says which chart version the owner of a last released
+// (its live declaration, as read at the last head load) against the
+// version kdrift renders: "" when the cluster does not say.
+func (e *Engine) chartApplied(a app.App, rc *renderedChart) string {
+	if a.Origin == nil || rc == nil {
+		return ""
+	}
+	e.mu.Lock()
+	applied := e.applied[appliedKey(a.Origin.Kind, a.Origin.Namespace, a.Origin.Name)]
+	e.mu.Unlock()
+	if applied == "" {
+		return ""
+	}
+	mine := "chart " + rc.name + " " + rc.version
+	if applied == mine || applied == "chart "+rc.version || applied == rc.version {
+		return fmt.Sprintf("%s applied %s, the version kdrift renders", a.Origin.Engine, applied)
+	}
+	return fmt.Sprintf("%s applied %s; kdrift renders %s (the owner has not released it yet, or its release failed: see the %s's status)", a.Origin.Engine, applied, mine, a.Origin.Kind)
+}
+
+// shortDigest is "sha256:" and the first 12 hex digits of d.
+func shortDigest(d string) string {
+	if len(d) > len("sha256:")+12 {
+		return d[:len("sha256:")+12]
+	}
+	return d
+}
+
+// builtArtifact is an ExternalArtifact rebuilt from one tree.
+type builtArtifact struct {
+	files map[string][]byte
+	id    string
+}
+
+// maxArtifactMemo bounds how many rebuilt artifacts the engine keeps.
+const maxArtifactMemo = 16
+
+// artifact rebuilds art from snap, or takes it from the last rebuild of
+// the same rules from the same root tree.
+func (rc *remoteCharts) artifact(snap *source.Snapshot, art *app.Artifact) (map[string][]byte, string, error) {
+	root, err := snap.TreeHash(".")
+	if err != nil {
+		return nil, "", err
+	}
+	key := root + "\x00" + fmt.Sprintf("%+v", *art)
+	rc.mu.Lock()
+	b := rc.artifacts[key]
+	rc.mu.Unlock()
+	if b != nil {
+		return b.files, b.id, nil
+	}
+	files, id, err := app.BuildArtifact(snap, art)
+	if err != nil {
+		return nil, "", err
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if len(rc.artifacts) >= maxArtifactMemo {
+		clear(rc.artifacts)
+	}
+	rc.artifacts[key] = &builtArtifact{files: files, id: id}
+	return files, id, nil
+}
+
+// fetch returns the chart ref names, unpacked: from the memo while it is
+// fresh (an exact version of a repository does not change; a digest never
+// does), else through the fetcher.
+func (rc *remoteCharts) fetch(ctx context.Context, ref charts.Ref, allowed []charts.Location) (*fetchedChart, error) {
+	key := strings.Join([]string{ref.Repo, ref.Artifact, ref.Chart, ref.Version, ref.Digest}, "\x00")
+	rc.mu.Lock()
+	fc := rc.memo[key]
+	rc.mu.Unlock()
+	if fc != nil {
+		// A chart the cache served (its repository may be down) is
+		// asked for again sooner, but not at every pass: a repository
+		// that does not answer costs the fetch's time limit.
+		fresh := chartMemo
+		if fc.cached {
+			fresh = chartRetry
+		}
+		if time.Since(fc.at) < fresh {
+			return fc, nil
+		}
+	}
+	c, err := rc.fetcher.Fetch(ctx, ref, append(allowed, rc.allow...))
+	if err != nil {
+		return nil, err
+	}
+	name, files, err := charts.Unpack(c.Archive, maxUnpackedChart)
+	if err != nil {
+		return nil, fmt.Errorf("the archive of chart %s %s does not unpack: %w", ref.Chart, ref.Version, err)
+	}
+	fc = &fetchedChart{at: time.Now(), digest: c.Digest, name: name, files: files, by: c.By, cached: c.FromCache}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if len(rc.memo) >= maxChartMemo {
+		var oldest string
+		for k, v := range rc.memo {
+			if oldest == "" || v.at.Before(rc.memo[oldest].at) {
+				oldest = k
+			}
+		}
+		delete(rc.memo, oldest)
+	}
+	rc.memo[key] = fc
+	return fc, nil
+}
+
+// errChart is a remote chart kdrift will not fetch or cannot resolve.
+type errChart struct{ what, problem, fix string }
+
+func (e *errChart) Error() string { return e.what + ": " + e.problem + "; " + e.fix }
+
+// resolveChart turns App a's remote chart into the exact chart to fetch,
+// from the live Flux source objects of its cluster: the repository their
+// spec names (the only location, with --chart-repo's, a fetch may use)
+// and the version their status resolved. why says where both came from.
+func (e *Engine) resolveChart(ctx context.Context, a app.App) (ref charts.Ref, allowed []charts.Location, why string, err error) {
+	rc := a.Spec.Chart
+	what := rc.Where()
+	if rc.SourceKind == "" {
+		return e.resolveArgoChart(ctx, a)
+	}
+	src, err := e.liveSources(ctx, a.Spec.Destination.Context)
+	if err != nil {
+		return ref, nil, "", &errChart{what, "the cluster's Flux sources could not be read: " + err.Error(), "check the cluster's reachability and kdrift's permission to list source.toolkit.fluxcd.io objects"}
+	}
+	on := "on " + src.ctxName
+	get := func(kind, ns, name string) (map[string]any, error) {
+		if o := src.objs[kind+"/"+ns+"/"+name]; o != nil {
+			return o, nil
+		}
+		problem := fmt.Sprintf("%s %s/%s is not in the cluster %s", kind, ns, name, on)
+		if m := src.missing[kind]; m != "" {
+			problem = fmt.Sprintf("the cluster's %ss could not be read %s (%s)", kind, on, m)
+		}
+		return nil, &errChart{what, problem, "kdrift fetches a chart only from a repository that a live Flux source, an Argo CD repository Secret or --chart-repo names; apply the source (flux reconcile source), or pass --chart-repo with its URL"}
+	}
+	switch rc.SourceKind {
+	case "OCIRepository":
+		obj, err := get("OCIRepository", rc.SourceNamespace, rc.SourceName)
+		if err != nil {
+			return ref, nil, "", err
+		}
+		url, _, _ := unstructured.NestedString(obj, "spec", "url")
+		ref = charts.Ref{Artifact: url, Chart: lastSegment(url)}
+		rev, _, _ := unstructured.NestedString(obj, "status", "artifact", "revision")
+		tag, _, _ := unstructured.NestedString(obj, "spec", "ref", "tag")
+		semverRange, _, _ := unstructured.NestedString(obj, "spec", "ref", "semver")
+		digest, _, _ := unstructured.NestedString(obj, "spec", "ref", "digest")
+		switch v, d, ok := strings.Cut(rev, "@"); {
+		case ok && exactVersion(v) && strings.HasPrefix(d, "sha256:"):
+			ref.Version, ref.Digest = v, d
+			why = fmt.Sprintf("from OCIRepository %s/%s %s (its resolved artifact %s)", rc.SourceNamespace, rc.SourceName, on, rev)
+		case digest != "" && exactVersion(tag):
+			ref.Version, ref.Digest = tag, digest
+			why = fmt.Sprintf("from OCIRepository %s/%s %s (its pinned digest)", rc.SourceNamespace, rc.SourceName, on)
+		case exactVersion(tag) && semverRange == "":
+			ref.Version = tag
+			why = fmt.Sprintf("from OCIRepository %s/%s %s (its tag; the source has not resolved it yet)", rc.SourceNamespace, rc.SourceName, on)
+		default:
+			asked := tag
+			if semverRange != "" {
+				asked = semverRange
+			}
+			return ref, nil, "", &errChart{what, fmt.Sprintf("OCIRepository %s/%s asks for %q and has not resolved a version yet (status.artifact is empty)", rc.SourceNamespace, rc.SourceName, asked), "wait for Flux to reconcile the source (flux reconcile source oci), or pin spec.ref.tag to one version"}
+		}
+		loc := charts.Location{URL: url, By: fmt.Sprintf("OCIRepository %s/%s (live %s)", rc.SourceNamespace, rc.SourceName, on)}
+		return ref, []charts.Location{loc}, why, nil
+	case "HelmChart", "HelmRepository":
+		hcNS, hcName := rc.SourceNamespace, rc.HelmChart
+		var hc map[string]any
+		repoNS, repoName, chart, version := rc.SourceNamespace, rc.SourceName, rc.Chart, rc.Version
+		if rc.SourceKind == "HelmChart" {
+			hc, err = get("HelmChart", hcNS, hcName)
+			if err != nil {
+				return ref, nil, "", err
+			}
+			kind, _, _ := unstructured.NestedString(hc, "spec", "sourceRef", "kind")
+			repoName, _, _ = unstructured.NestedString(hc, "spec", "sourceRef", "name")
+			chart, _, _ = unstructured.NestedString(hc, "spec", "chart")
+			version, _, _ = unstructured.NestedString(hc, "spec", "version")
+			if kind != "HelmRepository" {
+				return ref, nil, "", &errChart{what, fmt.Sprintf("HelmChart %s/%s takes its chart from a %s, which kdrift does not read through a HelmChart", hcNS, hcName, kind), "point the HelmRelease's chart.spec at the chart"}
+			}
+		} else {
+			hc = src.objs["HelmChart/"+hcNS+"/"+hcName]
+		}
+		repo, err := get("HelmRepository", repoNS, repoName)
+		if err != nil {
+			return ref, nil, "", err
+		}
+		url, _, _ := unstructured.NestedString(repo, "spec", "url")
+		ref = charts.Ref{Repo: url, Chart: chart}
+		resolved, by := helmChartVersion(hc, chart, repoName, version)
+		switch {
+		case resolved != "":
+			ref.Version = resolved
+			why = fmt.Sprintf("from HelmRepository %s/%s %s (version resolved by HelmChart %s/%s%s)", repoNS, repoName, on, hcNS, hcName, by)
+		case exactVersion(version):
+			ref.Version = version
+			why = fmt.Sprintf("from HelmRepository %s/%s %s (the pinned version)", repoNS, repoName, on)
+		default:
+			return ref, nil, "", &errChart{what, fmt.Sprintf("version %q is a range and the cluster has not resolved it (HelmChart %s/%s %s); kdrift renders a chart only at the version the cluster resolved or at a pinned one", version, hcNS, hcName, by), "wait for Flux to reconcile the HelmRelease, or pin chart.spec.version"}
+		}
+		loc := charts.Location{URL: url, By: fmt.Sprintf("HelmRepository %s/%s (live %s)", repoNS, repoName, on)}
+		return ref, []charts.Location{loc}, why, nil
+	}
+	return ref, nil, "", &errChart{what, "kdrift does not read charts from a " + rc.SourceKind, "compare this release with flux diff"}
+}
+
+// helmChartVersion is the version the live HelmChart hc resolved for
+// chart of HelmRepository repo at the version (or range) asked: "" with
+// why not (", which is not there", "… asks for another version") when it
+// does not say.
+func helmChartVersion(hc map[string]any, chart, repo, asked string) (string, string) {
+	if hc == nil {
+		return "", "is not in the cluster"
+	}
+	c, _, _ := unstructured.NestedString(hc, "spec", "chart")
+	r, _, _ := unstructured.NestedString(hc, "spec", "sourceRef", "name")
+	v, _, _ := unstructured.NestedString(hc, "spec", "version")
+	if v == "" {
+		v = "*"
+	}
+	if asked == "" {
+		asked = "*"
+	}
+	if c != chart || r != repo || v != asked {
+		return "", fmt.Sprintf("is for chart %s %s of %s, not what Git asks: Flux has not applied this change yet", c, v, r)
+	}
+	rev, _, _ := unstructured.NestedString(hc, "status", "artifact", "revision")
+	// A chart packaged from a GitRepository carries "+<digest>"; a
+	// repository's chart is its version alone.
+	if !exactVersion(rev) {
+		return "", "has not resolved a version yet (status.artifact is empty)"
+	}
+	return rev, ""
+}
+
+// exactVersion says whether v names one semantic version (a leading "v"
+// allowed), not a range.
+func exactVersion(v string) bool {
+	v = strings.TrimSpace(v)
+	if v == "" || strings.ContainsAny(v, "*xX^~<>=|, ") {
+		return false
+	}
+	_, err := semver.StrictNewVersion(strings.TrimPrefix(v, "v"))
+	return err == nil
+}
+
+// lastSegment is the last path segment of an OCI location.
+func lastSegment(u string) string {
+	u = strings.TrimRight(u, "/")
+	return u[strings.LastIndex(u, "/")+1:]
+}
+
+// liveSources returns the live Flux sources of a kubeconfig context,
+// listed at most every chartSourcesFresh.
+func (e *Engine) liveSources(ctx context.Context, kctx string) (*liveSources, error) {
+	if kctx == "" {
+		kctx = e.opts.Context
+	}
+	rc := e.charts
+	rc.mu.Lock()
+	s := rc.sources[kctx]
+	rc.mu.Unlock()
+	if s != nil && time.Since(s.at) < chartSourcesFresh {
+		return s, nil
+	}
+	cs, err := e.clients.For(kctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, liveFluxTimeout)
+	defer cancel()
+	s = &liveSources{at: time.Now(), objs: map[string]map[string]any{}, missing: map[string]string{}, ctxName: fmt.Sprintf("context %q", cs.Context)}
+	for _, gvk := range []schema.GroupVersionKind{fluxHelmRepositoryGVK, fluxHelmChartGVK, fluxOCIRepositoryGVK} {
+		items, err := listFlux(ctx, cs, gvk)
+		if err == nil && items == nil && gvk == fluxOCIRepositoryGVK {
+			// Flux before 2.6 serves OCIRepository at v1beta2 only.
+			items, err = listFlux(ctx, cs, fluxOCIRepositoryBeta2)
+		}
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+				return nil, err
+			}
+			s.missing[gvk.Kind] = err.Error()
+			continue
+		}
+		for _, o := range items {
+			s.objs[gvk.Kind+"/"+o.GetNamespace()+"/"+o.GetName()] = o.Object
+		}
+	}
+	rc.mu.Lock()
+	rc.sources[kctx] = s
+	rc.mu.Unlock()
+	return s, nil
+}
+
+// resolveArgoChart resolves an Argo CD source.chart: the repository the
+// Application names, fetched only when one of the live Argo CD
+// repository Secrets (in the Application's namespace) or --chart-repo
+// names it; the version targetRevision pins, else the one Argo CD last
+// synced (status.sync.revision).
+func (e *Engine) resolveArgoChart(ctx context.Context, a app.App) (charts.Ref, []charts.Location, string, error) {
+	rc := a.Spec.Chart
+	ref := charts.Ref{Repo: rc.RepoURL, Chart: rc.Chart, Version: rc.Version}
+	why := "from " + redact.URL(rc.RepoURL)
+	if !exactVersion(rc.Version) {
+		e.mu.Lock()
+		applied := e.applied[appliedKey(a.Origin.Kind, a.Origin.Namespace, a.Origin.Name)]
+		e.mu.Unlock()
+		if !exactVersion(applied) {
+			return ref, nil, "", &errChart{rc.Where(), fmt.Sprintf("targetRevision %q is not one version and Argo CD has not synced one (status.sync.revision); kdrift renders a chart only at the version the cluster resolved or at a pinned one", rc.Version), "pin targetRevision, or sync the Application once"}
+		}
+		ref.Version = applied
+		why += " (the version Argo CD last synced)"
+	}
+	locs, err := e.argoRepositories(ctx, a.Spec.Destination.Context, a.Origin.Namespace)
+	if err != nil {
+		why += "; the Argo CD repository Secrets could not be read (" + err.Error() + ")"
+	}
+	return ref, locs, why, nil
+}
+
+// argoRepositories lists the locations the live Argo CD repository
+// Secrets of namespace ns name (label argocd.argoproj.io/secret-type:
+// repository or repo-creds; only their url, type and enableOCI are
+// read), kept as long as the Flux sources are.
+func (e *Engine) argoRepositories(ctx context.Context, kctx, ns string) ([]charts.Location, error) {
+	if kctx == "" {
+		kctx = e.opts.Context
+	}
+	key := kctx + "\x00" + ns
+	rc := e.charts
+	rc.mu.Lock()
+	s := rc.argo[key]
+	rc.mu.Unlock()
+	if s != nil && time.Since(s.at) < chartSourcesFresh {
+		return s.locs, s.err
+	}
+	s = &argoRepos{at: time.Now()}
+	cs, err := e.clients.For(kctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, liveFluxTimeout)
+	defer cancel()
+	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	list, err := cs.Dynamic.Resource(secrets).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: "argocd.argoproj.io/secret-type in (repository,repo-creds)", Limit: maxLiveFluxObjects})
+	if err != nil {
+		s.err = err
+	} else {
+		for _, sec := range list.Items {
+			field := func(k string) string {
+				v, _, _ := unstructured.NestedString(sec.Object, "data", k)
+				b, err := base64.StdEncoding.DecodeString(v)
+				if err != nil {
+					return ""
+				}
+				return strings.TrimSpace(string(b))
+			}
+			u := field("url")
+			if u == "" {
+				continue
+			}
+			if (field("type") == "oci" || field("enableOCI") == "true") && !strings.Contains(u, "://") {
+				u = "oci://" + u
+			}
+			s.locs = append(s.locs, charts.Location{URL: u, By: fmt.Sprintf("Argo CD repository Secret %s/%s (live on context %q)", ns, sec.GetName(), cs.Context)})
+		}
+	}
+	rc.mu.Lock()
+	rc.argo[key] = s
+	rc.mu.Unlock()
+	return s.locs, s.err
+}

@@ -1,0 +1,407 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"kdrift.dev/kdrift/engine/engine"
+	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/internal/charttest"
+	"kdrift.dev/kdrift/internal/enginetest"
+	"kdrift.dev/kdrift/internal/fluxtest"
+	"kdrift.dev/kdrift/internal/gittest"
+)
+
+var (
+	helmRepositoriesGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmrepositories"}
+	helmChartsGVR       = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmcharts"}
+	ociRepositoriesGVR  = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"}
+)
+
+// createFluxStatus writes a live Flux object with the status its
+// controller would have written (through the status subresource).
+func createFluxStatus(t *testing.T, gvr schema.GroupVersionResource, obj map[string]any) {
+	t.Helper()
+	st := obj["status"]
+	delete(obj, "status")
+	createFlux(t, gvr, obj)
+	if st == nil {
+		return
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	c := enginetest.Dynamic(t).Resource(gvr).Namespace(u.GetNamespace())
+	got, err := c.Get(context.Background(), u.GetName(), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Object["status"] = st
+	if _, err := c.UpdateStatus(context.Background(), got, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("status of %s %s: %v", u.GetKind(), u.GetName(), err)
+	}
+}
+
+// setFluxStatus replaces the status of a live Flux object.
+func setFluxStatus(t *testing.T, gvr schema.GroupVersionResource, ns, name string, st map[string]any) {
+	t.Helper()
+	c := enginetest.Dynamic(t).Resource(gvr).Namespace(ns)
+	got, err := c.Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Object["status"] = st
+	if _, err := c.UpdateStatus(context.Background(), got, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// countingListener is a loopback address that only counts the
+// connections made to it: a host kdrift must never contact.
+func countingListener(t *testing.T) (addr string, conns *atomic.Int64) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns = &atomic.Int64{}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			_ = c.Close()
+		}
+	}()
+	t.Cleanup(func() { _ = l.Close() })
+	return l.Addr().String(), conns
+}
+
+// remoteAsHelmApplies is the Deployment of fluxtest.RemoteChart name for
+// production, as helm-controller leaves it.
+func remoteAsHelmApplies(name, image, ns string) (manifest string, labels, annotations map[string]string) {
+	return `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ` + name + `
+spec:
+  replicas: 3
+  selector:
+    matchLabels: {app: ` + name + `}
+  template:
+    metadata:
+      labels: {app: ` + name + `}
+    spec:
+      containers:
+      - name: ` + name + `
+        image: ` + image + `
+`, map[string]string{"app": name, "env": "production", "app.kubernetes.io/managed-by": "Helm",
+			"helm.toolkit.fluxcd.io/name": name, "helm.toolkit.fluxcd.io/namespace": ns},
+		map[string]string{"meta.helm.sh/release-name": name, "meta.helm.sh/release-namespace": ns}
+}
+
+// TestFluxRemoteChartsOnACluster: Flux's reference layout with
+// HelmReleases whose charts are remote (one from a Helm repository at a
+// version range, one from an OCI registry at a semver range), against a
+// real Helm repository and a real OCI registry on loopback. The live
+// sources name where the charts are and which versions they resolved:
+// kdrift fetches exactly those, renders them with the environment's
+// values, compares the Deployments field by field (a kubectl scale is
+// drift owned by kubectl) and says which chart it rendered and what Flux
+// released. The committed sources name a host that only counts
+// connections: it is never contacted, nor is the host of a source only
+// Git declares. A digest the registry does not serve is an error, never
+// a render.
+func TestFluxRemoteChartsOnACluster(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "flux-remote")
+	decoy, decoyConns := countingListener(t)
+
+	helmRepo := charttest.HelmRepo(t,
+		charttest.Chart{Name: "cache", Version: "1.2.0", Files: fluxtest.RemoteChart("cache", "1.2.0", "redis:7.2")},
+		charttest.Chart{Name: "cache", Version: "1.3.0", Files: fluxtest.RemoteChart("cache", "1.3.0", "redis:7.4")})
+	reg := charttest.Registry(t)
+	webDigest := reg.PushChart(t, "charts/web", charttest.Chart{Name: "web", Version: "6.7.1", Files: fluxtest.RemoteChart("web", "6.7.1", "nginx:1.27")})
+
+	const url = "https://git.example.com/team/fleet.git"
+	files := fluxtest.ReferenceLayout(url, ns)
+	fluxtest.RemoteReleases(files, ns, "http://"+decoy+"/charts", "oci://"+decoy+"/charts/web")
+	// A release whose HelmRepository only Git declares.
+	files["apps/base/cache/rogue.yaml"] = strings.ReplaceAll(`apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata: {name: rogue, namespace: flux-system}
+spec: {url: http://DECOY/charts}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: rogue, namespace: NS}
+spec:
+  chart:
+    spec: {chart: cache, version: 1.2.0, sourceRef: {kind: HelmRepository, name: rogue, namespace: flux-system}}
+`, "DECOY", decoy)
+	files["apps/base/cache/rogue.yaml"] = strings.ReplaceAll(files["apps/base/cache/rogue.yaml"], "namespace: NS", "namespace: "+ns)
+	files["apps/base/cache/kustomization.yaml"] = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [repository.yaml, release.yaml, rogue.yaml]\n"
+	repo := gittest.Init(t)
+	repo.Git("remote", "add", "origin", url)
+	repo.Commit("Flux reference layout with remote charts", files)
+
+	enginetest.InstallCRDs(t, "gitrepositories.source.toolkit.fluxcd.io.yaml", "kustomizations.kustomize.toolkit.fluxcd.io.yaml",
+		"helmreleases.helm.toolkit.fluxcd.io.yaml", "helmrepositories.source.toolkit.fluxcd.io.yaml",
+		"helmcharts.source.toolkit.fluxcd.io.yaml", "ocirepositories.source.toolkit.fluxcd.io.yaml")
+	if _, err := enginetest.Clientset(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "flux-system"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	createFlux(t, schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}, map[string]any{
+		"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+		"metadata": map[string]any{"name": "flux-system", "namespace": "flux-system"},
+		"spec":     map[string]any{"url": url, "interval": "1m0s", "ref": map[string]any{"branch": "main"}},
+	})
+	createFlux(t, schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}, map[string]any{
+		"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+		"metadata": map[string]any{"name": "flux-system", "namespace": "flux-system"},
+		"spec": map[string]any{"path": "./clusters/production", "prune": true, "interval": "10m0s",
+			"sourceRef": map[string]any{"kind": "GitRepository", "name": "flux-system"}},
+	})
+	// The live sources: the real servers, as the cluster's Flux has them.
+	createFlux(t, helmRepositoriesGVR, map[string]any{
+		"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository",
+		"metadata": map[string]any{"name": "cache", "namespace": "flux-system"},
+		"spec":     map[string]any{"url": helmRepo.URL, "interval": "1h"},
+	})
+	createFluxStatus(t, helmChartsGVR, map[string]any{
+		"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmChart",
+		"metadata": map[string]any{"name": ns + "-cache", "namespace": "flux-system"},
+		"spec": map[string]any{"chart": "cache", "version": "1.x", "interval": "10m",
+			"sourceRef": map[string]any{"kind": "HelmRepository", "name": "cache"}},
+		"status": map[string]any{"artifact": map[string]any{"revision": "1.2.0", "digest": "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+			"path": "helmchart/flux-system/" + ns + "-cache/cache-1.2.0.tgz", "url": "http://source-controller.flux-system.svc.cluster.local./helmchart/flux-system/cache-1.2.0.tgz", "lastUpdateTime": "2026-12-06T00:00:00Z"}},
+	})
+	ociURL := "oci://" + reg.Host + "/charts/web"
+	createFluxStatus(t, ociRepositoriesGVR, map[string]any{
+		"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "OCIRepository",
+		"metadata": map[string]any{"name": "web", "namespace": "flux-system"},
+		"spec":     map[string]any{"url": ociURL, "interval": "1h", "ref": map[string]any{"semver": ">=6.0.0"}},
+		"status": map[string]any{"artifact": map[string]any{"revision": "6.7.1@" + webDigest, "digest": "sha256:1111111111111111111111111111111111111111111111111111111111111111",
+			"path": "ocirepository/flux-system/web/x.tar.gz", "url": "http://source-controller.flux-system.svc.cluster.local./x.tar.gz", "lastUpdateTime": "2026-12-06T00:00:00Z"}},
+	})
+	createFluxStatus(t, schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}, map[string]any{
+		"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+		"metadata": map[string]any{"name": "cache", "namespace": ns},
+		"spec": map[string]any{"interval": "10m", "chart": map[string]any{"spec": map[string]any{"chart": "cache", "version": "1.x",
+			"sourceRef": map[string]any{"kind": "HelmRepository", "name": "cache", "namespace": "flux-system"}}}},
+		"status": map[string]any{"history": []any{map[string]any{"chartName": "cache", "chartVersion": "1.2.0", "name": "cache", "namespace": ns, "version": int64(1), "status": "deployed", "digest": "sha256:2222", "firstDeployed": "2026-12-06T00:00:00Z", "lastDeployed": "2026-12-06T00:00:00Z", "configDigest": "sha256:3333"}}},
+	})
+	for _, d := range []struct{ name, image string }{{"cache", "redis:7.2"}, {"web", "nginx:1.27"}} {
+		m, l, a := remoteAsHelmApplies(d.name, d.image, ns)
+		applyAs(t, ns, "helm-controller", m, l, a)
+	}
+	m, l, a := podinfoAsHelmApplies(ns)
+	applyAs(t, ns, "helm-controller", m, l, a)
+
+	e := newEngine(t, repo, func(o *engine.Options) { o.ChartCacheDir = t.TempDir() })
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range e.Apps() {
+		got = append(got, a.Name)
+	}
+	if strings.Join(got, " ") != "apps cache flux-system infra-configs podinfo rogue web" {
+		t.Fatalf("apps of clusters/production: %v", got)
+	}
+	cache := appStatus(t, e, "cache")
+	if cache.Sync != status.SyncSynced || len(cache.Resources) != 1 {
+		t.Fatalf("the cache chart's Deployment must compare Synced:\n%s", describe(cache))
+	}
+	if !strings.Contains(cache.Chart, "chart cache 1.2.0 (sha256:") || !strings.Contains(cache.Chart, "HelmRepository flux-system/cache") ||
+		!strings.Contains(cache.Chart, "version resolved by HelmChart flux-system/"+ns+"-cache") {
+		t.Fatalf("which chart was rendered: %q", cache.Chart)
+	}
+	if cache.OwnerApplied != "Flux applied chart cache 1.2.0, the version kdrift renders" {
+		t.Fatalf("owner applied: %q", cache.OwnerApplied)
+	}
+	web := appStatus(t, e, "web")
+	if web.Sync != status.SyncSynced || len(web.Resources) != 1 || !strings.Contains(web.Chart, "chart web 6.7.1") || !strings.Contains(web.Chart, "OCIRepository flux-system/web") {
+		t.Fatalf("the OCI chart's Deployment must compare Synced:\n%s\nchart %q", describe(web), web.Chart)
+	}
+	rogue := appStatus(t, e, "rogue")
+	if rogue.Sync != status.SyncError || !strings.Contains(rogue.Error, "HelmRepository flux-system/rogue is not in the cluster") {
+		t.Fatalf("a source only Git declares must not be fetched from:\n%s", describe(rogue))
+	}
+	if n := decoyConns.Load(); n != 0 {
+		t.Fatalf("the host only committed files name was contacted %d times", n)
+	}
+
+	// A kubectl scale is drift owned by kubectl.
+	force := true
+	scale := []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"cache","namespace":"` + ns + `"},"spec":{"replicas":5}}`)
+	if _, err := enginetest.Clientset(t).AppsV1().Deployments(ns).Patch(ctx, "cache", types.ApplyPatchType, scale, metav1.PatchOptions{FieldManager: "kubectl", Force: &force}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cache = appStatus(t, e, "cache")
+	r, _ := resource(cache, "Deployment", "cache")
+	f, ok := field(r, "/spec/replicas")
+	if cache.Sync != status.SyncOutOfSync || !ok || f.Class != status.OwnerPerson || len(f.Owners) == 0 || f.Owners[0].Manager != "kubectl" {
+		t.Fatalf("the scale must be drift owned by kubectl:\n%s", describe(cache))
+	}
+
+	// The cluster resolves 1.3.0: kdrift renders that version (its image
+	// differs from what Helm released), and says Flux has not released it.
+	setFluxStatus(t, helmChartsGVR, "flux-system", ns+"-cache", map[string]any{"artifact": map[string]any{"revision": "1.3.0", "digest": "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+		"path": "x", "url": "http://x", "lastUpdateTime": "2026-12-06T00:00:00Z"}})
+	// A digest the registry does not serve.
+	setFluxStatus(t, ociRepositoriesGVR, "flux-system", "web", map[string]any{"artifact": map[string]any{"revision": "6.7.1@sha256:" + strings.Repeat("ab", 32), "digest": "sha256:1111111111111111111111111111111111111111111111111111111111111111",
+		"path": "x", "url": "http://x", "lastUpdateTime": "2026-12-06T00:00:00Z"}})
+	e = newEngine(t, repo, func(o *engine.Options) { o.ChartCacheDir = t.TempDir() })
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cache = appStatus(t, e, "cache")
+	if !strings.Contains(cache.Chart, "chart cache 1.3.0") || !strings.Contains(cache.OwnerApplied, "Flux applied chart cache 1.2.0; kdrift renders chart cache 1.3.0") {
+		t.Fatalf("chart %q, owner applied %q", cache.Chart, cache.OwnerApplied)
+	}
+	r, _ = resource(cache, "Deployment", "cache")
+	image := false
+	for _, f := range r.Fields {
+		image = image || (strings.HasSuffix(f.Path, "/image") && fmt.Sprint(f.Desired) == "redis:7.4")
+	}
+	if cache.Sync != status.SyncOutOfSync || !image {
+		t.Fatalf("1.3.0's image must be drift:\n%s", describe(cache))
+	}
+	web = appStatus(t, e, "web")
+	if web.Sync != status.SyncError || !strings.Contains(web.Error, "sha256:abab") {
+		t.Fatalf("a digest the registry does not serve must be an error:\n%s", describe(web))
+	}
+	if n := decoyConns.Load(); n != 0 {
+		t.Fatalf("the host only committed files name was contacted %d times", n)
+	}
+}
+
+// TestArgoChartSourceOnACluster: an Argo CD Application whose source is a
+// chart of a Helm repository (paired with values kept in Git through a
+// ref source) is rendered from that repository when a live Argo CD
+// repository Secret names it, at the version targetRevision pins, and
+// compared; without the Secret, kdrift fetches nothing and says what
+// would allow it.
+func TestArgoChartSourceOnACluster(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "argo-chart")
+	helmRepo := charttest.HelmRepo(t, charttest.Chart{Name: "cache", Version: "1.2.0", Files: fluxtest.RemoteChart("cache", "1.2.0", "redis:7.2")})
+	const url = "https://git.example.com/team/gitops.git"
+	repo := gittest.Init(t)
+	repo.Git("remote", "add", "origin", url)
+	repo.Commit("an Argo CD chart app", map[string]string{
+		"envs/prod/cache.yaml": "replicaCount: 2\nenvironment: prod\n",
+		"argocd/cache.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: cache, namespace: argocd}
+spec:
+  project: default
+  sources:
+  - repoURL: ` + helmRepo.URL + `
+    chart: cache
+    targetRevision: 1.2.0
+    helm: {valueFiles: [$values/envs/prod/cache.yaml]}
+  - repoURL: ` + url + `
+    ref: values
+  destination: {server: https://kubernetes.default.svc, namespace: ` + ns + `}
+`,
+	})
+	applyAs(t, ns, "argocd-controller", `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: cache
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: cache}
+  template:
+    metadata:
+      labels: {app: cache}
+    spec:
+      containers:
+      - name: cache
+        image: redis:7.2
+`, map[string]string{"app": "cache", "env": "prod"}, map[string]string{"argocd.argoproj.io/tracking-id": "cache:apps/Deployment:" + ns + "/cache"})
+
+	// No repository Secret: nothing is fetched.
+	e := newEngine(t, repo, nil)
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := appStatus(t, e, "cache")
+	if c.Sync != status.SyncError || !strings.Contains(c.Error, "--chart-repo") || helmRepo.Connections() != 0 {
+		t.Fatalf("a repository only Git names must not be contacted (%d connections):\n%s", helmRepo.Connections(), describe(c))
+	}
+
+	// The cluster's Argo CD has the repository.
+	cs := enginetest.Clientset(t)
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "repo-cache", Namespace: "argocd", Labels: map[string]string{"argocd.argoproj.io/secret-type": "repository"}},
+		StringData: map[string]string{"type": "helm", "name": "cache", "url": helmRepo.URL}}
+	if _, err := cs.CoreV1().Secrets("argocd").Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.CoreV1().Secrets("argocd").Delete(context.Background(), "repo-cache", metav1.DeleteOptions{})
+	})
+	e = newEngine(t, repo, nil)
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c = appStatus(t, e, "cache")
+	if c.Sync != status.SyncSynced || len(c.Resources) != 1 || !strings.Contains(c.Chart, "chart cache 1.2.0") {
+		t.Fatalf("the chart with Git's values must compare Synced:\n%s\nchart %q", describe(c), c.Chart)
+	}
+}
+
+// TestFluxArtifactGeneratorOnACluster: Flux 2.7's layout, the apps
+// Kustomization reading an ExternalArtifact an ArtifactGenerator makes of
+// the repository: kdrift rebuilds it, finds the HelmRelease it applies and
+// compares the Deployment that release renders.
+func TestFluxArtifactGeneratorOnACluster(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "flux-artifact")
+	const url = "https://git.example.com/team/fleet.git"
+	files := fluxtest.ReferenceLayout(url, ns)
+	fluxtest.WithArtifactGenerator(files)
+	repo := gittest.Init(t)
+	repo.Git("remote", "add", "origin", url)
+	repo.Commit("Flux 2.7 layout", files)
+	m, l, a := podinfoAsHelmApplies(ns)
+	applyAs(t, ns, "helm-controller", m, l, a)
+	e := newEngine(t, repo, func(o *engine.Options) { o.ClusterPath = "clusters/production" })
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range e.Apps() {
+		got = append(got, a.Name)
+	}
+	if strings.Join(got, " ") != "apps flux-system infra-configs podinfo" {
+		t.Fatalf("apps: %v", got)
+	}
+	if apps := appStatus(t, e, "apps"); apps.Path != "@artifacts/flux-system/apps/production" {
+		t.Fatalf("apps reads the artifact: %q", apps.Path)
+	}
+	pi := appStatus(t, e, "podinfo")
+	if pi.Sync != status.SyncSynced {
+		t.Fatalf("podinfo:\n%s", describe(pi))
+	}
+}
