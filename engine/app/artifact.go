@@ -356,10 +356,13 @@ func mergeYAMLFiles(dst, src []byte) ([]byte, error) {
 	if err := yaml.Unmarshal(src, &s); err != nil {
 		return nil, err
 	}
-	return yaml.Marshal(mergeMaps(d, s))
+	return yaml.Marshal(MergeValues(d, s))
 }
 
-func mergeMaps(d, s map[string]any) map[string]any {
+// MergeValues merges s into d (modified and returned; nil makes a new
+// map) as Helm merges values: mappings key by key, s winning; anything
+// else replaced.
+func MergeValues(d, s map[string]any) map[string]any {
 	if d == nil {
 		d = map[string]any{}
 	}
@@ -367,7 +370,7 @@ func mergeMaps(d, s map[string]any) map[string]any {
 		dm, dok := d[k].(map[string]any)
 		sm, sok := v.(map[string]any)
 		if dok && sok {
-			d[k] = mergeMaps(dm, sm)
+			d[k] = MergeValues(dm, sm)
 			continue
 		}
 		d[k] = v

@@ -43,7 +43,7 @@ type fluxHelmRelease struct {
 		ReleaseName     string         `json:"releaseName"`
 		TargetNamespace string         `json:"targetNamespace"`
 		Values          map[string]any `json:"values"`
-		ValuesFrom      []any          `json:"valuesFrom"`
+		ValuesFrom      []ValuesFrom   `json:"valuesFrom"`
 		Suspend         bool           `json:"suspend"`
 		KubeConfig      map[string]any `json:"kubeConfig"`
 		Install         *struct {
@@ -101,8 +101,14 @@ func fluxHelmApp(fsys fs.FS, k pendingKustomization, repos map[string]gitReposit
 		return bad("", "cannot be read as a Flux HelmRelease: "+err.Error(), "fix the document")
 	}
 	s := hr.Spec
-	if len(s.ValuesFrom) > 0 {
-		return bad("spec.valuesFrom", "takes values from ConfigMaps and Secrets in the cluster, which kdrift does not read yet (a render reads nothing but the repository)", "move the values into spec.values, or compare this release with a kdrift App")
+	for i, v := range s.ValuesFrom {
+		f := fmt.Sprintf("spec.valuesFrom[%d]", i)
+		switch {
+		case v.Kind != "ConfigMap" && v.Kind != "Secret":
+			return bad(f+".kind", fmt.Sprintf("is %q; Flux takes values from a ConfigMap or a Secret", v.Kind), "write ConfigMap or Secret")
+		case strings.TrimSpace(v.Name) == "":
+			return bad(f+".name", "is missing", "name the "+v.Kind)
+		}
 	}
 	if len(s.KubeConfig) > 0 {
 		return bad("spec.kubeConfig", "names a cluster through a kubeconfig Secret; kdrift reaches clusters through kubeconfig contexts", "declare the app in "+Dir+"/ with spec.destination.context")
@@ -200,7 +206,7 @@ func fluxHelmApp(fsys fs.FS, k pendingKustomization, repos map[string]gitReposit
 		}
 		release = shortReleaseName(release)
 	}
-	h := &Helm{ReleaseName: release, ValuesObject: s.Values, ValueFiles: files}
+	h := &Helm{ReleaseName: release, ValuesObject: s.Values, ValueFiles: files, ValuesFrom: s.ValuesFrom}
 	for i, pr := range s.PostRenderers {
 		if pr.Kustomize == nil {
 			continue

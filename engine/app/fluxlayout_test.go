@@ -99,7 +99,7 @@ func TestFluxHelmReleaseUnreadable(t *testing.T) {
 		"bucket":        {"chart:\n    spec:\n      chart: podinfo\n      version: 6.x\n      sourceRef: {kind: Bucket, name: podinfo}\n", `spec.chart.spec.sourceRef.kind: is "Bucket" (podinfo, chart podinfo 6.x): kdrift reads charts from a GitRepository of this repository or a HelmRepository`},
 		"chartref kind": {"chartRef: {kind: GitRepository, name: podinfo}\n", `spec.chartRef.kind: is "GitRepository"; Flux takes a chart from an OCIRepository, a HelmChart or an ExternalArtifact`},
 		"no chart name": {"chart:\n    spec:\n      sourceRef: {kind: HelmRepository, name: podinfo}\n", "spec.chart.spec.chart: is missing"},
-		"valuesfrom":    {"chart:\n    spec:\n      chart: ./charts/podinfo\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n  valuesFrom: [{kind: ConfigMap, name: values}]\n", "spec.valuesFrom: takes values from ConfigMaps and Secrets"},
+		"valuesfrom":    {"chart:\n    spec:\n      chart: ./charts/podinfo\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n  valuesFrom: [{kind: Bucket, name: values}]\n", `spec.valuesFrom[0].kind: is "Bucket"; Flux takes values from a ConfigMap or a Secret`},
 		"postrenderer":  {"chart:\n    spec:\n      chart: ./charts/podinfo\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n  postRenderers: [{kustomize: {patches: [{patch: ''}]}}]\n", "spec.postRenderers[0].kustomize.patches[0].patch: is missing"},
 	}
 	for name, c := range cases {

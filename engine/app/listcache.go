@@ -244,6 +244,7 @@ type listApp struct {
 	Artifact   *Artifact           `json:"artifact,omitempty"`
 	SkipCRDs   bool                `json:"skipCRDs,omitempty"`
 	PostRender []render.PostRender `json:"postRender,omitempty"`
+	ValuesFrom []ValuesFrom        `json:"valuesFrom,omitempty"`
 }
 
 // listInvalid is an Invalid entry.
@@ -300,7 +301,7 @@ func encodeResult(res LoadResult) (json.RawMessage, bool) {
 	for _, a := range res.Apps {
 		la := listApp{App: a, File: a.File, Origin: a.Origin, Overlay: a.Spec.Overlay, Chart: a.Spec.Chart, Artifact: a.Spec.Artifact}
 		if h := a.Spec.Helm; h != nil {
-			la.SkipCRDs, la.PostRender = h.SkipCRDs, h.PostRender
+			la.SkipCRDs, la.PostRender, la.ValuesFrom = h.SkipCRDs, h.PostRender, h.ValuesFrom
 		}
 		lr.Apps = append(lr.Apps, la)
 	}
@@ -334,8 +335,8 @@ func decodeResult(data []byte) (LoadResult, bool) {
 		a := la.App
 		a.File, a.Origin, a.Spec.Overlay, a.Spec.Chart, a.Spec.Artifact = la.File, la.Origin, la.Overlay, la.Chart, la.Artifact
 		if a.Spec.Helm != nil {
-			a.Spec.Helm.SkipCRDs, a.Spec.Helm.PostRender = la.SkipCRDs, la.PostRender
-		} else if la.SkipCRDs || la.PostRender != nil {
+			a.Spec.Helm.SkipCRDs, a.Spec.Helm.PostRender, a.Spec.Helm.ValuesFrom = la.SkipCRDs, la.PostRender, la.ValuesFrom
+		} else if la.SkipCRDs || la.PostRender != nil || la.ValuesFrom != nil {
 			return LoadResult{}, false
 		}
 		res.Apps = append(res.Apps, a)

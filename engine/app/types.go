@@ -208,6 +208,27 @@ type Helm struct {
 	// PostRender are kustomize passes over the chart's output (a Flux
 	// HelmRelease's postRenderers); set only for a discovered declaration.
 	PostRender []render.PostRender `json:"-"`
+	// ValuesFrom are values the release takes from ConfigMaps and Secrets
+	// in the cluster (a Flux HelmRelease's valuesFrom), merged in order
+	// over ValueFiles and under Values; the engine reads them. Set only
+	// for a discovered declaration.
+	ValuesFrom []ValuesFrom `json:"-"`
+}
+
+// ValuesFrom is one ConfigMap or Secret key a release takes values from.
+type ValuesFrom struct {
+	// Kind is ConfigMap or Secret; Name is the object's, in the release's
+	// namespace.
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// ValuesKey is the data key (default values.yaml).
+	ValuesKey string `json:"valuesKey,omitempty"`
+	// TargetPath, when set, is the dotted path the key's whole value is
+	// set at, as a string; otherwise the value is a YAML document merged
+	// in.
+	TargetPath string `json:"targetPath,omitempty"`
+	// Optional: a missing object or key is skipped, not an error.
+	Optional bool `json:"optional,omitempty"`
 }
 
 // RenderHelm is how the App's chart renders, should Path hold one: the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/status"
 )
 
@@ -47,6 +48,7 @@ func (e *Engine) Detail(ctx context.Context, appName string, ref status.ObjectRe
 	key := refKey(ref)
 	desired := st.desired[key]
 	res, known := st.results[key]
+	sensitive := st.sensitive
 	ctxName := st.contextKey
 	st.run.Unlock()
 	if !known {
@@ -60,5 +62,5 @@ func (e *Engine) Detail(ctx context.Context, appName string, ref status.ObjectRe
 	if err != nil {
 		return status.ObjectDetail{}, &ObjectError{App: appName, Ref: ref, Err: err, named: true}
 	}
-	return e.opts.Diff.Detail(appName, desired, lv, res), nil
+	return e.opts.Diff.Detail(appName, diff.MaskSensitiveObject(desired, sensitive), diff.MaskSensitiveObject(lv, sensitive), res), nil
 }

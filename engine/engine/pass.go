@@ -59,9 +59,12 @@ type pass struct {
 	app     app.App
 	cl      *cluster
 	desired []*unstructured.Unstructured
-	live    map[string]*unstructured.Unstructured
-	results []status.ResourceStatus
-	extra   []*unstructured.Unstructured
+	// sensitive are the strings the render took from Secrets outside
+	// Secret objects (valuesFrom): masked in every field and message.
+	sensitive []string
+	live      map[string]*unstructured.Unstructured
+	results   []status.ResourceStatus
+	extra     []*unstructured.Unstructured
 	// pruneHold, when set, is why no prune candidate may be deleted this
 	// pass (another App's render could not be read).
 	pruneHold string
@@ -388,6 +391,7 @@ func (p *pass) scrubbed(msg string) string {
 	p.secretsOnce.Do(func() {
 		p.secrets = &redact.Secrets{}
 		p.secrets.AddObjects(p.desired)
+		p.secrets.Add(p.sensitive...)
 	})
 	return p.secrets.Scrub(p.e.renderer.Scrub(msg))
 }

@@ -196,6 +196,8 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 		}
 	}
 	sortResults(results)
+	diff.MaskSensitive(results, p.sensitive)
+	p.st.sensitive = p.sensitive
 	p.markFrozen(results)
 	p.publishDrift(results)
 	p.results = results

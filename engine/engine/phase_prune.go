@@ -197,9 +197,13 @@ func (p *pass) renderedByOthers(ctx context.Context) (map[string]string, error) 
 			continue
 		}
 		tree, _, err := p.e.chartTree(ctx, a, p.snap)
+		h := cl.withCapabilities(a.RenderHelm())
+		if err == nil {
+			_, err = p.e.withValuesFrom(ctx, a, cl, h)
+		}
 		var objs []*unstructured.Unstructured
 		if err == nil {
-			objs, err = p.e.renderer.RenderApp(ctx, tree, a.Spec.Path, cl.withCapabilities(a.RenderHelm()))
+			objs, err = p.e.renderer.RenderApp(ctx, tree, a.Spec.Path, h)
 		}
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("App %s does not render (%v)", a.Metadata.Name, err))

@@ -60,6 +60,22 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 			h = r.cl.withCapabilities(h)
 		}
 	}
+	if hs := p.app.Spec.Helm; hs != nil && len(hs.ValuesFrom) > 0 {
+		// The release's values from ConfigMaps and Secrets are read from
+		// its cluster before it renders.
+		if !waited {
+			r, waited = <-ready, true
+		}
+		if r.cl == nil || r.err != nil {
+			p.unreached = true
+			return p.fail(status.SyncUnknown, fmt.Errorf("spec.valuesFrom is read from the cluster, which cannot be reached: %v", r.err))
+		}
+		sensitive, err := p.e.withValuesFrom(ctx, p.app, r.cl, h)
+		if err != nil {
+			return p.fail(status.SyncError, err)
+		}
+		p.sensitive = sensitive
+	}
 	start := time.Now()
 	objs, err := p.e.renderer.RenderApp(ctx, tree, p.app.Spec.Path, h)
 	p.e.opts.Observer.Timed(PhaseRender, p.name, time.Since(start), err)

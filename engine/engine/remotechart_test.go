@@ -3,7 +3,10 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/internal/charttest"
@@ -403,5 +407,120 @@ func TestFluxArtifactGeneratorOnACluster(t *testing.T) {
 	pi := appStatus(t, e, "podinfo")
 	if pi.Sync != status.SyncSynced {
 		t.Fatalf("podinfo:\n%s", describe(pi))
+	}
+}
+
+// TestFluxValuesFromOnACluster: a HelmRelease's valuesFrom is read from
+// the cluster as helm-controller reads it (a ConfigMap's values merged, a
+// Secret key set at a targetPath), and what came from the Secret is
+// masked wherever kdrift shows it and never written to the render cache
+// on disk. A missing ConfigMap is an error naming it, as it fails the
+// release.
+func TestFluxValuesFromOnACluster(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "flux-valuesfrom")
+	const url = "https://git.example.com/team/fleet.git"
+	const token = "s3cr3t-t0ken"
+	files := map[string]string{
+		"clusters/prod/sync.yaml": `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec: {url: ` + url + `}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec: {path: ./apps, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}
+`,
+		"apps/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [release.yaml]\n",
+		"apps/release.yaml": `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web, namespace: ` + ns + `}
+spec:
+  chart:
+    spec: {chart: ./charts/web, sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}}
+  valuesFrom:
+  - {kind: ConfigMap, name: web-values}
+  - {kind: Secret, name: web-secret, valuesKey: token, targetPath: environment}
+  - {kind: ConfigMap, name: web-extra, optional: true}
+`,
+	}
+	for k, v := range fluxtest.RemoteChart("web", "1.0.0", "nginx:1.27") {
+		files["charts/web/"+k] = v
+	}
+	repo := gittest.Init(t)
+	repo.Git("remote", "add", "origin", url)
+	repo.Commit("a release with valuesFrom", files)
+	applyAs(t, ns, "helm-controller", `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+`, map[string]string{"app": "web", "env": "other"}, nil)
+
+	cacheDir := t.TempDir()
+	e := newEngine(t, repo, func(o *engine.Options) { o.RenderCacheDir = cacheDir })
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	web := appStatus(t, e, "web")
+	if web.Sync != status.SyncError || !strings.Contains(web.Error, "spec.valuesFrom[0]: ConfigMap "+ns+"/web-values is not in the cluster") {
+		t.Fatalf("a missing ConfigMap must be named:\n%s", describe(web))
+	}
+
+	cs := enginetest.Clientset(t)
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web-values"}, Data: map[string]string{"values.yaml": "replicaCount: 2\n"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-secret"}, StringData: map[string]string{"token": token}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e = newEngine(t, repo, func(o *engine.Options) { o.RenderCacheDir = cacheDir })
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	web = appStatus(t, e, "web")
+	r, _ := resource(web, "Deployment", "web")
+	env, ok := field(r, "/metadata/labels/env")
+	if web.Sync == status.SyncError || !ok || !env.Masked || fmt.Sprint(env.Desired) != diff.MaskedValue {
+		t.Fatalf("the label the Secret sets must show as changed, masked:\n%s\n%+v", describe(web), env)
+	}
+	if _, ok := field(r, "/spec/replicas"); ok {
+		t.Fatalf("replicas come from the ConfigMap and match:\n%s", describe(web))
+	}
+	d, err := e.Detail(ctx, "web", r.Ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range d.Desired {
+		if strings.Contains(l.Text, token) {
+			t.Fatalf("the diff view shows the Secret's value: %q", l.Text)
+		}
+	}
+	if strings.Contains(fmt.Sprintf("%+v", web), token) {
+		t.Fatal("the app status holds the Secret's value")
+	}
+	err = filepath.WalkDir(cacheDir, func(p string, de fs.DirEntry, err error) error {
+		if err != nil || de.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(data), token) {
+			t.Errorf("%s holds the Secret's value", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -30,6 +30,9 @@ type appState struct {
 	kinds   map[schema.GroupVersionKind]bool
 	desired map[string]*unstructured.Unstructured
 	results map[string]status.ResourceStatus
+	// sensitive are the last render's strings from Secrets (see
+	// pass.sensitive), masked in Detail too.
+	sensitive []string
 	// pruneRefusal is the last prune refusal published, so a refusal is
 	// reported once, not every pass.
 	pruneRefusal string

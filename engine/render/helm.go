@@ -65,6 +65,11 @@ type Helm struct {
 	// rides here for the same reason as Overlay.
 	Directory *Directory `json:"directory,omitempty"`
 
+	// Sensitive says Values or ValuesObject hold values taken from a
+	// Secret (a Flux HelmRelease's valuesFrom): the render is kept in
+	// memory only, never in the disk cache.
+	Sensitive bool `json:"sensitive,omitempty"`
+
 	// SkipCRDs leaves the chart's crds/ folder out (a Flux HelmRelease's
 	// install.crds: Skip).
 	SkipCRDs bool `json:"skipCRDs,omitempty"`

@@ -193,6 +193,10 @@ func (r *Renderer) RenderApp(ctx context.Context, tree Tree, dir string, h *Helm
 	r.mu.Lock()
 	disk := r.disk
 	r.mu.Unlock()
+	if h != nil && h.Sensitive {
+		// Its values hold what a Secret gave: never on disk.
+		disk = nil
+	}
 	if disk != nil {
 		if e := disk.load(tree, key, opts); e != nil {
 			r.mu.Lock()
