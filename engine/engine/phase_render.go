@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"time"
@@ -40,7 +41,12 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 	var r reached
 	waited := false
 	tree, chart, err := p.e.chartTree(ctx, p.app, p.snap)
-	if err != nil {
+	var unreached *errSourcesUnreachable
+	switch {
+	case errors.As(err, &unreached):
+		p.unreached = true
+		return p.fail(status.SyncUnknown, err)
+	case err != nil:
 		return p.fail(status.SyncError, err)
 	}
 	if chart != nil {

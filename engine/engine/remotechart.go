@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -258,6 +259,20 @@ func (rc *remoteCharts) fetch(ctx context.Context, ref charts.Ref, allowed []cha
 	return fc, nil
 }
 
+// errSourcesUnreachable is a remote chart whose cluster did not answer
+// the lists of its Flux sources: the app's comparison is Unknown, like
+// any app whose cluster cannot be reached.
+type errSourcesUnreachable struct {
+	what string
+	err  error
+}
+
+func (e *errSourcesUnreachable) Error() string {
+	return e.what + ": the cluster, whose Flux sources say where the chart is and which version, cannot be reached: " + redact.Text(e.err.Error())
+}
+
+func (e *errSourcesUnreachable) Unwrap() error { return e.err }
+
 // errChart is a remote chart kdrift will not fetch or cannot resolve.
 type errChart struct{ what, problem, fix string }
 
@@ -275,7 +290,7 @@ func (e *Engine) resolveChart(ctx context.Context, a app.App) (ref charts.Ref, a
 	}
 	src, err := e.liveSources(ctx, a.Spec.Destination.Context)
 	if err != nil {
-		return ref, nil, "", &errChart{what, "the cluster's Flux sources could not be read: " + err.Error(), "check the cluster's reachability and kdrift's permission to list source.toolkit.fluxcd.io objects"}
+		return ref, nil, "", &errSourcesUnreachable{what: what, err: err}
 	}
 	on := "on " + src.ctxName
 	get := func(kind, ns, name string) (map[string]any, error) {
@@ -284,7 +299,7 @@ func (e *Engine) resolveChart(ctx context.Context, a app.App) (ref charts.Ref, a
 		}
 		problem := fmt.Sprintf("%s %s/%s is not in the cluster %s", kind, ns, name, on)
 		if m := src.missing[kind]; m != "" {
-			problem = fmt.Sprintf("the cluster's %ss could not be read %s (%s)", kind, on, m)
+			problem = fmt.Sprintf("the cluster's %s objects could not be read %s (%s)", kind, on, m)
 		}
 		return nil, &errChart{what, problem, "kdrift fetches a chart only from a repository that a live Flux source, an Argo CD repository Secret or --chart-repo names; apply the source (flux reconcile source), or pass --chart-repo with its URL"}
 	}
@@ -434,10 +449,11 @@ func (e *Engine) liveSources(ctx context.Context, kctx string) (*liveSources, er
 			items, err = listFlux(ctx, cs, fluxOCIRepositoryBeta2)
 		}
 		if err != nil {
-			if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+			if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil || !apierrors.IsForbidden(err) && len(s.missing) == 2 {
+				// No list answered: the cluster is not reachable.
 				return nil, err
 			}
-			s.missing[gvk.Kind] = err.Error()
+			s.missing[gvk.Kind] = redact.Text(err.Error())
 			continue
 		}
 		for _, o := range items {

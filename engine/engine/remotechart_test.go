@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/engine"
@@ -289,6 +290,26 @@ spec:
 	web = appStatus(t, e, "web")
 	if web.Sync != status.SyncError || !strings.Contains(web.Error, "sha256:abab") {
 		t.Fatalf("a digest the registry does not serve must be an error:\n%s", describe(web))
+	}
+
+	// A cluster that does not answer: the remote charts' apps are
+	// Unknown, like every app of that cluster, and say why.
+	dead := kubeconfigWithDeadContext(t)
+	cfg, err := clientcmd.LoadFromFile(dead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.CurrentContext = "dead"
+	if err := clientcmd.WriteToFile(*cfg, dead); err != nil {
+		t.Fatal(err)
+	}
+	e = newEngine(t, repo, func(o *engine.Options) { o.Kubeconfig, o.ClusterPath = dead, "clusters/production" })
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cache = appStatus(t, e, "cache")
+	if cache.Sync != status.SyncUnknown || !strings.Contains(cache.Error, "cannot be reached") {
+		t.Fatalf("an unreachable cluster's remote chart must be Unknown:\n%s", describe(cache))
 	}
 	if n := decoyConns.Load(); n != 0 {
 		t.Fatalf("the host only committed files name was contacted %d times", n)
