@@ -419,19 +419,41 @@ type pendingGenerator struct {
 }
 
 // artifacts are the ExternalArtifacts the generators read so far make,
-// by NAMESPACE/NAME; one made by two generators differently is a
-// problem naming both.
+// by NAMESPACE/NAME. With a cluster folder, a generator declared in a
+// file under it wins over those of other folders (each cluster folder
+// may declare its own generator of the same name); otherwise an
+// artifact two generators make differently is a problem naming both.
 func (d *discovery) artifacts(repos map[string]gitRepository) map[string]generated {
-	out := map[string]generated{}
-	from := map[string]string{}
+	type made struct {
+		g    generated
+		file string
+	}
+	all := map[string][]made{}
 	for _, pg := range d.generators {
 		for name, g := range readGenerator(pg.gen, pg.file, repos, d.opts.SameRepo) {
-			if old, ok := out[name]; ok && !sameGenerated(old, g) {
-				out[name] = generated{problem: &problem{"spec.sourceRef", fmt.Sprintf("ExternalArtifact %s is made by two ArtifactGenerators differently (%s, %s)", name, from[name], pg.file),
-					"pass --cluster-path, or give the artifacts distinct names"}}
-				continue
+			all[name] = append(all[name], made{g, pg.file})
+		}
+	}
+	out := map[string]generated{}
+	for name, ms := range all {
+		if fc := d.opts.Flux; fc != nil && fc.Path != "" {
+			var mine []made
+			for _, m := range ms {
+				if under(m.file, fc.Path) {
+					mine = append(mine, m)
+				}
 			}
-			out[name], from[name] = g, pg.file
+			if len(mine) > 0 {
+				ms = mine
+			}
+		}
+		out[name] = ms[0].g
+		for _, m := range ms[1:] {
+			if !sameGenerated(ms[0].g, m.g) {
+				out[name] = generated{problem: &problem{"spec.sourceRef", fmt.Sprintf("ExternalArtifact %s is made by two ArtifactGenerators differently (%s, %s)", name, ms[0].file, m.file),
+					"pass --cluster-path with the folder of the cluster to compare, or give the artifacts distinct names"}}
+				break
+			}
 		}
 	}
 	return out

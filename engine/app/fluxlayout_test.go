@@ -216,3 +216,33 @@ func TestFluxArtifactGenerator(t *testing.T) {
 		t.Fatalf("podinfo has production's values: %v", objs[0].GetLabels())
 	}
 }
+
+// TestFluxArtifactGeneratorPerCluster: each cluster folder declares its
+// own generator of the same artifact name, copying different folders.
+// With a cluster folder, that folder's generator makes the artifact;
+// without one, no app is taken and the Error says to pass one.
+func TestFluxArtifactGeneratorPerCluster(t *testing.T) {
+	t.Parallel()
+	files := fluxtest.ReferenceLayout("ssh://git@github.com/example/gitops", "podinfo")
+	fluxtest.WithArtifactGenerator(files)
+	files["clusters/staging/artifacts.yaml"] = strings.Replace(files["clusters/staging/artifacts.yaml"], `exclude: ["*.md"]`, `exclude: ["*.md", "production/**"]`, 1)
+	res := snapshotOf(t, files, source.Options{Flux: &app.FluxCluster{Path: "clusters/staging", From: "--cluster-path"}}).Apps()
+	for _, in := range res.Invalid {
+		t.Errorf("invalid: %s: %v", in.Name, in.Err)
+	}
+	apps, ok := res.Find("apps")
+	if !ok || apps.Spec.Artifact == nil || len(apps.Spec.Artifact.Copy[0].Exclude) != 2 {
+		t.Fatalf("staging's generator must make the artifact: %+v", apps.Spec.Artifact)
+	}
+	res = discoverWith(t, files, source.Options{})
+	if _, ok := res.Find("apps"); ok {
+		t.Fatal("without a cluster folder, one of two generators was taken")
+	}
+	found := false
+	for _, in := range res.Invalid {
+		found = found || strings.Contains(in.Err.Error(), "pass --cluster-path")
+	}
+	if !found {
+		t.Fatalf("without a cluster folder the Error must say to pass --cluster-path: %+v", res.Invalid)
+	}
+}
