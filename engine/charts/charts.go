@@ -111,6 +111,10 @@ var exactVersion = regexp.MustCompile(`^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d
 	`(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?` +
 	`(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?$`)
 
+// Exact says whether v names one semantic version ("v" before it
+// allowed), not a range: the only versions Fetch takes.
+func Exact(v string) bool { return exactVersion.MatchString(v) }
+
 // sha256Digest is a digest as Ref.Digest and Chart.Digest spell it.
 var sha256Digest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
@@ -183,7 +187,7 @@ func check(ref Ref, loc *url.URL) error {
 	if strings.ContainsAny(ref.Chart, "/\\?#") || ref.Chart == "." || ref.Chart == ".." {
 		return fail(ref, nil, "give the chart's name alone (its repository goes in the repository URL)", "%q is not a chart name", ref.Chart)
 	}
-	if !exactVersion.MatchString(ref.Version) {
+	if !Exact(ref.Version) {
 		return fail(ref, nil, "pin an exact version such as 1.2.3 (kdrift renders what Git names, so a range would render whatever the repository holds today)",
 			"version %q is not an exact version", ref.Version)
 	}

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -316,13 +315,13 @@ func (e *Engine) resolveChart(ctx context.Context, a app.App) (ref charts.Ref, a
 		semverRange, _, _ := unstructured.NestedString(obj, "spec", "ref", "semver")
 		digest, _, _ := unstructured.NestedString(obj, "spec", "ref", "digest")
 		switch v, d, ok := strings.Cut(rev, "@"); {
-		case ok && exactVersion(v) && strings.HasPrefix(d, "sha256:"):
+		case ok && charts.Exact(v) && strings.HasPrefix(d, "sha256:"):
 			ref.Version, ref.Digest = v, d
 			why = fmt.Sprintf("from OCIRepository %s/%s %s (its resolved artifact %s)", rc.SourceNamespace, rc.SourceName, on, rev)
-		case digest != "" && exactVersion(tag):
+		case digest != "" && charts.Exact(tag):
 			ref.Version, ref.Digest = tag, digest
 			why = fmt.Sprintf("from OCIRepository %s/%s %s (its pinned digest)", rc.SourceNamespace, rc.SourceName, on)
-		case exactVersion(tag) && semverRange == "":
+		case charts.Exact(tag) && semverRange == "":
 			ref.Version = tag
 			why = fmt.Sprintf("from OCIRepository %s/%s %s (its tag; the source has not resolved it yet)", rc.SourceNamespace, rc.SourceName, on)
 		default:
@@ -364,7 +363,7 @@ func (e *Engine) resolveChart(ctx context.Context, a app.App) (ref charts.Ref, a
 		case resolved != "":
 			ref.Version = resolved
 			why = fmt.Sprintf("from HelmRepository %s/%s %s (version resolved by HelmChart %s/%s%s)", repoNS, repoName, on, hcNS, hcName, by)
-		case exactVersion(version):
+		case charts.Exact(version):
 			ref.Version = version
 			why = fmt.Sprintf("from HelmRepository %s/%s %s (the pinned version)", repoNS, repoName, on)
 		default:
@@ -399,21 +398,10 @@ func helmChartVersion(hc map[string]any, chart, repo, asked string) (string, str
 	rev, _, _ := unstructured.NestedString(hc, "status", "artifact", "revision")
 	// A chart packaged from a GitRepository carries "+<digest>"; a
 	// repository's chart is its version alone.
-	if !exactVersion(rev) {
+	if !charts.Exact(rev) {
 		return "", "has not resolved a version yet (status.artifact is empty)"
 	}
 	return rev, ""
-}
-
-// exactVersion says whether v names one semantic version (a leading "v"
-// allowed), not a range.
-func exactVersion(v string) bool {
-	v = strings.TrimSpace(v)
-	if v == "" || strings.ContainsAny(v, "*xX^~<>=|, ") {
-		return false
-	}
-	_, err := semver.StrictNewVersion(strings.TrimPrefix(v, "v"))
-	return err == nil
 }
 
 // lastSegment is the last path segment of an OCI location.
@@ -475,11 +463,11 @@ func (e *Engine) resolveArgoChart(ctx context.Context, a app.App) (charts.Ref, [
 	rc := a.Spec.Chart
 	ref := charts.Ref{Repo: rc.RepoURL, Chart: rc.Chart, Version: rc.Version}
 	why := "from " + redact.URL(rc.RepoURL)
-	if !exactVersion(rc.Version) {
+	if !charts.Exact(rc.Version) {
 		e.mu.Lock()
 		applied := e.applied[appliedKey(a.Origin.Kind, a.Origin.Namespace, a.Origin.Name)]
 		e.mu.Unlock()
-		if !exactVersion(applied) {
+		if !charts.Exact(applied) {
 			return ref, nil, "", &errChart{rc.Where(), fmt.Sprintf("targetRevision %q is not one version and Argo CD has not synced one (status.sync.revision); kdrift renders a chart only at the version the cluster resolved or at a pinned one", rc.Version), "pin targetRevision, or sync the Application once"}
 		}
 		ref.Version = applied
