@@ -90,7 +90,7 @@ func (m gitTree) with(files map[string]string) gitTree {
 // either way the list is the one discovery without a cache finds.
 func TestAppListCacheReuse(t *testing.T) {
 	if render.BinaryID() == "" {
-		t.Skip("no binary identity: the cache stays in memory")
+		t.Fatal("the test binary has no identity (os.Executable could not be read and hashed), so the app list cache would stay in memory and this test would prove nothing")
 	}
 	kdriftApp := func(name, spec string) string {
 		return "apiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata:\n  name: " + name + "\nspec:\n" + spec + "  destination:\n    namespace: x\n"
@@ -145,7 +145,7 @@ func TestAppListCacheReuse(t *testing.T) {
 // again and finds what it finds without a cache.
 func TestAppListCacheCorruptFile(t *testing.T) {
 	if render.BinaryID() == "" {
-		t.Skip("no binary identity: the cache stays in memory")
+		t.Fatal("the test binary has no identity (os.Executable could not be read and hashed), so the app list cache would stay in memory and this test would prove nothing")
 	}
 	tree := gitTree{fstest.MapFS{}}.with(map[string]string{
 		".kdrift/a.yaml": "apiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata:\n  name: a\nspec:\n  path: apps/a\n  destination:\n    namespace: x\n",
