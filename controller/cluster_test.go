@@ -123,13 +123,17 @@ func sample(t *testing.T, exposition, series string) float64 {
 	return 0
 }
 
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+// waitFor waits until cond holds, polling every 10 ms, and says how long
+// that took.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) time.Duration {
 	t.Helper()
-	for deadline := time.Now().Add(timeout); !cond(); time.Sleep(50 * time.Millisecond) {
+	start := time.Now()
+	for deadline := start.Add(timeout); !cond(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %s waiting for %s", timeout, what)
 		}
 	}
+	return time.Since(start)
 }
 
 // kdriftEvents lists kdrift's Events about one object.

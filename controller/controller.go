@@ -20,10 +20,11 @@ type Options struct {
 	Kubeconfig, Context string
 	// Leader says this process heals and prunes, when Leading is nil.
 	Leader bool
-	// Leading, when set, says whether this process holds the repository's
-	// Lease now (engine/leader): the kdrift_leader gauge follows it, and
-	// only the leader records Kubernetes Events (a standby would repeat
-	// the leader's).
+	// Leading, when set, says whether this process heals now: it holds
+	// the repository's Lease, or, sharded, a shard (leader.Gate.Leads).
+	// The kdrift_leader gauge follows it, and only a healer records
+	// Kubernetes Events (a standby would repeat the leader's; a sharded
+	// replica's engine has events of its own shards' Apps only).
 	Leading func() bool
 	// Log is where the controller logs.
 	Log *slog.Logger

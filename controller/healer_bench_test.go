@@ -45,7 +45,7 @@ var benchSettings = leader.Settings{Duration: 3 * time.Second, RenewDeadline: 2 
 // sharedRepo is a bare remote with a person's clone that tracks it; the
 // remote holds apps Apps, each a Deployment of 2 replicas (objects
 // ConfigMaps more) in namespace ns, self-healing.
-func sharedRepo(b *testing.B, ns string, apps, objects int) (remote, clone *gittest.Repo) {
+func sharedRepo(b testing.TB, ns string, apps, objects int) (remote, clone *gittest.Repo) {
 	b.Helper()
 	if _, err := enginetest.Clientset(b).CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		b.Fatal(err)
@@ -87,10 +87,21 @@ type candidate struct {
 
 // startCandidate runs an engine and its healer until stop; keep leaves
 // the Lease held on stop, as a killed process would.
-func startCandidate(b *testing.B, remote *gittest.Repo, ns string, keep bool) *candidate {
+func startCandidate(b testing.TB, remote *gittest.Repo, ns string, keep bool) *candidate {
+	return startReplica(b, remote, ns, keep, 1, "")
+}
+
+// startReplica is startCandidate for one replica of a controller with
+// shards shards (1: not sharded), named holder ("": a default name).
+func startReplica(b testing.TB, remote *gittest.Repo, ns string, keep bool, shards int, holder string) *candidate {
 	b.Helper()
 	gate := &leader.Gate{}
-	e, err := engine.New(engine.Options{Repo: remote.URL(), Kubeconfig: enginetest.Kubeconfig(), CacheDir: b.TempDir(), MayWrite: gate.Open})
+	opts := engine.Options{Repo: remote.URL(), Kubeconfig: enginetest.Kubeconfig(), CacheDir: b.TempDir(), MayWrite: gate.Open}
+	if shards > 1 {
+		gate.Sharded()
+		opts.Serves = gate.Serves
+	}
+	e, err := engine.New(opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -101,7 +112,7 @@ func startCandidate(b *testing.B, remote *gittest.Repo, ns string, keep bool) *c
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
 	hctx, stopH := context.WithCancel(context.Background())
-	h, err := healer.Start(hctx, healer.Options{Engine: e, Gate: gate, Client: enginetest.Clientset(b), Dynamic: enginetest.Dynamic(b), Namespace: ns, Settings: benchSettings, KeepOnStop: keep})
+	h, err := healer.Start(hctx, healer.Options{Engine: e, Gate: gate, Client: enginetest.Clientset(b), Dynamic: enginetest.Dynamic(b), Namespace: ns, Settings: benchSettings, KeepOnStop: keep, Shards: shards, Holder: holder})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -140,6 +151,19 @@ func (l *eventLog) count(typ status.EventType) int {
 	n := 0
 	for _, ev := range l.evs {
 		if ev.Type() == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// countApp counts the events of type typ about App app.
+func (l *eventLog) countApp(typ status.EventType, app string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, ev := range l.evs {
+		if ev.Type() == typ && ev.AppName() == app {
 			n++
 		}
 	}
@@ -380,7 +404,7 @@ func BenchmarkUnattachedStart1000Apps(b *testing.B) {
 		b.StopTimer()
 		requests := apiserverRequests(b)
 		b.StartTimer()
-		e, err := engine.New(engine.Options{Repo: dir, Kubeconfig: enginetest.Kubeconfig(), CacheDir: cache, MayWrite: func() bool { return false }})
+		e, err := engine.New(engine.Options{Repo: dir, Kubeconfig: enginetest.Kubeconfig(), CacheDir: cache, MayWrite: func(string) bool { return false }})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -523,4 +547,84 @@ func BenchmarkFailover(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(median(took).Milliseconds()), "p50-kill-to-heal-ms")
+}
+
+// BenchmarkShardedFailover: 3 replicas of a controller with 6 shards on
+// 3,000 self-healing Apps (one Deployment each). Once every App is
+// Synced in exactly one replica, the replica holding the most shards is
+// killed (its Leases left held, as SIGKILL leaves them) and 50 of its
+// Apps are scaled at once; measured until the others healed all 50.
+// Reports the kill-to-heal time, the Lease duration it is bounded by,
+// and how many of the 50 Apps two replicas healed (target: 0). Run it
+// with -benchtime=1x: setting up the fleet takes minutes.
+func BenchmarkShardedFailover(b *testing.B) {
+	const apps, shards, sample = 3000, 6, 50
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		ns := benchNS("bench-shards")
+		remote, _ := sharedRepo(b, ns, apps, 0)
+		reps := []*candidate{
+			startReplica(b, remote, ns, true, shards, "r0"),
+			startReplica(b, remote, ns, true, shards, "r1"),
+			startReplica(b, remote, ns, true, shards, "r2"),
+		}
+		waitB(b, "every App Synced in one replica, 2 shards each", 30*time.Minute, func() bool {
+			n := 0
+			for _, c := range reps {
+				if len(c.h.Sharder().Held()) != 2 {
+					return false
+				}
+				n += syncedApps(c.e.Apps())
+			}
+			return n == apps
+		})
+		victim := reps[0]
+		var orphans []string
+		for _, a := range victim.e.Apps() {
+			if len(orphans) < sample {
+				orphans = append(orphans, a.Name)
+			}
+		}
+		rest := reps[1:]
+		healed := func(name string) int {
+			return rest[0].events.countApp(status.EventHealed, name) + rest[1].events.countApp(status.EventHealed, name)
+		}
+		before := map[string]int{}
+		for _, n := range orphans {
+			before[n] = healed(n)
+		}
+		b.StartTimer()
+		victim.cancel()
+		killed := time.Now()
+		cs := enginetest.Clientset(b)
+		for _, n := range orphans {
+			s := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: ns}, Spec: autoscalingv1.ScaleSpec{Replicas: 7}}
+			if _, err := cs.AppsV1().Deployments(ns).UpdateScale(context.Background(), n, s, metav1.UpdateOptions{FieldManager: "kubectl"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		waitB(b, "the killed replica's Apps healed by the others", 10*time.Minute, func() bool {
+			for _, n := range orphans {
+				if healed(n) == before[n] {
+					return false
+				}
+			}
+			return true
+		})
+		took := time.Since(killed)
+		b.StopTimer()
+		twice := 0
+		for _, n := range orphans {
+			if rest[0].events.countApp(status.EventHealed, n) > 0 && rest[1].events.countApp(status.EventHealed, n) > 0 {
+				twice++
+			}
+		}
+		b.ReportMetric(float64(took.Milliseconds()), "kill-to-heal-ms")
+		b.ReportMetric(float64(benchSettings.Duration.Milliseconds()), "lease-ms")
+		b.ReportMetric(float64(twice), "healed-twice")
+		for _, c := range rest {
+			c.cancel()
+		}
+		b.StartTimer()
+	}
 }

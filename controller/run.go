@@ -36,6 +36,10 @@ type RunOptions struct {
 	Namespace string
 	// Lease tunes the election.
 	Lease leader.Settings
+	// Shards, when 2 or more, makes this process one replica of a sharded
+	// controller (healer.Options.Shards): Gate must be marked Sharded and
+	// the engine's Options.Serves be Gate.Serves.
+	Shards int
 	// LoadKeys, when set, loads the decryption keys once the healer is a
 	// candidate (its error stops the controller).
 	LoadKeys func(ctx context.Context) error
@@ -69,14 +73,18 @@ func Run(ctx context.Context, o RunOptions) error {
 	// The healer outlives the engine's Run: the Lease is released only
 	// once the engine wrote its last write.
 	hctx, stopHealer := context.WithCancel(context.WithoutCancel(ctx))
-	h, err := healer.Start(hctx, healer.Options{Engine: e, Gate: o.Gate, Client: o.Client, Dynamic: o.Dynamic, Namespace: o.Namespace, Settings: o.Lease, Log: log})
+	h, err := healer.Start(hctx, healer.Options{Engine: e, Gate: o.Gate, Client: o.Client, Dynamic: o.Dynamic, Namespace: o.Namespace, Settings: o.Lease, Log: log, Shards: o.Shards})
 	if err != nil {
 		stopHealer()
 		return err
 	}
 	defer h.Wait()
 	defer stopHealer()
-	log.Info("candidate for the repository's Lease", "lease", o.Namespace+"/"+leader.LeaseName(e.RepoIdentity()), "holder", h.Holder(), "settings", o.Lease.String())
+	if o.Shards > 1 {
+		log.Info("replica of a sharded controller: candidate for the repository's Lease and its shards", "lease", o.Namespace+"/"+leader.LeaseName(e.RepoIdentity()), "shards", o.Shards, "holder", h.Holder(), "settings", o.Lease.String())
+	} else {
+		log.Info("candidate for the repository's Lease", "lease", o.Namespace+"/"+leader.LeaseName(e.RepoIdentity()), "holder", h.Holder(), "settings", o.Lease.String())
+	}
 	if o.LoadKeys != nil {
 		if err := o.LoadKeys(ctx); err != nil {
 			return err

@@ -122,9 +122,16 @@ type Options struct {
 	// the write and every later one of that pass, while comparing goes on.
 	// The controller and the UI set it to their Lease (engine/leader), so
 	// that only the Lease's holder heals and losing the Lease stops writes
-	// at once. A person's Sync is not asked (it is an explicit request).
-	// Nil: always true.
-	MayWrite func() bool
+	// at once; a sharded controller's gate answers per App (its shard).
+	// A person's Sync is not asked (it is an explicit request). Nil:
+	// always true.
+	MayWrite func(app string) bool
+	// Serves, when set, says which Apps Run looks after now (a sharded
+	// controller's replica: the Apps of the shards it holds). Run passes
+	// no other App and forgets what it knew of one it stopped serving, so
+	// Apps lists only those served. Reconcile and Sync are not filtered.
+	// Nil: every App.
+	Serves func(app string) bool
 }
 
 func (o *Options) defaults() {

@@ -40,7 +40,7 @@ func (p *pass) mayWrite() bool {
 	if p.opts.force || p.opts.dryRun || p.e.opts.MayWrite == nil {
 		return true
 	}
-	return p.e.opts.MayWrite()
+	return p.e.opts.MayWrite(p.name)
 }
 
 // healItem is one object the heal phase applies.

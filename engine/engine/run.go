@@ -123,7 +123,12 @@ func (e *Engine) Run(ctx context.Context) error {
 				if shutdown {
 					return
 				}
-				if ctx.Err() == nil {
+				switch {
+				case ctx.Err() != nil:
+				case e.opts.Serves != nil && !e.opts.Serves(name):
+					// Another replica's shard: what this one knew is stale.
+					e.forget(name)
+				default:
 					e.reconcileApp(ctx, name, passOptions{heal: !e.opts.ReadOnly, prune: !e.opts.ReadOnly})
 				}
 				queue.Done(name)

@@ -79,6 +79,14 @@ func (e *Engine) state(name string) *appState {
 	return st
 }
 
+// forget drops what the engine knows of app name (it stopped serving it):
+// it is no longer listed by Apps, and its next pass, if any, starts cold.
+func (e *Engine) forget(name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.states, name)
+}
+
 // newAppState is the state of an app no pass has seen.
 func newAppState(name string) *appState {
 	return &appState{

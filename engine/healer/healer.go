@@ -43,12 +43,18 @@ type Options struct {
 	Log *slog.Logger
 	// KeepOnStop leaves the Lease held when ctx ends (leader.Options).
 	KeepOnStop bool
+	// Shards, when 2 or more, makes this one replica of a sharded
+	// controller (leader.Sharder): it heals and publishes the Apps of the
+	// shards it holds. The engine's Options.Serves must then be
+	// Gate.Serves, which Start points at the replica's shards.
+	Shards int
 }
 
 // Healer is a running candidate.
 type Healer struct {
 	opts    Options
 	elector *leader.Elector
+	sharder *leader.Sharder
 	pub     *publish.Publisher
 	watcher *publish.Watcher
 
@@ -72,16 +78,47 @@ func Start(ctx context.Context, opts Options) (*Healer, error) {
 		watcher: publish.NewWatcher(opts.Dynamic, opts.Namespace, id),
 	}
 	started := make(chan struct{}, 1)
+	sharded := opts.Shards >= 2
+	if sharded {
+		if opts.Holder == "" {
+			opts.Holder = leader.DefaultHolder()
+		}
+		s, err := leader.NewSharder(leader.ShardOptions{
+			Client: opts.Client, Namespace: opts.Namespace, Identity: id, Holder: opts.Holder, Shards: opts.Shards, Settings: opts.Settings, KeepOnStop: opts.KeepOnStop,
+			OnChanged: func(held []int) {
+				opts.Log.Info("shards held changed: healing and publishing their Apps", "shards", held, "of", opts.Shards, "replicas", h.sharder.Members())
+				// Compare (and heal) the Apps of a shard just taken; the
+				// engine forgets those of a shard lost at its next look.
+				e.Refresh()
+				select {
+				case started <- struct{}{}:
+				default:
+				}
+			},
+			OnError: func(err error) { opts.Log.Warn("shard leases", "err", err) },
+		})
+		if err != nil {
+			return nil, err
+		}
+		h.sharder = s
+	}
 	el, err := leader.New(leader.Options{
-		Client: opts.Client, Namespace: opts.Namespace, Identity: id, Holder: opts.Holder, Settings: opts.Settings, KeepOnStop: opts.KeepOnStop,
+		Client: opts.Client, Namespace: opts.Namespace, Identity: id, Holder: opts.Holder, Settings: opts.Settings, KeepOnStop: opts.KeepOnStop, Shards: opts.Shards,
 		OnStarted: func() {
-			opts.Log.Info("leading: this kdrift heals and publishes", "lease", opts.Namespace+"/"+leader.LeaseName(id), "holder", h.elector.Holder())
+			if sharded {
+				opts.Log.Info("holding the repository's Lease: this replica removes the statuses of Apps that left Git; shards can be taken", "lease", opts.Namespace+"/"+leader.LeaseName(id), "holder", h.elector.Holder(), "shards", opts.Shards)
+				h.sharder.Poke()
+			} else {
+				opts.Log.Info("leading: this kdrift heals and publishes", "lease", opts.Namespace+"/"+leader.LeaseName(id), "holder", h.elector.Holder())
+			}
 			select {
 			case started <- struct{}{}:
 			default:
 			}
-			// Heal what drifted while nobody led.
-			e.Refresh()
+			if !sharded {
+				// Heal what drifted while nobody led.
+				e.Refresh()
+			}
 		},
 		OnStopped: func() {
 			opts.Log.Info("stopped leading: healing stops, comparing goes on", "lease", opts.Namespace+"/"+leader.LeaseName(id))
@@ -93,6 +130,9 @@ func Start(ctx context.Context, opts Options) (*Healer, error) {
 	}
 	h.elector = el
 	opts.Gate.Set(el)
+	if sharded {
+		opts.Gate.SetSharder(h.sharder)
+	}
 	// Each App's newest applied revision lives on its AppStatus, so that
 	// a restarted or new leader never applies older state.
 	e.SetMarks(publish.NewMarks(opts.Dynamic, opts.Namespace, id))
@@ -109,6 +149,13 @@ func Start(ctx context.Context, opts Options) (*Healer, error) {
 		defer wg.Done()
 		el.Run(elCtx)
 	}()
+	if sharded {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.sharder.Run(elCtx)
+		}()
+	}
 	go func() {
 		defer wg.Done()
 		h.publishLoop(ctx, events, started)
@@ -129,8 +176,26 @@ func Start(ctx context.Context, opts Options) (*Healer, error) {
 // Wait waits, after Start's ctx ended, until the Lease is released.
 func (h *Healer) Wait() { <-h.done }
 
-// Leading reports whether this process holds the Lease now.
-func (h *Healer) Leading() bool { return h.elector.Leading() }
+// Leading reports whether this process holds the Lease now; for a
+// sharded replica, whether it holds a shard.
+func (h *Healer) Leading() bool {
+	if h.sharder != nil {
+		return len(h.sharder.Held()) > 0
+	}
+	return h.elector.Leading()
+}
+
+// Sharder is the replica's shard table (nil unless sharded).
+func (h *Healer) Sharder() *leader.Sharder { return h.sharder }
+
+// mayPublish reports whether this process publishes App name's status:
+// the leader, or the replica holding its shard.
+func (h *Healer) mayPublish(name string) bool {
+	if h.sharder != nil {
+		return h.sharder.Serves(name)
+	}
+	return h.elector.Leading()
+}
 
 // Holder is this process's name in the Lease.
 func (h *Healer) Holder() string { return h.elector.Holder() }
@@ -141,7 +206,7 @@ func (h *Healer) Publisher() *publish.Publisher { return h.pub }
 // changed sees AppStatus changes: a person's fetch request makes the
 // leader fetch Git now.
 func (h *Healer) changed(ch publish.Change) {
-	if ch.FetchChanged && h.elector.Leading() {
+	if ch.FetchChanged && h.Leading() {
 		h.opts.Log.Info("fetching Git now: a person pushed", "app", ch.App, "commit", ch.Fetch)
 		h.opts.Engine.Refresh()
 	}
@@ -154,17 +219,22 @@ func (h *Healer) publishLoop(ctx context.Context, events <-chan status.Event, st
 	e := h.opts.Engine
 	lastRev := ""
 	sweep := func(all bool) {
-		if !h.elector.Leading() {
-			return
-		}
 		rev, names := e.Declared()
 		if all {
 			h.pub.Seed(h.watcher.Hashes())
 			for _, n := range names {
+				if !h.mayPublish(n) {
+					continue
+				}
 				if st, ok := e.App(n); ok {
 					h.publish(ctx, st)
 				}
 			}
+		}
+		// Only the holder of the repository's Lease removes statuses
+		// (every App's, sharded or not).
+		if !h.elector.Leading() {
+			return
 		}
 		if rev != "" && (all || rev != lastRev) {
 			lastRev = rev
@@ -186,7 +256,7 @@ func (h *Healer) publishLoop(ctx context.Context, events <-chan status.Event, st
 				return
 			}
 			sc, isStatus := ev.(status.AppStatusChanged)
-			if !isStatus || !h.elector.Leading() {
+			if !isStatus || !h.mayPublish(sc.App) {
 				continue
 			}
 			if _, names := e.Declared(); slices.Contains(names, sc.App) {

@@ -34,7 +34,9 @@ type Follower struct {
 // last saw it renewed (as client-go's election counts, so the holder's
 // clock and this one need not agree; a watch cut off from the apiserver
 // for that long counts as gone too). A new holder that takes the Lease
-// before it expires is followed instead. Stop ends the watch sooner.
+// before it expires is followed instead. A sharded controller's Lease
+// (Observation.Shards) is given twice its duration, released or not: its
+// replicas pass it on among themselves. Stop ends the watch sooner.
 func Follow(ctx context.Context, client kubernetes.Interface, namespace, identity string, first Observation) *Follower {
 	ctx, cancel := context.WithCancel(ctx)
 	f := newFollower(ctx, first)
@@ -67,6 +69,11 @@ func (f *Follower) observe(o Observation) {
 		return
 	}
 	if o.Holder == "" {
+		if f.cur.Shards > 1 {
+			// A replica of a sharded controller released it: another
+			// takes it at its next try, and the shards heal meanwhile.
+			return
+		}
 		f.markGone()
 		return
 	}
@@ -87,7 +94,13 @@ func (f *Follower) expire(ctx context.Context) {
 			f.mu.Unlock()
 			return
 		}
-		left := f.seen.Add(f.cur.Duration).Sub(f.now())
+		window := f.cur.Duration
+		if f.cur.Shards > 1 {
+			// Another replica takes the Lease of a dead one within its
+			// duration; the shards' holders heal and publish meanwhile.
+			window *= 2
+		}
+		left := f.seen.Add(window).Sub(f.now())
 		if left <= 0 {
 			f.markGone()
 			f.mu.Unlock()

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -116,6 +117,11 @@ type Options struct {
 	// killed process would (for fail-over tests and benchmarks); by
 	// default it is released so a standby takes over at once.
 	KeepOnStop bool
+	// Shards, when 2 or more, makes this the repository Lease of one
+	// replica of a sharded controller (see Sharder): the Lease says how
+	// many shards while it holds it. Otherwise this process is a single
+	// healer, which never takes the Lease while a shard Lease is held.
+	Shards int
 }
 
 // Elector takes part in the election for one repository's Lease.
@@ -130,22 +136,31 @@ type Elector struct {
 
 // New prepares an Elector; Run takes part.
 func New(opts Options) (*Elector, error) {
-	if opts.Namespace == "" {
-		opts.Namespace = DefaultNamespace
-	}
-	if opts.Settings == (Settings{}) {
-		opts.Settings = DefaultSettings()
-	}
-	if err := opts.Settings.Validate(); err != nil {
+	if err := defaults(&opts.Namespace, opts.Identity, &opts.Holder, &opts.Settings); err != nil {
 		return nil, err
 	}
-	if opts.Identity == "" {
-		return nil, fmt.Errorf("leader: the repository identity is empty")
-	}
-	if opts.Holder == "" {
-		opts.Holder = DefaultHolder()
-	}
 	return &Elector{opts: opts}, nil
+}
+
+// defaults fills in the namespace, the holder and the timings, and checks
+// them and the identity.
+func defaults(namespace *string, identity string, holder *string, settings *Settings) error {
+	if *namespace == "" {
+		*namespace = DefaultNamespace
+	}
+	if *settings == (Settings{}) {
+		*settings = DefaultSettings()
+	}
+	if err := settings.Validate(); err != nil {
+		return err
+	}
+	if identity == "" {
+		return errors.New("leader: the repository identity is empty")
+	}
+	if *holder == "" {
+		*holder = DefaultHolder()
+	}
+	return nil
 }
 
 // DefaultHolder is the host name (a Pod's name in a cluster) with a short
@@ -227,8 +242,15 @@ func (e *Elector) Run(ctx context.Context) {
 	}
 }
 
+// labels are the Lease's; LabelShards is always written ("0" for a
+// single healer), so a Lease taken over from a sharded controller does not
+// keep its number.
 func (e *Elector) labels() map[string]string {
-	return map[string]string{LabelManagedBy: "kdrift", LabelRepo: Hash(e.opts.Identity)}
+	shards := 0
+	if e.opts.Shards >= 2 {
+		shards = e.opts.Shards
+	}
+	return map[string]string{LabelManagedBy: "kdrift", LabelRepo: Hash(e.opts.Identity), LabelShards: strconv.Itoa(shards)}
 }
 
 // report tells OnError about a failure once per distinct message; a
@@ -237,6 +259,10 @@ func (e *Elector) labels() map[string]string {
 func (e *Elector) report(err error) {
 	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return
+	}
+	if errors.Is(err, errShardsHeld) {
+		// The sharded controller heals: waiting is the answer, said once.
+		err = fmt.Errorf("%w: this process stays a standby until they are released", err)
 	}
 	e.mu.Lock()
 	same := e.lastErr == err.Error()
@@ -253,6 +279,8 @@ func (e *Elector) report(err error) {
 type lock struct {
 	e     *Elector
 	inner *resourcelock.LeaseLock
+	// holder is the holder the last Get saw.
+	holder string
 }
 
 func (l *lock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
@@ -260,10 +288,36 @@ func (l *lock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []b
 	if err != nil && !apierrors.IsNotFound(err) {
 		l.e.report(err)
 	}
+	l.holder = ""
+	if r != nil {
+		l.holder = r.HolderIdentity
+	}
 	return r, b, err
 }
 
+// mayTake refuses a single healer the Lease (held by someone else or
+// nobody) while a shard Lease of the repository is held: a sharded
+// controller heals its Apps, and it takes new shards only while this
+// Lease is held with its number of shards.
+func (l *lock) mayTake(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	if l.e.opts.Shards >= 2 || ler.HolderIdentity != l.e.opts.Holder || l.holder == l.e.opts.Holder {
+		return nil // sharded, a release, or a renewal
+	}
+	held, err := shardsHeld(ctx, l.e.opts.Client, l.e.opts.Namespace, l.e.opts.Identity)
+	if err != nil {
+		return err
+	}
+	if held {
+		return errShardsHeld
+	}
+	return nil
+}
+
 func (l *lock) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	if err := l.mayTake(ctx, ler); err != nil {
+		l.e.report(err)
+		return err
+	}
 	lease := &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: l.inner.LeaseMeta.Name, Namespace: l.inner.LeaseMeta.Namespace,
@@ -288,6 +342,10 @@ func (l *lock) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord
 }
 
 func (l *lock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	if err := l.mayTake(ctx, ler); err != nil {
+		l.e.report(err)
+		return err
+	}
 	t := time.Now()
 	if err := l.inner.Update(ctx, ler); err != nil {
 		l.e.report(err)
@@ -313,16 +371,54 @@ func (l *lock) Describe() string   { return l.inner.Describe() }
 func (l *lock) Identity() string   { return l.inner.Identity() }
 
 // Gate is the engine's MayWrite for a process that may lead: closed until
-// Set, then open exactly while the Elector leads. The zero Gate is closed.
+// Set, then open exactly while the Elector leads, or, once SetSharder was
+// called, exactly while the Sharder may write the App. The zero Gate is
+// closed.
 type Gate struct {
-	e atomic.Pointer[Elector]
+	e       atomic.Pointer[Elector]
+	s       atomic.Pointer[Sharder]
+	sharded atomic.Bool
 }
 
 // Set makes the gate follow e.
 func (g *Gate) Set(e *Elector) { g.e.Store(e) }
 
-// Open reports whether the Elector (if any) leads now.
-func (g *Gate) Open() bool {
+// SetSharder makes the gate answer per App from s (a sharded replica).
+func (g *Gate) SetSharder(s *Sharder) { g.s.Store(s) }
+
+// Serves reports whether this process looks after App name: with a
+// Sharder, whether it holds the name's shard (a replica that has not
+// started its Sharder yet serves nothing); otherwise always. It is a
+// sharded controller's engine Options.Serves.
+func (g *Gate) Serves(name string) bool {
+	if s := g.s.Load(); s != nil {
+		return s.Serves(name)
+	}
+	return !g.sharded.Load()
+}
+
+// Sharded marks the gate as a sharded replica's before its Sharder is
+// set: until then it serves and opens nothing.
+func (g *Gate) Sharded() { g.sharded.Store(true) }
+
+// Leads reports whether this process heals anything now: it holds the
+// repository's Lease, or, sharded, a shard.
+func (g *Gate) Leads() bool {
+	if s := g.s.Load(); s != nil {
+		return len(s.Held()) > 0
+	}
+	e := g.e.Load()
+	return e != nil && e.Leading()
+}
+
+// Open reports whether App name may be healed now.
+func (g *Gate) Open(name string) bool {
+	if s := g.s.Load(); s != nil {
+		return s.MayWrite(name)
+	}
+	if g.sharded.Load() {
+		return false
+	}
 	e := g.e.Load()
 	return e != nil && e.Leading()
 }

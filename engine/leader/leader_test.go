@@ -124,3 +124,27 @@ func TestFollowerReleased(t *testing.T) {
 		t.Fatalf("went %+v, want holder a", went)
 	}
 }
+
+// TestFollowerShardedController: a sharded controller's Lease released by
+// one replica is not gone (another takes it), a new replica is followed,
+// and only twice the duration without anyone makes it gone.
+func TestFollowerShardedController(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d := 300 * time.Millisecond
+	f := newFollower(ctx, Observation{Holder: "r0", Renewed: time.Now(), Duration: d, Shards: 3})
+	f.observe(Observation{Holder: ""})
+	time.Sleep(d * 3 / 2)
+	select {
+	case <-f.Gone():
+		t.Fatal("gone when one replica released the Lease")
+	default:
+	}
+	f.observe(Observation{Holder: "r1", Renewed: time.Now(), Duration: d, Shards: 3})
+	if f.Current().Holder != "r1" {
+		t.Fatalf("following %q, want r1", f.Current().Holder)
+	}
+	if took := waitGone(t, f, 10*d); took < d*3/2 {
+		t.Fatalf("gone %s after the last renewal, before twice the duration %s", took, d)
+	}
+}

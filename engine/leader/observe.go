@@ -2,6 +2,7 @@ package leader
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -30,6 +31,10 @@ type Observation struct {
 	// instant as Renewed on the apiserver's clock, which a viewer's clock
 	// agrees with far more often than with another node's.
 	Written time.Time
+	// Shards is the number of shards of the sharded controller that holds
+	// it (0: a single healer): each shard's Apps are healed and published
+	// by the replica holding that shard.
+	Shards int
 }
 
 // Live reports whether a holder holds the Lease at now: it renewed within
@@ -61,6 +66,9 @@ func observationOf(l *coordinationv1.Lease) Observation {
 	}
 	if l.Spec.LeaseDurationSeconds != nil {
 		o.Duration = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+	}
+	if n, err := strconv.Atoi(l.Labels[LabelShards]); err == nil && n >= 2 {
+		o.Shards = n
 	}
 	for _, mf := range l.ManagedFields {
 		if mf.Time != nil && mf.Time.After(o.Written) {

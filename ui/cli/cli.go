@@ -78,7 +78,10 @@ type globalFlags struct {
 	timer   *timings
 	// mayWrite, when set, is the engine's write gate (the Lease); not a
 	// flag.
-	mayWrite func() bool
+	mayWrite func(app string) bool
+	// serves, when set, is which Apps the engine looks after (a sharded
+	// controller's replica); not a flag.
+	serves func(app string) bool
 }
 
 func (g *globalFlags) register(fs *flag.FlagSet) {

@@ -23,6 +23,7 @@ func newControllerCmd(env *cliEnv) *cobra.Command {
 	var dec decryptionFlags
 	var of ctrl.Flags
 	var lf leaseFlags
+	var shards int
 	cmd := &cobra.Command{
 		Use:     "controller [APP...]",
 		GroupID: groupRun,
@@ -39,28 +40,43 @@ as a hot standby (it compares, it never writes) and takes over within
 --lease-duration when the leader dies. The leader publishes each App's
 status as an AppStatus object (kubectl get appstatuses -n kdrift). The
 namespace and the AppStatus CRD are created when the credentials allow;
-otherwise kdrift says what to apply.`,
+otherwise kdrift says what to apply.
+
+For fleets one process cannot serve, --shards N splits the Apps into N
+shards by a stable hash of their names, each with its own Lease: run the
+same command in several replicas of one Deployment, and each holds a fair
+share of the shards (the shards divided by the live replicas), compares,
+heals and publishes only their Apps, and takes over a dead replica's
+shards within --lease-duration. Every replica must run the same --shards.
+An attached terminal follows every shard's published statuses.`,
 		Example: `  # every app of a remote repository, events to a file
   kdrift controller --repo https://git.example.com/org/gitops.git > events.jsonl
 
   # two apps, only the heals
-  kdrift controller render-prod tts-prod | jq -c 'select(.type == "Healed")'`,
+  kdrift controller render-prod tts-prod | jq -c 'select(.type == "Healed")'
+
+  # one of 3 replicas sharing 6 shards (deploy/components/shards)
+  kdrift controller --repo https://git.example.com/org/gitops.git --shards 6`,
 		ValidArgsFunction: completeApps(&g, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return exit(runController(cmd.Context(), env, &g, &dec, &of, &lf, args))
+			return exit(runController(cmd.Context(), env, &g, &dec, &of, &lf, shards, args))
 		},
 	}
 	g.register(cmd.Flags())
 	lf.register(cmd.Flags())
+	cmd.Flags().IntVar(&shards, "shards", 1, fmt.Sprintf("split the Apps into this many shards, each with its own Lease, shared among the replicas that run with the same number (1: one healer for all; at most %d)", leader.MaxShards))
 	dec.register(cmd.Flags())
 	of.Register(cmd.Flags())
 	registerCompletions(cmd, &g)
 	return cmd
 }
 
-func runController(ctx context.Context, env *cliEnv, g *globalFlags, dec *decryptionFlags, of *ctrl.Flags, lf *leaseFlags, apps []string) int {
+func runController(ctx context.Context, env *cliEnv, g *globalFlags, dec *decryptionFlags, of *ctrl.Flags, lf *leaseFlags, shards int, apps []string) int {
 	if err := lf.settings.Validate(); err != nil {
 		return env.errorf("%v", err)
+	}
+	if shards < 1 || shards > leader.MaxShards {
+		return env.errorf("--shards %d: give a number from 1 (one healer for every App) to %d", shards, leader.MaxShards)
 	}
 	log, closeLog, err := controllerLog(g, of, env)
 	if err != nil {
@@ -69,7 +85,11 @@ func runController(ctx context.Context, env *cliEnv, g *globalFlags, dec *decryp
 	defer closeLog()
 	ctrl.RouteLibraryLogs(log)
 	gate := &leader.Gate{}
-	ops := ctrl.New(ctrl.Options{MetricsAddr: of.MetricsAddr, Kubeconfig: g.kubeconfig, Context: g.context, Leading: gate.Open, Log: log})
+	if shards > 1 {
+		gate.Sharded()
+		g.serves = gate.Serves
+	}
+	ops := ctrl.New(ctrl.Options{MetricsAddr: of.MetricsAddr, Kubeconfig: g.kubeconfig, Context: g.context, Leading: gate.Leads, Log: log})
 	g.observer = ops.Observer()
 	g.mayWrite = gate.Open
 	e, err := openEngine(ctx, g, false, headless, apps...)
@@ -85,7 +105,7 @@ func runController(ctx context.Context, env *cliEnv, g *globalFlags, dec *decryp
 		LoadKeys: func(ctx context.Context) error {
 			return dec.loadDecryptionKeys(ctx, e, func(err error) { log.Error("decryption keys", "err", err) })
 		},
-		Apps: apps, Events: env.stdout, Log: log,
+		Shards: shards, Apps: apps, Events: env.stdout, Log: log,
 	})
 	switch {
 	case errors.Is(err, ctrl.ErrUnwritableEvent):

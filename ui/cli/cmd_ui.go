@@ -163,6 +163,9 @@ func attach(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface,
 			return fmt.Sprintf("leader %s/%s gone", o.Namespace, o.Holder)
 		default:
 		}
+		if o.Shards > 1 {
+			return fmt.Sprintf("following a controller of %d shards (%s/%s since %s)", o.Shards, o.Namespace, o.Holder, o.Since.Local().Format("15:04"))
+		}
 		return fmt.Sprintf("following %s/%s, leader since %s", o.Namespace, o.Holder, o.Since.Local().Format("15:04"))
 	}
 	refresh := func() {

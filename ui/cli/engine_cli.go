@@ -56,6 +56,7 @@ func openEngine(ctx context.Context, g *globalFlags, readOnly bool, use engineUs
 		Keys:        keys,
 		Observer:    g.observer,
 		MayWrite:    g.mayWrite,
+		Serves:      g.serves,
 		// Discovery is kept on disk between runs, as kubectl keeps it: a
 		// one-shot command then asks the apiserver only for its objects.
 		Live: live.Options{DiscoveryCacheDir: live.DefaultDiscoveryCacheDir()},

@@ -257,7 +257,7 @@ func TestOneHealer(t *testing.T) {
 	}
 	// The same, in process: the attached backend lists the fleet from the
 	// watch and compares one object only when its diff is opened.
-	viewer, err := engine.New(engine.Options{Repo: f.clone, Kubeconfig: f.kubeconfig, CacheDir: t.TempDir(), MayWrite: func() bool { return false }})
+	viewer, err := engine.New(engine.Options{Repo: f.clone, Kubeconfig: f.kubeconfig, CacheDir: t.TempDir(), MayWrite: func(string) bool { return false }})
 	if err != nil {
 		t.Fatal(err)
 	}
