@@ -28,7 +28,8 @@ type Ref struct {
 	Repo string
 	// Chart is the chart's name.
 	Chart string
-	// Version is the exact version to fetch (never a range; Fetch refuses one that is not an exact semver, "v" prefix allowed).
+	// Version is the exact version to fetch (never a range; Fetch refuses one that is not an exact semver, "v" prefix allowed);
+	// "" only for an OCI chart that Digest pins, whose version is what its Chart.yaml says.
 	Version string
 	// Digest, when set ("sha256:<64 hex>"), is what the fetched content must match:
 	// for a Helm repository the chart archive's SHA-256; for OCI the manifest digest
@@ -83,7 +84,8 @@ type Error struct {
 // Error says "chart CHART VERSION from REPO: PROBLEM; FIX", with any
 // credential of a URL removed.
 func (e *Error) Error() string {
-	msg := fmt.Sprintf("chart %s %s from %s: %s", e.Ref.Chart, e.Ref.Version, display(e.Ref.location()), e.Problem)
+	msg := strings.Join(strings.Fields(fmt.Sprintf("chart %s %s", e.Ref.Chart, e.Ref.Version)), " ")
+	msg += fmt.Sprintf(" from %s: %s", display(e.Ref.location()), e.Problem)
 	if e.Fix != "" {
 		msg += "; " + e.Fix
 	}
@@ -114,6 +116,13 @@ var exactVersion = regexp.MustCompile(`^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d
 // Exact says whether v names one semantic version ("v" before it
 // allowed), not a range: the only versions Fetch takes.
 func Exact(v string) bool { return exactVersion.MatchString(v) }
+
+// Allows says whether one of allowed permits ref's location, by the rule
+// Fetch checks before any connection; it opens none.
+func Allows(ref Ref, allowed []Location) bool {
+	_, _, err := permit(ref, allowed)
+	return err == nil
+}
 
 // sha256Digest is a digest as Ref.Digest and Chart.Digest spell it.
 var sha256Digest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
@@ -187,7 +196,7 @@ func check(ref Ref, loc *url.URL) error {
 	if strings.ContainsAny(ref.Chart, "/\\?#") || ref.Chart == "." || ref.Chart == ".." {
 		return fail(ref, nil, "give the chart's name alone (its repository goes in the repository URL)", "%q is not a chart name", ref.Chart)
 	}
-	if !Exact(ref.Version) {
+	if !Exact(ref.Version) && (ref.Version != "" || ref.Digest == "" || loc.Scheme != "oci") {
 		return fail(ref, nil, "pin an exact version such as 1.2.3 (kdrift renders what Git names, so a range would render whatever the repository holds today)",
 			"version %q is not an exact version", ref.Version)
 	}
