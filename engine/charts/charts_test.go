@@ -44,7 +44,7 @@ func fetchErr(t *testing.T, f *charts.Fetcher, ref charts.Ref, allowed []charts.
 	if !errors.As(err, &ce) {
 		t.Fatalf("Fetch(%+v) error %T %v, want *charts.Error", ref, err, err)
 	}
-	if ce.Fix == "" || !strings.HasPrefix(err.Error(), "chart "+ref.Chart+" "+ref.Version+" from ") {
+	if ce.Fix == "" || !strings.HasPrefix(err.Error(), strings.Join(strings.Fields("chart "+ref.Chart+" "+ref.Version), " ")+" from ") {
 		t.Errorf("error %q: want \"chart CHART VERSION from REPO: PROBLEM; FIX\" with a fix", err)
 	}
 	return ce
