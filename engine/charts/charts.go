@@ -54,11 +54,11 @@ type Chart struct {
 
 // Fetcher fetches chart archives within budgets, verifies digests, and keeps them in a content-addressed cache.
 type Fetcher struct {
-	CacheDir   string            // "" keeps nothing on disk
-	Timeout    time.Duration     // for one Fetch, default 30s
-	MaxArchive int64             // default 20 MiB
-	MaxIndex   int64             // default 16 MiB (index.yaml)
-	Transport  http.RoundTripper // nil: a clone of http.DefaultTransport (proxy from environment)
+	CacheDir   string          // "" keeps nothing on disk
+	Timeout    time.Duration   // for one Fetch, default 30s
+	MaxArchive int64           // default 20 MiB
+	MaxIndex   int64           // default 16 MiB (index.yaml)
+	Transport  *http.Transport // nil: http.DefaultTransport's (proxy from environment); each Fetch dials through a clone that checks hops (hops.go)
 }
 
 // The defaults of Fetcher's zero fields, and the bounds that are not
@@ -152,11 +152,13 @@ func (f *Fetcher) Fetch(ctx context.Context, ref Ref, allowed []Location) (*Char
 	}
 	fctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	client, done := f.client(newHops(allowed))
+	defer done()
 	var got *fetched
 	if loc.Scheme == "oci" {
-		got, err = f.fetchOCI(fctx, ref, loc)
+		got, err = f.fetchOCI(fctx, client, ref, loc)
 	} else {
-		got, err = f.fetchHelmRepo(fctx, ref, loc)
+		got, err = f.fetchHelmRepo(fctx, client, ref, loc)
 	}
 	if err != nil {
 		var ce *Error

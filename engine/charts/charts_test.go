@@ -369,6 +369,11 @@ func TestFetchTimeoutIsOffline(t *testing.T) {
 	}
 }
 
+// TestFetchRedirectsAndOtherHosts: an allowed repository may redirect
+// (three times at most) within itself; a redirect to another host that no
+// location allows is refused when that host's address is not public (here
+// loopback), before any connection to it, with the flag that would allow
+// it; allowed too, it is followed.
 func TestFetchRedirectsAndOtherHosts(t *testing.T) {
 	repo := charttest.HelmRepo(t, podinfo)
 	hops := 0
@@ -382,14 +387,56 @@ func TestFetchRedirectsAndOtherHosts(t *testing.T) {
 		http.Redirect(w, r, repo.URL+r.URL.Path, http.StatusFound) // another host
 	}))
 	defer front.Close()
-	allowed := []charts.Location{{URL: front.URL}}
 	ref := charts.Ref{Repo: front.URL, Chart: "podinfo", Version: "6.5.4"}
 	hops = 2 // three redirects in all
+	e := fetchErr(t, &charts.Fetcher{}, ref, []charts.Location{{URL: front.URL}})
+	var hop *charts.HopError
+	if !errors.As(e, &hop) || !strings.Contains(e.Problem, "a loopback address") || !strings.Contains(e.Problem, strings.TrimPrefix(repo.URL, "http://")) ||
+		e.Fix != "if you trust that host, allow it: --chart-repo "+repo.URL || e.Offline {
+		t.Errorf("a redirect to another loopback port: %v (offline %v)", e, e.Offline)
+	}
+	if n := repo.Connections(); n != 0 {
+		t.Fatalf("the host a redirect named was contacted %d times", n)
+	}
+	allowed := []charts.Location{{URL: front.URL}, {URL: repo.URL}}
 	checkPodinfo(t, mustFetch(t, &charts.Fetcher{}, ref, allowed))
 	hops = 3
 	if e := fetchErr(t, &charts.Fetcher{}, ref, allowed); !strings.Contains(e.Problem, "redirects") {
 		t.Errorf("four redirects: %v", e)
 	}
+}
+
+// TestFetchIndexNamesAnotherHost: an index entry's URL on another host
+// that no location allows, at a loopback address, is refused before any
+// connection; allowed, the archive comes from there.
+func TestFetchIndexNamesAnotherHost(t *testing.T) {
+	archives := charttest.HelmRepo(t, podinfo)
+	index := fmt.Sprintf("apiVersion: v1\nentries:\n  podinfo:\n  - version: 6.5.4\n    urls: [%s/charts/podinfo-6.5.4.tgz]\n    digest: %s\n",
+		archives.URL, strings.TrimPrefix(archives.Digest("podinfo", "6.5.4"), "sha256:"))
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(index))
+	}))
+	defer front.Close()
+	ref := charts.Ref{Repo: front.URL, Chart: "podinfo", Version: "6.5.4"}
+	e := fetchErr(t, &charts.Fetcher{}, ref, []charts.Location{{URL: front.URL}})
+	if !strings.Contains(e.Problem, "the chart archive could not be read") || !strings.Contains(e.Problem, "a loopback address") ||
+		!strings.Contains(e.Fix, "--chart-repo "+archives.URL) {
+		t.Errorf("an index naming another loopback port: %v", e)
+	}
+	if n := archives.Connections(); n != 0 {
+		t.Fatalf("the host the index named was contacted %d times", n)
+	}
+	// "localhost" is a name: the check is on the address it resolves to.
+	local := strings.Replace(archives.URL, "127.0.0.1", "localhost", 1)
+	index = strings.Replace(index, archives.URL, local, 1)
+	if e := fetchErr(t, &charts.Fetcher{}, ref, []charts.Location{{URL: front.URL}}); !strings.Contains(e.Problem, "resolves to 127.0.0.1, a loopback address") &&
+		!strings.Contains(e.Problem, "resolves to ::1, a loopback address") {
+		t.Errorf("a name resolving to loopback: %v", e)
+	}
+	if n := archives.Connections(); n != 0 {
+		t.Fatalf("the host the index named was contacted %d times", n)
+	}
+	checkPodinfo(t, mustFetch(t, &charts.Fetcher{}, ref, []charts.Location{{URL: front.URL}, {URL: local}}))
 }
 
 // tgz is a gzip'd tar of entries.

@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -32,8 +32,7 @@ type indexEntry struct {
 // index.yaml, the entry of exactly ref's version, and that entry's
 // archive (which may be on another host: the allowed repository named it,
 // and its content is verified).
-func (f *Fetcher) fetchHelmRepo(ctx context.Context, ref Ref, loc *url.URL) (*fetched, error) {
-	client := f.client()
+func (f *Fetcher) fetchHelmRepo(ctx context.Context, client *http.Client, ref Ref, loc *url.URL) (*fetched, error) {
 	indexURL := loc.JoinPath("index.yaml")
 	data, err := get(ctx, client, ref, indexURL, limit(f.MaxIndex, defaultMaxIndex), "index.yaml")
 	if err != nil {
@@ -90,13 +89,18 @@ func limit(n, def int64) int64 {
 	return n
 }
 
-// client is the HTTP client of one Fetch: Fetcher's transport, no retries,
-// at most maxRedirects redirects.
-func (f *Fetcher) client() *http.Client {
-	t := f.Transport
-	if t == nil {
-		t = defaultTransport()
+// client is the HTTP client of one Fetch: a clone of Fetcher's transport
+// whose connections follow h (hops.go), no retries, at most maxRedirects
+// redirects. done closes its idle connections: a connection dialled under
+// one fetch's allowed locations is never reused by another's.
+func (f *Fetcher) client(h *hops) (client *http.Client, done func()) {
+	base := f.Transport
+	if base == nil {
+		base = http.DefaultTransport.(*http.Transport)
 	}
+	t := base.Clone()
+	t.Proxy = h.proxy(t.Proxy)
+	t.DialContext = h.dial(&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second})
 	return &http.Client{
 		Transport: t,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -108,15 +112,8 @@ func (f *Fetcher) client() *http.Client {
 			}
 			return nil
 		},
-	}
+	}, t.CloseIdleConnections
 }
-
-// defaultTransport is the transport of Fetchers that name none: one clone
-// of http.DefaultTransport (proxies from the environment), shared so that
-// fetches reuse connections.
-var defaultTransport = sync.OnceValue(func() http.RoundTripper {
-	return http.DefaultTransport.(*http.Transport).Clone()
-})
 
 // get reads u, at most max bytes, or returns the Error that says why not
 // (what names the thing read, for messages).
@@ -176,6 +173,18 @@ func needsCredentials(ref Ref, err error) *Error {
 // transportError is the Error of a request that got no answer; Offline
 // when the repository could not be reached.
 func transportError(ref Ref, err error, what string) *Error {
+	var hop *HopError
+	if errors.As(err, &hop) {
+		origin := "https://" + hop.Addr
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			if u, perr := url.Parse(ue.URL); perr == nil {
+				origin = originOf(u)
+			}
+		}
+		return fail(ref, err, "if you trust that host, allow it: --chart-repo "+origin,
+			"%s could not be read: the allowed repository sent kdrift to another host, and %v", what, hop)
+	}
 	e := fail(ref, err, "check the network and the repository's address", "%s could not be read: %v", what, err)
 	var ne net.Error
 	var oe *net.OpError
