@@ -48,17 +48,26 @@ type Chart struct {
 	Ref       Ref
 	Digest    string // "sha256:<hex>" of Archive
 	Archive   []byte // the .tgz
-	FromCache bool   // served from the cache without a network request
+	FromCache bool   // the archive came from the cache: the repository could not be reached, or a kept (or unchanged) index answer named a kept archive
 	By        string // the Location.By that allowed it
 }
 
 // Fetcher fetches chart archives within budgets, verifies digests, and keeps them in a content-addressed cache.
 type Fetcher struct {
-	CacheDir   string          // "" keeps nothing on disk
-	Timeout    time.Duration   // for one Fetch, default 30s
-	MaxArchive int64           // default 20 MiB
-	MaxIndex   int64           // default 16 MiB (index.yaml)
-	Transport  *http.Transport // nil: http.DefaultTransport's (proxy from environment); each Fetch dials through a clone that checks hops (hops.go)
+	CacheDir   string           // "" keeps nothing on disk
+	Timeout    time.Duration    // for one Fetch, default 30s
+	MaxArchive int64            // default 20 MiB
+	MaxIndex   int64            // default 16 MiB (index.yaml)
+	Transport  *http.Transport  // nil: http.DefaultTransport's (proxy from environment); each Fetch dials through a clone that checks hops (hops.go)
+	Now        func() time.Time // nil: time.Now; decides whether a kept index answer is fresh
+}
+
+// now is f's clock.
+func (f *Fetcher) now() time.Time {
+	if f.Now != nil {
+		return f.Now()
+	}
+	return time.Now()
 }
 
 // The defaults of Fetcher's zero fields, and the bounds that are not
@@ -179,14 +188,17 @@ func (f *Fetcher) Fetch(ctx context.Context, ref Ref, allowed []Location) (*Char
 		return nil, ce
 	}
 	c.store(ref, loc, got)
-	return &Chart{Ref: ref, Digest: got.digest, Archive: got.archive, By: by}, nil
+	return &Chart{Ref: ref, Digest: got.digest, Archive: got.archive, FromCache: got.cached, By: by}, nil
 }
 
-// fetched is what a network fetch brought: the archive, its digest and,
-// for OCI, the manifest's digest.
+// fetched is what a fetch brought: the archive, its digest and, for OCI,
+// the manifest's digest.
 type fetched struct {
 	archive          []byte
 	digest, manifest string
+	// cached says the archive came from the cache (a fresh index answer
+	// named its digest): no request fetched it.
+	cached bool
 }
 
 // check refuses a ref that Fetch cannot fetch as named: a version that is

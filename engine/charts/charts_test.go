@@ -439,6 +439,57 @@ func TestFetchIndexNamesAnotherHost(t *testing.T) {
 	checkPodinfo(t, mustFetch(t, &charts.Fetcher{}, ref, []charts.Location{{URL: front.URL}, {URL: local}}))
 }
 
+// TestFetchKeepsIndexAnswers: one-shot commands in a row (a Fetcher
+// each, one cache folder) read a repository's index.yaml once; the answer
+// kept serves for ten minutes, with the archive from the content-addressed
+// cache, then the index is asked again conditionally, and an unchanged
+// one costs a 304 and no archive download.
+func TestFetchKeepsIndexAnswers(t *testing.T) {
+	repo := charttest.HelmRepo(t, podinfo)
+	dir := t.TempDir()
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	command := func() *charts.Fetcher { return &charts.Fetcher{CacheDir: dir, Now: func() time.Time { return now }} }
+	ref := charts.Ref{Repo: repo.URL, Chart: "podinfo", Version: "6.5.4"}
+	allowed := []charts.Location{{URL: repo.URL}}
+	count := func(index, notModified, requests int64) {
+		t.Helper()
+		if repo.IndexRequests() != index || repo.NotModified() != notModified || repo.Requests() != requests {
+			t.Fatalf("index requests %d (304: %d), requests %d; want %d (%d), %d",
+				repo.IndexRequests(), repo.NotModified(), repo.Requests(), index, notModified, requests)
+		}
+	}
+	first := mustFetch(t, command(), ref, allowed)
+	checkPodinfo(t, first)
+	count(1, 0, 2)
+	second := mustFetch(t, command(), ref, allowed)
+	if second.Digest != first.Digest || !second.FromCache {
+		t.Fatalf("second fetch: digest %s (from cache %v), want %s from the cache", second.Digest, second.FromCache, first.Digest)
+	}
+	count(1, 0, 2)
+
+	now = now.Add(10*time.Minute + time.Second)
+	third := mustFetch(t, command(), ref, allowed)
+	if third.Digest != first.Digest {
+		t.Fatalf("after the index's 304: digest %s, want %s", third.Digest, first.Digest)
+	}
+	count(2, 1, 3)
+	mustFetch(t, command(), ref, allowed)
+	count(2, 1, 3)
+
+	entries, err := os.ReadDir(filepath.Join(dir, "index"))
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("index answers: %v %v", entries, err)
+	}
+	if info, err := entries[0].Info(); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("an index answer must be private: %v %v", info.Mode(), err)
+	}
+	// Another version is asked of the index: answers are per version.
+	if e := fetchErr(t, command(), charts.Ref{Repo: repo.URL, Chart: "podinfo", Version: "6.5.5"}, allowed); !strings.Contains(e.Problem, "no version 6.5.5") {
+		t.Fatalf("another version: %v", e)
+	}
+	count(3, 1, 4)
+}
+
 // tgz is a gzip'd tar of entries.
 func tgz(t *testing.T, entries ...*tar.Header) []byte {
 	t.Helper()
