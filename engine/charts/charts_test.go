@@ -7,9 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -437,6 +439,46 @@ func TestFetchIndexNamesAnotherHost(t *testing.T) {
 		t.Fatalf("the host the index named was contacted %d times", n)
 	}
 	checkPodinfo(t, mustFetch(t, &charts.Fetcher{}, ref, []charts.Location{{URL: front.URL}, {URL: local}}))
+}
+
+// TestFetchHopThroughAProxy: through a proxy (which dials for kdrift), a
+// hop to a host no location allows is checked on the addresses its name
+// resolves to before the proxy is asked; the allowed host itself goes
+// through the proxy.
+func TestFetchHopThroughAProxy(t *testing.T) {
+	archives := charttest.HelmRepo(t, podinfo)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, strings.Replace(archives.URL, "127.0.0.1", "localhost", 1)+r.URL.Path, http.StatusFound)
+	}))
+	defer front.Close()
+	var proxied atomic.Int64
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proxied.Add(1)
+		req, err := http.NewRequestWithContext(r.Context(), r.Method, r.URL.String(), nil)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	defer proxy.Close()
+	proxyURL, _ := url.Parse(proxy.URL)
+	f := &charts.Fetcher{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}}
+	ref := charts.Ref{Repo: front.URL, Chart: "podinfo", Version: "6.5.4"}
+	e := fetchErr(t, f, ref, []charts.Location{{URL: front.URL}})
+	if !strings.Contains(e.Problem, "a loopback address") || proxied.Load() != 1 || archives.Connections() != 0 {
+		t.Fatalf("a proxied hop to loopback: %v; %d requests through the proxy, %d connections to the archives' host", e, proxied.Load(), archives.Connections())
+	}
 }
 
 // TestFetchKeepsIndexAnswers: one-shot commands in a row (a Fetcher

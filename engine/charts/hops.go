@@ -41,16 +41,10 @@ func newHops(allowed []Location) *hops {
 		if err != nil {
 			continue
 		}
-		switch u.Scheme {
-		case "http":
+		h.allowed[hostPort(u.Hostname(), u.Port(), defaultPort(u.Scheme))] = true
+		if u.Scheme == "oci" && loopback(u.Hostname()) {
+			// Spoken to over plain HTTP (fetchOCI).
 			h.allowed[hostPort(u.Hostname(), u.Port(), "80")] = true
-		case "https":
-			h.allowed[hostPort(u.Hostname(), u.Port(), "443")] = true
-		case "oci":
-			h.allowed[hostPort(u.Hostname(), u.Port(), "443")] = true
-			if loopback(u.Hostname()) {
-				h.allowed[hostPort(u.Hostname(), u.Port(), "80")] = true
-			}
 		}
 	}
 	return h
@@ -62,6 +56,15 @@ func hostPort(host, port, def string) string {
 		port = def
 	}
 	return net.JoinHostPort(strings.ToLower(host), port)
+}
+
+// defaultPort is the port of scheme when a URL gives none: 80 for http,
+// else 443.
+func defaultPort(scheme string) string {
+	if scheme == "http" {
+		return "80"
+	}
+	return "443"
 }
 
 // originOf is the location to pass to --chart-repo to allow u's host.
@@ -210,14 +213,10 @@ func (h *hops) proxy(next func(*http.Request) (*url.URL, error)) func(*http.Requ
 		if err != nil || p == nil {
 			return p, err
 		}
-		def := "443"
-		if p.Scheme == "http" {
-			def = "80"
-		}
 		h.mu.Lock()
-		h.proxies[hostPort(p.Hostname(), p.Port(), def)] = true
+		h.proxies[hostPort(p.Hostname(), p.Port(), defaultPort(p.Scheme))] = true
 		h.mu.Unlock()
-		target := hostPort(req.URL.Hostname(), req.URL.Port(), map[string]string{"http": "80"}[req.URL.Scheme]+map[string]string{"https": "443"}[req.URL.Scheme])
+		target := hostPort(req.URL.Hostname(), req.URL.Port(), defaultPort(req.URL.Scheme))
 		if h.allowed[target] {
 			return p, nil
 		}
