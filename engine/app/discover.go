@@ -141,6 +141,7 @@ func discover(fsys fs.FS, raw fs.FS, opts DiscoverOptions) (LoadResult, *discove
 		}
 	}
 	d.renderChildren(queue)
+	d.attachChartSources()
 	for _, f := range d.found {
 		if f.kind == "Kustomization" {
 			d.kustomizations++
@@ -227,6 +228,10 @@ type discovery struct {
 	appsets *argoState
 	// generators are the Flux ArtifactGenerators read (artifact.go).
 	generators []pendingGenerator
+	// chartSources are the Flux HelmRepositories and OCIRepositories
+	// read, by "KIND/NAMESPACE/NAME", each declaration once
+	// (fluxsource.go).
+	chartSources map[string][]declaredSource
 }
 
 // pendingKustomization is a Flux Kustomization read before every

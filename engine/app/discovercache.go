@@ -92,7 +92,7 @@ type childFile struct {
 }
 
 // childFormat names the file format; a change makes an old file empty.
-const childFormat = "kdrift-discover/1"
+const childFormat = "kdrift-discover/2"
 
 // maxChildFile bounds the cache file read and written: past it the
 // cache is kept in memory only.

@@ -21,7 +21,11 @@ func (fluxHelmReleaseTool) Owns(o *Origin) bool {
 }
 
 func (fluxHelmReleaseTool) Kinds() []schema.GroupKind {
-	return []schema.GroupKind{{Group: fluxHelmGroup, Kind: "HelmRelease"}}
+	return []schema.GroupKind{
+		{Group: fluxHelmGroup, Kind: "HelmRelease"},
+		{Group: fluxSourceGroup, Kind: "HelmRepository"},
+		{Group: fluxSourceGroup, Kind: "OCIRepository"},
+	}
 }
 
 func (fluxHelmReleaseTool) Marker() string { return fluxMarker }
@@ -100,12 +104,16 @@ func (fluxHelmReleaseTool) Waves() string { return "" }
 // hand before.
 func (fluxHelmReleaseTool) FieldManagers() []string { return []string{"helm-controller", "helm"} }
 
-// declare holds a HelmRelease back with the Kustomizations. A HelmRelease
-// is taken from what a Flux Kustomization applies, never from the file
-// alone: the Kustomization's overlay (an environment's values patch)
-// decides what it says.
+// declare holds a HelmRelease back with the Kustomizations, and keeps
+// the HelmRepositories and OCIRepositories Git declares (fluxsource.go).
+// A HelmRelease is taken from what a Flux Kustomization applies, never
+// from the file alone: the Kustomization's overlay (an environment's
+// values patch) decides what it says.
 func (fluxHelmReleaseTool) declare(d *discovery, body *yaml3.Node, at docAt) bool {
 	apiVersion, kind := scalar(lookup(body, "apiVersion")), scalar(lookup(body, "kind"))
+	if d.declareChartSource(apiVersion, kind, body, at) {
+		return true
+	}
 	if !strings.HasPrefix(apiVersion, fluxHelmGroup+"/") || kind != "HelmRelease" {
 		return false
 	}

@@ -19,6 +19,10 @@ import (
 //	sha256/<hex>.tgz   archives, named by the SHA-256 of their content
 //	refs/<hex>.json    one record per location, chart and version: the
 //	                   archive's digest (and for OCI the manifest's)
+//	index/<hex>.json   one answer per Helm repository, chart and exact
+//	                   version: what its index.yaml said (the archive's
+//	                   URL and digest), when, and the index's validators
+//	                   (ETag, Last-Modified)
 //
 // Every file is written through privfile.WriteAtomic and read through
 // privfile.Open, so a file someone else could have written is ignored. An
@@ -27,6 +31,59 @@ import (
 // archives and records unused (neither read nor written) for cacheMaxAge,
 // and temporary files a killed process left.
 const cacheMaxAge = 30 * 24 * time.Hour
+
+// indexFresh is how long an index answer serves without asking the
+// repository again (ARCHITECTURE.md, "Remote Helm charts"): long enough
+// that the commands of one session (status, then diff, then status
+// again) read index.yaml once, short enough that a version re-published
+// under the same number is seen within minutes. After it the index is
+// asked again, conditionally: unchanged, it costs a 304 and no body.
+const indexFresh = 10 * time.Minute
+
+// answer is an index/ file.
+type answer struct {
+	ArchiveURL   string    `json:"archiveURL"`
+	Digest       string    `json:"digest,omitempty"`
+	At           time.Time `json:"at"`
+	ETag         string    `json:"etag,omitempty"`
+	LastModified string    `json:"lastModified,omitempty"`
+}
+
+// fresh says whether a is recent enough at now to serve without asking
+// the index (a time in the future is not).
+func (a *answer) fresh(now time.Time) bool {
+	age := now.Sub(a.At)
+	return age >= 0 && age < indexFresh
+}
+
+// answer reads the kept index answer for ref at loc, or nil.
+func (c *cache) answer(ref Ref, loc *url.URL) *answer {
+	if c == nil {
+		return nil
+	}
+	p := c.keyPath("index", ref, loc)
+	data := c.read(p, 64<<10)
+	if data == nil {
+		return nil
+	}
+	var a answer
+	if json.Unmarshal(data, &a) != nil || a.ArchiveURL == "" || a.Digest != "" && !sha256Digest.MatchString(a.Digest) {
+		return nil
+	}
+	now := time.Now()
+	_ = os.Chtimes(p, now, now)
+	return &a
+}
+
+// storeAnswer keeps an index answer for ref at loc.
+func (c *cache) storeAnswer(ref Ref, loc *url.URL, a *answer) {
+	if c == nil {
+		return
+	}
+	if data, err := json.Marshal(a); err == nil {
+		_ = privfile.WriteAtomic(c.keyPath("index", ref, loc), data)
+	}
+}
 
 // cache is the cache of one Fetcher; a nil cache keeps nothing.
 type cache struct {
@@ -94,6 +151,9 @@ func (c *cache) chart(ref Ref, digest string) *Chart {
 // archive reads the cached archive of digest, hashing it again; one that
 // does not match is removed.
 func (c *cache) archive(digest string) []byte {
+	if c == nil {
+		return nil
+	}
 	hexsum, ok := strings.CutPrefix(digest, "sha256:")
 	if !ok || !sha256Digest.MatchString(digest) {
 		return nil
@@ -128,11 +188,14 @@ func (c *cache) record(ref Ref, loc *url.URL) *record {
 	return &rec
 }
 
-// recordPath is ref's refs/ file: named by the SHA-256 of the normalized
-// location, chart and version.
-func (c *cache) recordPath(ref Ref, loc *url.URL) string {
+// recordPath is ref's refs/ file.
+func (c *cache) recordPath(ref Ref, loc *url.URL) string { return c.keyPath("refs", ref, loc) }
+
+// keyPath is ref's file in the folder sub: named by the SHA-256 of the
+// normalized location, chart and version.
+func (c *cache) keyPath(sub string, ref Ref, loc *url.URL) string {
 	sum := sha256.Sum256([]byte(loc.String() + "|" + ref.Chart + "|" + strings.TrimPrefix(ref.Version, "v")))
-	return filepath.Join(c.dir, "refs", hex.EncodeToString(sum[:])+".json")
+	return filepath.Join(c.dir, sub, hex.EncodeToString(sum[:])+".json")
 }
 
 // read reads the private file p, at most max bytes; nil when it is
@@ -157,7 +220,7 @@ func (c *cache) store(ref Ref, loc *url.URL, got *fetched) {
 		return
 	}
 	hexsum := strings.TrimPrefix(got.digest, "sha256:")
-	if privfile.WriteAtomic(filepath.Join(c.dir, "sha256", hexsum+".tgz"), got.archive) != nil {
+	if !got.cached && privfile.WriteAtomic(filepath.Join(c.dir, "sha256", hexsum+".tgz"), got.archive) != nil {
 		return
 	}
 	rec, err := json.Marshal(record{Location: loc.String(), Chart: ref.Chart, Version: ref.Version, Digest: got.digest, Manifest: got.manifest})
@@ -167,10 +230,10 @@ func (c *cache) store(ref Ref, loc *url.URL, got *fetched) {
 	c.prune(time.Now())
 }
 
-// prune removes the archives and records unused for cacheMaxAge, and
+// prune removes the archives, records and answers unused for cacheMaxAge, and
 // temporary files older than an hour.
 func (c *cache) prune(now time.Time) {
-	for _, sub := range []string{"sha256", "refs"} {
+	for _, sub := range []string{"sha256", "refs", "index"} {
 		dir := filepath.Join(c.dir, sub)
 		entries, err := os.ReadDir(dir)
 		if err != nil {

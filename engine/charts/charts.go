@@ -28,7 +28,8 @@ type Ref struct {
 	Repo string
 	// Chart is the chart's name.
 	Chart string
-	// Version is the exact version to fetch (never a range; Fetch refuses one that is not an exact semver, "v" prefix allowed).
+	// Version is the exact version to fetch (never a range; Fetch refuses one that is not an exact semver, "v" prefix allowed);
+	// "" only for an OCI chart that Digest pins, whose version is what its Chart.yaml says.
 	Version string
 	// Digest, when set ("sha256:<64 hex>"), is what the fetched content must match:
 	// for a Helm repository the chart archive's SHA-256; for OCI the manifest digest
@@ -47,17 +48,26 @@ type Chart struct {
 	Ref       Ref
 	Digest    string // "sha256:<hex>" of Archive
 	Archive   []byte // the .tgz
-	FromCache bool   // served from the cache without a network request
+	FromCache bool   // the archive came from the cache: the repository could not be reached, or a kept (or unchanged) index answer named a kept archive
 	By        string // the Location.By that allowed it
 }
 
 // Fetcher fetches chart archives within budgets, verifies digests, and keeps them in a content-addressed cache.
 type Fetcher struct {
-	CacheDir   string            // "" keeps nothing on disk
-	Timeout    time.Duration     // for one Fetch, default 30s
-	MaxArchive int64             // default 20 MiB
-	MaxIndex   int64             // default 16 MiB (index.yaml)
-	Transport  http.RoundTripper // nil: a clone of http.DefaultTransport (proxy from environment)
+	CacheDir   string           // "" keeps nothing on disk
+	Timeout    time.Duration    // for one Fetch, default 30s
+	MaxArchive int64            // default 20 MiB
+	MaxIndex   int64            // default 16 MiB (index.yaml)
+	Transport  *http.Transport  // nil: http.DefaultTransport's (proxy from environment); each Fetch dials through a clone that checks hops (hops.go)
+	Now        func() time.Time // nil: time.Now; decides whether a kept index answer is fresh
+}
+
+// now is f's clock.
+func (f *Fetcher) now() time.Time {
+	if f.Now != nil {
+		return f.Now()
+	}
+	return time.Now()
 }
 
 // The defaults of Fetcher's zero fields, and the bounds that are not
@@ -83,7 +93,8 @@ type Error struct {
 // Error says "chart CHART VERSION from REPO: PROBLEM; FIX", with any
 // credential of a URL removed.
 func (e *Error) Error() string {
-	msg := fmt.Sprintf("chart %s %s from %s: %s", e.Ref.Chart, e.Ref.Version, display(e.Ref.location()), e.Problem)
+	msg := strings.Join(strings.Fields(fmt.Sprintf("chart %s %s", e.Ref.Chart, e.Ref.Version)), " ")
+	msg += fmt.Sprintf(" from %s: %s", display(e.Ref.location()), e.Problem)
 	if e.Fix != "" {
 		msg += "; " + e.Fix
 	}
@@ -115,6 +126,13 @@ var exactVersion = regexp.MustCompile(`^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d
 // allowed), not a range: the only versions Fetch takes.
 func Exact(v string) bool { return exactVersion.MatchString(v) }
 
+// Allows says whether one of allowed permits ref's location, by the rule
+// Fetch checks before any connection; it opens none.
+func Allows(ref Ref, allowed []Location) bool {
+	_, _, err := permit(ref, allowed)
+	return err == nil
+}
+
 // sha256Digest is a digest as Ref.Digest and Chart.Digest spell it.
 var sha256Digest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
@@ -143,11 +161,13 @@ func (f *Fetcher) Fetch(ctx context.Context, ref Ref, allowed []Location) (*Char
 	}
 	fctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	client, done := f.client(newHops(allowed))
+	defer done()
 	var got *fetched
 	if loc.Scheme == "oci" {
-		got, err = f.fetchOCI(fctx, ref, loc)
+		got, err = f.fetchOCI(fctx, client, ref, loc)
 	} else {
-		got, err = f.fetchHelmRepo(fctx, ref, loc)
+		got, err = f.fetchHelmRepo(fctx, client, ref, loc)
 	}
 	if err != nil {
 		var ce *Error
@@ -168,14 +188,17 @@ func (f *Fetcher) Fetch(ctx context.Context, ref Ref, allowed []Location) (*Char
 		return nil, ce
 	}
 	c.store(ref, loc, got)
-	return &Chart{Ref: ref, Digest: got.digest, Archive: got.archive, By: by}, nil
+	return &Chart{Ref: ref, Digest: got.digest, Archive: got.archive, FromCache: got.cached, By: by}, nil
 }
 
-// fetched is what a network fetch brought: the archive, its digest and,
-// for OCI, the manifest's digest.
+// fetched is what a fetch brought: the archive, its digest and, for OCI,
+// the manifest's digest.
 type fetched struct {
 	archive          []byte
 	digest, manifest string
+	// cached says the archive came from the cache (a fresh index answer
+	// named its digest): no request fetched it.
+	cached bool
 }
 
 // check refuses a ref that Fetch cannot fetch as named: a version that is
@@ -187,7 +210,7 @@ func check(ref Ref, loc *url.URL) error {
 	if strings.ContainsAny(ref.Chart, "/\\?#") || ref.Chart == "." || ref.Chart == ".." {
 		return fail(ref, nil, "give the chart's name alone (its repository goes in the repository URL)", "%q is not a chart name", ref.Chart)
 	}
-	if !Exact(ref.Version) {
+	if !Exact(ref.Version) && (ref.Version != "" || ref.Digest == "" || loc.Scheme != "oci") {
 		return fail(ref, nil, "pin an exact version such as 1.2.3 (kdrift renders what Git names, so a range would render whatever the repository holds today)",
 			"version %q is not an exact version", ref.Version)
 	}

@@ -7,9 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,7 +46,7 @@ func fetchErr(t *testing.T, f *charts.Fetcher, ref charts.Ref, allowed []charts.
 	if !errors.As(err, &ce) {
 		t.Fatalf("Fetch(%+v) error %T %v, want *charts.Error", ref, err, err)
 	}
-	if ce.Fix == "" || !strings.HasPrefix(err.Error(), "chart "+ref.Chart+" "+ref.Version+" from ") {
+	if ce.Fix == "" || !strings.HasPrefix(err.Error(), strings.Join(strings.Fields("chart "+ref.Chart+" "+ref.Version), " ")+" from ") {
 		t.Errorf("error %q: want \"chart CHART VERSION from REPO: PROBLEM; FIX\" with a fix", err)
 	}
 	return ce
@@ -369,6 +371,11 @@ func TestFetchTimeoutIsOffline(t *testing.T) {
 	}
 }
 
+// TestFetchRedirectsAndOtherHosts: an allowed repository may redirect
+// (three times at most) within itself; a redirect to another host that no
+// location allows is refused when that host's address is not public (here
+// loopback), before any connection to it, with the flag that would allow
+// it; allowed too, it is followed.
 func TestFetchRedirectsAndOtherHosts(t *testing.T) {
 	repo := charttest.HelmRepo(t, podinfo)
 	hops := 0
@@ -382,14 +389,147 @@ func TestFetchRedirectsAndOtherHosts(t *testing.T) {
 		http.Redirect(w, r, repo.URL+r.URL.Path, http.StatusFound) // another host
 	}))
 	defer front.Close()
-	allowed := []charts.Location{{URL: front.URL}}
 	ref := charts.Ref{Repo: front.URL, Chart: "podinfo", Version: "6.5.4"}
 	hops = 2 // three redirects in all
+	e := fetchErr(t, &charts.Fetcher{}, ref, []charts.Location{{URL: front.URL}})
+	var hop *charts.HopError
+	if !errors.As(e, &hop) || !strings.Contains(e.Problem, "a loopback address") || !strings.Contains(e.Problem, strings.TrimPrefix(repo.URL, "http://")) ||
+		e.Fix != "if you trust that host, allow it: --chart-repo "+repo.URL || e.Offline {
+		t.Errorf("a redirect to another loopback port: %v (offline %v)", e, e.Offline)
+	}
+	if n := repo.Connections(); n != 0 {
+		t.Fatalf("the host a redirect named was contacted %d times", n)
+	}
+	allowed := []charts.Location{{URL: front.URL}, {URL: repo.URL}}
 	checkPodinfo(t, mustFetch(t, &charts.Fetcher{}, ref, allowed))
 	hops = 3
 	if e := fetchErr(t, &charts.Fetcher{}, ref, allowed); !strings.Contains(e.Problem, "redirects") {
 		t.Errorf("four redirects: %v", e)
 	}
+}
+
+// TestFetchIndexNamesAnotherHost: an index entry's URL on another host
+// that no location allows, at a loopback address, is refused before any
+// connection; allowed, the archive comes from there.
+func TestFetchIndexNamesAnotherHost(t *testing.T) {
+	archives := charttest.HelmRepo(t, podinfo)
+	index := fmt.Sprintf("apiVersion: v1\nentries:\n  podinfo:\n  - version: 6.5.4\n    urls: [%s/charts/podinfo-6.5.4.tgz]\n    digest: %s\n",
+		archives.URL, strings.TrimPrefix(archives.Digest("podinfo", "6.5.4"), "sha256:"))
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(index))
+	}))
+	defer front.Close()
+	ref := charts.Ref{Repo: front.URL, Chart: "podinfo", Version: "6.5.4"}
+	e := fetchErr(t, &charts.Fetcher{}, ref, []charts.Location{{URL: front.URL}})
+	if !strings.Contains(e.Problem, "the chart archive could not be read") || !strings.Contains(e.Problem, "a loopback address") ||
+		!strings.Contains(e.Fix, "--chart-repo "+archives.URL) {
+		t.Errorf("an index naming another loopback port: %v", e)
+	}
+	if n := archives.Connections(); n != 0 {
+		t.Fatalf("the host the index named was contacted %d times", n)
+	}
+	// "localhost" is a name: the check is on the address it resolves to.
+	local := strings.Replace(archives.URL, "127.0.0.1", "localhost", 1)
+	index = strings.Replace(index, archives.URL, local, 1)
+	if e := fetchErr(t, &charts.Fetcher{}, ref, []charts.Location{{URL: front.URL}}); !strings.Contains(e.Problem, "resolves to 127.0.0.1, a loopback address") &&
+		!strings.Contains(e.Problem, "resolves to ::1, a loopback address") {
+		t.Errorf("a name resolving to loopback: %v", e)
+	}
+	if n := archives.Connections(); n != 0 {
+		t.Fatalf("the host the index named was contacted %d times", n)
+	}
+	checkPodinfo(t, mustFetch(t, &charts.Fetcher{}, ref, []charts.Location{{URL: front.URL}, {URL: local}}))
+}
+
+// TestFetchHopThroughAProxy: through a proxy (which dials for kdrift), a
+// hop to a host no location allows is checked on the addresses its name
+// resolves to before the proxy is asked; the allowed host itself goes
+// through the proxy.
+func TestFetchHopThroughAProxy(t *testing.T) {
+	archives := charttest.HelmRepo(t, podinfo)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, strings.Replace(archives.URL, "127.0.0.1", "localhost", 1)+r.URL.Path, http.StatusFound)
+	}))
+	defer front.Close()
+	var proxied atomic.Int64
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proxied.Add(1)
+		req, err := http.NewRequestWithContext(r.Context(), r.Method, r.URL.String(), nil)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	defer proxy.Close()
+	proxyURL, _ := url.Parse(proxy.URL)
+	f := &charts.Fetcher{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}}
+	ref := charts.Ref{Repo: front.URL, Chart: "podinfo", Version: "6.5.4"}
+	e := fetchErr(t, f, ref, []charts.Location{{URL: front.URL}})
+	if !strings.Contains(e.Problem, "a loopback address") || proxied.Load() != 1 || archives.Connections() != 0 {
+		t.Fatalf("a proxied hop to loopback: %v; %d requests through the proxy, %d connections to the archives' host", e, proxied.Load(), archives.Connections())
+	}
+}
+
+// TestFetchKeepsIndexAnswers: one-shot commands in a row (a Fetcher
+// each, one cache folder) read a repository's index.yaml once; the answer
+// kept serves for ten minutes, with the archive from the content-addressed
+// cache, then the index is asked again conditionally, and an unchanged
+// one costs a 304 and no archive download.
+func TestFetchKeepsIndexAnswers(t *testing.T) {
+	repo := charttest.HelmRepo(t, podinfo)
+	dir := t.TempDir()
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	command := func() *charts.Fetcher { return &charts.Fetcher{CacheDir: dir, Now: func() time.Time { return now }} }
+	ref := charts.Ref{Repo: repo.URL, Chart: "podinfo", Version: "6.5.4"}
+	allowed := []charts.Location{{URL: repo.URL}}
+	count := func(index, notModified, requests int64) {
+		t.Helper()
+		if repo.IndexRequests() != index || repo.NotModified() != notModified || repo.Requests() != requests {
+			t.Fatalf("index requests %d (304: %d), requests %d; want %d (%d), %d",
+				repo.IndexRequests(), repo.NotModified(), repo.Requests(), index, notModified, requests)
+		}
+	}
+	first := mustFetch(t, command(), ref, allowed)
+	checkPodinfo(t, first)
+	count(1, 0, 2)
+	second := mustFetch(t, command(), ref, allowed)
+	if second.Digest != first.Digest || !second.FromCache {
+		t.Fatalf("second fetch: digest %s (from cache %v), want %s from the cache", second.Digest, second.FromCache, first.Digest)
+	}
+	count(1, 0, 2)
+
+	now = now.Add(10*time.Minute + time.Second)
+	third := mustFetch(t, command(), ref, allowed)
+	if third.Digest != first.Digest {
+		t.Fatalf("after the index's 304: digest %s, want %s", third.Digest, first.Digest)
+	}
+	count(2, 1, 3)
+	mustFetch(t, command(), ref, allowed)
+	count(2, 1, 3)
+
+	entries, err := os.ReadDir(filepath.Join(dir, "index"))
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("index answers: %v %v", entries, err)
+	}
+	if info, err := entries[0].Info(); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("an index answer must be private: %v %v", info.Mode(), err)
+	}
+	// Another version is asked of the index: answers are per version.
+	if e := fetchErr(t, command(), charts.Ref{Repo: repo.URL, Chart: "podinfo", Version: "6.5.5"}, allowed); !strings.Contains(e.Problem, "no version 6.5.5") {
+		t.Fatalf("another version: %v", e)
+	}
+	count(3, 1, 4)
 }
 
 // tgz is a gzip'd tar of entries.

@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -28,19 +28,83 @@ type indexEntry struct {
 	Digest  string   `json:"digest"`
 }
 
-// fetchHelmRepo fetches ref from the Helm HTTP repository at loc: its
-// index.yaml, the entry of exactly ref's version, and that entry's
-// archive (which may be on another host: the allowed repository named it,
-// and its content is verified).
-func (f *Fetcher) fetchHelmRepo(ctx context.Context, ref Ref, loc *url.URL) (*fetched, error) {
-	client := f.client()
-	indexURL := loc.JoinPath("index.yaml")
-	data, err := get(ctx, client, ref, indexURL, limit(f.MaxIndex, defaultMaxIndex), "index.yaml")
+// fetchHelmRepo fetches ref from the Helm HTTP repository at loc: the
+// entry of exactly ref's version in its index.yaml (the answer the cache
+// kept, while fresh: see indexFresh), and that entry's archive (from the
+// content-addressed cache when the index gives its digest, else from the
+// URL the entry names, which may be on another host under the hop rule;
+// its content is verified either way).
+func (f *Fetcher) fetchHelmRepo(ctx context.Context, client *http.Client, ref Ref, loc *url.URL) (*fetched, error) {
+	c := f.cache()
+	now := f.now()
+	ans := c.answer(ref, loc)
+	asked := ans == nil || !ans.fresh(now)
+	if asked {
+		var err error
+		if ans, err = f.askIndex(ctx, client, ref, loc, ans); err != nil {
+			return nil, err
+		}
+		ans.At = now
+	}
+	// An answer is kept once it brought a verified archive.
+	keep := func(got *fetched) *fetched {
+		if asked {
+			c.storeAnswer(ref, loc, ans)
+		}
+		return got
+	}
+	if ans.Digest != "" {
+		if data := c.archive(ans.Digest); data != nil {
+			if ref.Digest != "" && ref.Digest != ans.Digest {
+				return nil, wrongDigest(ref, ans.Digest)
+			}
+			return keep(&fetched{archive: data, digest: ans.Digest, cached: true}), nil
+		}
+	}
+	archiveURL, err := url.Parse(ans.ArchiveURL)
+	if err != nil {
+		return nil, fail(ref, err, "ask the repository's owner to fix its index", "the index gives %q, which is not an http(s) URL, for this version", display(ans.ArchiveURL))
+	}
+	resp, err := get(ctx, client, ref, archiveURL, limit(f.MaxArchive, defaultMaxArchive), "the chart archive", nil)
 	if err != nil {
 		return nil, err
 	}
+	sum := sha256.Sum256(resp.data)
+	got := "sha256:" + hex.EncodeToString(sum[:])
+	if ans.Digest != "" && ans.Digest != got {
+		return nil, fail(ref, nil, "fetch again later; if it persists, the repository is serving other content than its index names: tell its owner",
+			"the archive's digest %s is not the index's %s", got, ans.Digest)
+	}
+	if ref.Digest != "" && ref.Digest != got {
+		return nil, wrongDigest(ref, got)
+	}
+	return keep(&fetched{archive: resp.data, digest: got}), nil
+}
+
+// wrongDigest is the Error of an archive whose digest is not the one the
+// source pins.
+func wrongDigest(ref Ref, got string) *Error {
+	return fail(ref, nil, "check the digest the source pins, or the repository's content changed under this version: find out why before trusting it",
+		"the archive's digest %s is not the expected %s", got, ref.Digest)
+}
+
+// askIndex reads the repository's index.yaml and returns its answer for
+// ref: the archive URL and digest of exactly ref's version. With last (a
+// kept answer that is no longer fresh) the request is conditional on the
+// validators the index was served with, and a 304 keeps last's answer:
+// an unchanged index costs no body.
+func (f *Fetcher) askIndex(ctx context.Context, client *http.Client, ref Ref, loc *url.URL, last *answer) (*answer, error) {
+	indexURL := loc.JoinPath("index.yaml")
+	resp, err := get(ctx, client, ref, indexURL, limit(f.MaxIndex, defaultMaxIndex), "index.yaml", last)
+	if err != nil {
+		return nil, err
+	}
+	if resp.notModified {
+		a := *last
+		return &a, nil
+	}
 	var idx index
-	if err := yaml.Unmarshal(data, &idx); err != nil {
+	if err := yaml.Unmarshal(resp.data, &idx); err != nil {
 		return nil, fail(ref, err, "check the repository URL: it should be the folder of a Helm repository's index.yaml", "%s is not a Helm repository index: %v", indexURL, err)
 	}
 	want := strings.TrimPrefix(ref.Version, "v")
@@ -65,21 +129,14 @@ func (f *Fetcher) fetchHelmRepo(ctx context.Context, ref Ref, loc *url.URL) (*fe
 		return nil, fail(ref, err, "ask the repository's owner to fix its index", "the index gives %q, which is not an http(s) URL, for this version", display(entry.URLs[0]))
 	}
 	archiveURL.User = nil
-	archive, err := get(ctx, client, ref, archiveURL, limit(f.MaxArchive, defaultMaxArchive), "the chart archive")
-	if err != nil {
-		return nil, err
+	a := &answer{ArchiveURL: archiveURL.String(), ETag: resp.etag, LastModified: resp.lastModified}
+	if d := strings.ToLower(strings.TrimPrefix(entry.Digest, "sha256:")); d != "" {
+		a.Digest = "sha256:" + d
+		if !sha256Digest.MatchString(a.Digest) {
+			return nil, fail(ref, nil, "ask the repository's owner to fix its index", "the index gives %q, which is not a SHA-256 digest, for this version", entry.Digest)
+		}
 	}
-	sum := sha256.Sum256(archive)
-	got := "sha256:" + hex.EncodeToString(sum[:])
-	if d := strings.ToLower(strings.TrimPrefix(entry.Digest, "sha256:")); d != "" && "sha256:"+d != got {
-		return nil, fail(ref, nil, "fetch again later; if it persists, the repository is serving other content than its index names: tell its owner",
-			"the archive's digest %s is not the index's sha256:%s", got, d)
-	}
-	if ref.Digest != "" && ref.Digest != got {
-		return nil, fail(ref, nil, "check the digest the source pins, or the repository's content changed under this version: find out why before trusting it",
-			"the archive's digest %s is not the expected %s", got, ref.Digest)
-	}
-	return &fetched{archive: archive, digest: got}, nil
+	return a, nil
 }
 
 // limit is n, or def when n is not set.
@@ -90,13 +147,18 @@ func limit(n, def int64) int64 {
 	return n
 }
 
-// client is the HTTP client of one Fetch: Fetcher's transport, no retries,
-// at most maxRedirects redirects.
-func (f *Fetcher) client() *http.Client {
-	t := f.Transport
-	if t == nil {
-		t = defaultTransport()
+// client is the HTTP client of one Fetch: a clone of Fetcher's transport
+// whose connections follow h (hops.go), no retries, at most maxRedirects
+// redirects. done closes its idle connections: a connection dialled under
+// one fetch's allowed locations is never reused by another's.
+func (f *Fetcher) client(h *hops) (client *http.Client, done func()) {
+	base := f.Transport
+	if base == nil {
+		base = http.DefaultTransport.(*http.Transport)
 	}
+	t := base.Clone()
+	t.Proxy = h.proxy(t.Proxy)
+	t.DialContext = h.dial(&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second})
 	return &http.Client{
 		Transport: t,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -108,22 +170,30 @@ func (f *Fetcher) client() *http.Client {
 			}
 			return nil
 		},
-	}
+	}, t.CloseIdleConnections
 }
 
-// defaultTransport is the transport of Fetchers that name none: one clone
-// of http.DefaultTransport (proxies from the environment), shared so that
-// fetches reuse connections.
-var defaultTransport = sync.OnceValue(func() http.RoundTripper {
-	return http.DefaultTransport.(*http.Transport).Clone()
-})
+// response is what get read: the body, the index's validators, and
+// whether the server said it has not changed (304).
+type response struct {
+	data               []byte
+	etag, lastModified string
+	notModified        bool
+}
 
 // get reads u, at most max bytes, or returns the Error that says why not
-// (what names the thing read, for messages).
-func get(ctx context.Context, client *http.Client, ref Ref, u *url.URL, max int64, what string) ([]byte, error) {
+// (what names the thing read, for messages). With cond, the request is
+// conditional on cond's validators and a 304 is an answer.
+func get(ctx context.Context, client *http.Client, ref Ref, u *url.URL, max int64, what string, cond *answer) (*response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, fail(ref, err, "check the repository URL", "%s: %v", u, err)
+	}
+	if cond != nil && cond.ETag != "" {
+		req.Header.Set("If-None-Match", cond.ETag)
+	}
+	if cond != nil && cond.LastModified != "" {
+		req.Header.Set("If-Modified-Since", cond.LastModified)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -132,6 +202,8 @@ func get(ctx context.Context, client *http.Client, ref Ref, u *url.URL, max int6
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode == http.StatusOK:
+	case resp.StatusCode == http.StatusNotModified && cond != nil && (cond.ETag != "" || cond.LastModified != ""):
+		return &response{notModified: true}, nil
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		return nil, needsCredentials(ref, fmt.Errorf("GET %s: %s", u, resp.Status))
 	case resp.StatusCode == http.StatusNotFound:
@@ -151,7 +223,7 @@ func get(ctx context.Context, client *http.Client, ref Ref, u *url.URL, max int6
 	if int64(len(data)) > max {
 		return nil, tooBig(ref, what, max)
 	}
-	return data, nil
+	return &response{data: data, etag: resp.Header.Get("ETag"), lastModified: resp.Header.Get("Last-Modified")}, nil
 }
 
 // unreachableStatus says whether an HTTP status means the repository
@@ -176,6 +248,18 @@ func needsCredentials(ref Ref, err error) *Error {
 // transportError is the Error of a request that got no answer; Offline
 // when the repository could not be reached.
 func transportError(ref Ref, err error, what string) *Error {
+	var hop *HopError
+	if errors.As(err, &hop) {
+		origin := "https://" + hop.Addr
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			if u, perr := url.Parse(ue.URL); perr == nil {
+				origin = originOf(u)
+			}
+		}
+		return fail(ref, err, "if you trust that host, allow it: --chart-repo "+origin,
+			"%s could not be read: the allowed repository sent kdrift to another host, and %v", what, hop)
+	}
 	e := fail(ref, err, "check the network and the repository's address", "%s could not be read: %v", what, err)
 	var ne net.Error
 	var oe *net.OpError

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -26,7 +27,7 @@ const helmChartLayer = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 // ref.Version (Helm's tags spell "+" as "_"), or of ref.Digest when set,
 // then its chart layer. Access is anonymous; loopback registries are
 // spoken to over plain HTTP, every other over HTTPS.
-func (f *Fetcher) fetchOCI(ctx context.Context, ref Ref, loc *url.URL) (*fetched, error) {
+func (f *Fetcher) fetchOCI(ctx context.Context, client *http.Client, ref Ref, loc *url.URL) (*fetched, error) {
 	repoPath := strings.TrimPrefix(loc.Path, "/")
 	if ref.Artifact == "" {
 		repoPath = strings.TrimPrefix(repoPath+"/"+ref.Chart, "/")
@@ -36,7 +37,7 @@ func (f *Fetcher) fetchOCI(ctx context.Context, ref Ref, loc *url.URL) (*fetched
 		return nil, fail(ref, err, "give the location as oci://HOST/PATH with a lower-case repository path", "%s is not an OCI repository: %v", display(loc.String()), err)
 	}
 	repo.PlainHTTP = loopback(loc.Hostname())
-	repo.Client = &auth.Client{Client: f.client(), Cache: auth.NewCache()}
+	repo.Client = &auth.Client{Client: client, Cache: auth.NewCache()}
 	repo.MaxMetadataBytes = maxManifest
 
 	reference := ref.Digest

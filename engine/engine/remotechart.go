@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/charts"
@@ -142,8 +143,13 @@ func (e *Engine) chartTree(ctx context.Context, a app.App, snap *source.Snapshot
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", a.Spec.Chart.Where(), err)
 	}
-	rc := &renderedChart{name: fc.name, version: ref.Version}
-	rc.what = fmt.Sprintf("chart %s %s (%s) %s", fc.name, ref.Version, shortDigest(fc.digest), why)
+	version := ref.Version
+	if version == "" {
+		// A chart its digest alone pins: the version is its own.
+		version = chartVersion(fc.files)
+	}
+	rc := &renderedChart{name: fc.name, version: version}
+	rc.what = fmt.Sprintf("chart %s %s (%s) %s", fc.name, version, shortDigest(fc.digest), why)
 	if fc.cached {
 		rc.what += "; from the chart cache"
 	}
@@ -168,6 +174,18 @@ func (e *Engine) chartApplied(a app.App, rc *renderedChart) string {
 		return fmt.Sprintf("%s applied %s, the version kdrift renders", a.Origin.Engine, applied)
 	}
 	return fmt.Sprintf("%s applied %s; kdrift renders %s (the owner has not released it yet, or its release failed: see the %s's status)", a.Origin.Engine, applied, mine, a.Origin.Kind)
+}
+
+// chartVersion is the version an unpacked chart's Chart.yaml gives, ""
+// when it gives none.
+func chartVersion(files map[string][]byte) string {
+	var meta struct {
+		Version string `json:"version"`
+	}
+	if yaml.Unmarshal(files["Chart.yaml"], &meta) != nil {
+		return ""
+	}
+	return meta.Version
 }
 
 // shortDigest is "sha256:" and the first 12 hex digits of d.
@@ -292,6 +310,13 @@ func (e *Engine) resolveChart(ctx context.Context, a app.App) (ref charts.Ref, a
 		return ref, nil, "", &errSourcesUnreachable{what: what, err: err}
 	}
 	on := "on " + src.ctxName
+	if (rc.SourceKind == "HelmRepository" || rc.SourceKind == "OCIRepository") && rc.Committed != (app.CommittedSource{}) &&
+		src.objs[rc.SourceKind+"/"+rc.SourceNamespace+"/"+rc.SourceName] == nil && src.missing[rc.SourceKind] == "" {
+		// No live source of that name: the cluster has no Flux, or
+		// not this source yet. A live one always wins.
+		ref, why, err := e.committedChart(rc, on)
+		return ref, nil, why, err
+	}
 	get := func(kind, ns, name string) (map[string]any, error) {
 		if o := src.objs[kind+"/"+ns+"/"+name]; o != nil {
 			return o, nil
@@ -373,6 +398,64 @@ func (e *Engine) resolveChart(ctx context.Context, a app.App) (ref charts.Ref, a
 		return ref, []charts.Location{loc}, why, nil
 	}
 	return ref, nil, "", &errChart{what, "kdrift does not read charts from a " + rc.SourceKind, "compare this release with flux diff"}
+}
+
+// committedChart resolves a HelmRelease's chart from the HelmRepository
+// or OCIRepository Git declares, when the cluster (on) has no live source
+// of that name: only from a location --chart-repo allows (checked here,
+// before any connection, so that the error names the flag) and only at
+// an exact version, since no source-controller resolved one.
+func (e *Engine) committedChart(rc *app.RemoteChart, on string) (charts.Ref, string, error) {
+	c := rc.Committed
+	what := rc.Where()
+	source := fmt.Sprintf("%s %s/%s", rc.SourceKind, rc.SourceNamespace, rc.SourceName)
+	absent := fmt.Sprintf("%s is not in the cluster %s", source, on)
+	if c.Conflict != "" {
+		return charts.Ref{}, "", &errChart{what, absent + "; " + c.Conflict, "declare it once, or apply it to the cluster"}
+	}
+	if c.URL == "" {
+		return charts.Ref{}, "", &errChart{what, absent + " and Git declares it with no spec.url (" + c.File + ")", "give the source's spec.url"}
+	}
+	var ref charts.Ref
+	var pinned string
+	if rc.SourceKind == "OCIRepository" {
+		ref = charts.Ref{Artifact: c.URL, Chart: lastSegment(c.URL)}
+		switch {
+		case c.Digest != "":
+			ref.Digest = c.Digest
+			if charts.Exact(c.Tag) {
+				ref.Version = c.Tag
+			}
+			pinned = "its pinned digest"
+		case c.SemVer != "":
+			return ref, "", &errChart{what, fmt.Sprintf("%s; Git's %s asks for the range %q, which only Flux's source-controller resolves", absent, source, c.SemVer), "pin spec.ref.tag to one version (or spec.ref.digest) in " + c.File}
+		case charts.Exact(c.Tag):
+			ref.Version = c.Tag
+			pinned = "its tag"
+		default:
+			tag := c.Tag
+			if tag == "" {
+				tag = "latest"
+			}
+			return ref, "", &errChart{what, fmt.Sprintf("%s; Git's %s asks for tag %q, which is not one version", absent, source, tag), "pin spec.ref.tag to one version (or spec.ref.digest) in " + c.File}
+		}
+	} else {
+		if c.Type == "oci" && !strings.HasPrefix(strings.ToLower(c.URL), "oci://") {
+			return charts.Ref{}, "", &errChart{what, fmt.Sprintf("%s; Git's %s has type oci but its URL %s is not an oci:// location", absent, source, redact.URL(c.URL)), "write spec.url as oci://HOST/PATH in " + c.File}
+		}
+		ref = charts.Ref{Repo: c.URL, Chart: rc.Chart}
+		if !charts.Exact(rc.Version) {
+			return ref, "", &errChart{what, fmt.Sprintf("%s, so nothing resolves version %q", absent, rc.Version), "pin chart.spec.version to one version: kdrift fetches from a source only Git declares at an exact version only"}
+		}
+		ref.Version = rc.Version
+		pinned = "the pinned version"
+	}
+	if !charts.Allows(ref, e.charts.allow) {
+		return ref, "", &errChart{what, fmt.Sprintf("%s, and only Git declares it (%s, at %s): kdrift never fetches from a location only a commit names", absent, c.File, redact.URL(c.URL)),
+			"to fetch from it, pass --chart-repo " + redact.URL(c.URL)}
+	}
+	why := fmt.Sprintf("from %s as Git declares it (%s), allowed by --chart-repo: no live source %s (%s)", source, c.File, on, pinned)
+	return ref, why, nil
 }
 
 // helmChartVersion is the version the live HelmChart hc resolved for

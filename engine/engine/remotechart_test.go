@@ -70,6 +70,15 @@ func setFluxStatus(t *testing.T, gvr schema.GroupVersionResource, ns, name strin
 	}
 }
 
+// installFluxCRDs installs the CRDs of Flux's Kustomizations, HelmReleases
+// and sources (none of their objects).
+func installFluxCRDs(t *testing.T) {
+	t.Helper()
+	enginetest.InstallCRDs(t, "gitrepositories.source.toolkit.fluxcd.io.yaml", "kustomizations.kustomize.toolkit.fluxcd.io.yaml",
+		"helmreleases.helm.toolkit.fluxcd.io.yaml", "helmrepositories.source.toolkit.fluxcd.io.yaml",
+		"helmcharts.source.toolkit.fluxcd.io.yaml", "ocirepositories.source.toolkit.fluxcd.io.yaml")
+}
+
 // countingListener is a loopback address that only counts the
 // connections made to it: a host kdrift must never contact.
 func countingListener(t *testing.T) (addr string, conns *atomic.Int64) {
@@ -161,9 +170,7 @@ spec:
 	repo.Git("remote", "add", "origin", url)
 	repo.Commit("Flux reference layout with remote charts", files)
 
-	enginetest.InstallCRDs(t, "gitrepositories.source.toolkit.fluxcd.io.yaml", "kustomizations.kustomize.toolkit.fluxcd.io.yaml",
-		"helmreleases.helm.toolkit.fluxcd.io.yaml", "helmrepositories.source.toolkit.fluxcd.io.yaml",
-		"helmcharts.source.toolkit.fluxcd.io.yaml", "ocirepositories.source.toolkit.fluxcd.io.yaml")
+	installFluxCRDs(t)
 	if _, err := enginetest.Clientset(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "flux-system"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
@@ -313,6 +320,87 @@ spec:
 	}
 	if n := decoyConns.Load(); n != 0 {
 		t.Fatalf("the host only committed files name was contacted %d times", n)
+	}
+}
+
+// TestFluxCommittedChartSourceOnACluster: a cluster with Flux's CRDs but
+// none of the sources its HelmReleases name (Flux not installed there
+// yet). The HelmRepository and OCIRepository Git declares point at real
+// servers on loopback; without --chart-repo kdrift contacts neither and
+// says which flag would allow each, with --chart-repo naming them it
+// renders the pinned versions and the Deployments compare Synced, and a
+// range nothing resolved is an Error that says what to pin.
+func TestFluxCommittedChartSourceOnACluster(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "flux-committed")
+	helmRepo := charttest.HelmRepo(t, charttest.Chart{Name: "cache", Version: "1.2.0", Files: fluxtest.RemoteChart("cache", "1.2.0", "redis:7.2")})
+	reg := charttest.Registry(t)
+	reg.PushChart(t, "charts/web", charttest.Chart{Name: "web", Version: "6.7.1", Files: fluxtest.RemoteChart("web", "6.7.1", "nginx:1.27")})
+	ociURL := "oci://" + reg.Host + "/charts/web"
+	pushes := reg.Connections()
+
+	const url = "https://git.example.com/team/fleet-committed.git"
+	files := fluxtest.ReferenceLayout(url, ns)
+	fluxtest.RemoteReleases(files, ns, helmRepo.URL, ociURL)
+	// The sources in the test's namespace (no other test's live source
+	// has their names), the versions pinned.
+	pin := strings.NewReplacer("namespace: flux-system", "namespace: "+ns, "version: 1.x", "version: 1.2.0", `ref: {semver: ">=6.0.0"}`, "ref: {tag: 6.7.1}")
+	for _, f := range []string{"apps/base/cache/repository.yaml", "apps/base/cache/release.yaml", "apps/base/web/repository.yaml", "apps/base/web/release.yaml"} {
+		files[f] = pin.Replace(files[f])
+	}
+	repo := gittest.Init(t)
+	repo.Git("remote", "add", "origin", url)
+	repo.Commit("remote charts whose sources only Git declares", files)
+
+	installFluxCRDs(t)
+	for _, d := range []struct{ name, image string }{{"cache", "redis:7.2"}, {"web", "nginx:1.27"}} {
+		m, l, a := remoteAsHelmApplies(d.name, d.image, ns)
+		applyAs(t, ns, "helm-controller", m, l, a)
+	}
+	production := func(o *engine.Options) { o.ChartCacheDir, o.ClusterPath = t.TempDir(), "clusters/production" }
+
+	e := newEngine(t, repo, production)
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for name, loc := range map[string]string{"cache": helmRepo.URL, "web": ociURL} {
+		a := appStatus(t, e, name)
+		if a.Sync != status.SyncError || !strings.Contains(a.Error, "is not in the cluster") || !strings.Contains(a.Error, "only Git declares it") ||
+			!strings.Contains(a.Error, "pass --chart-repo "+loc) {
+			t.Fatalf("%s: a source only Git declares needs --chart-repo:\n%s", name, describe(a))
+		}
+	}
+	if n, m := helmRepo.Connections(), reg.Connections()-pushes; n != 0 || m != 0 {
+		t.Fatalf("without --chart-repo the committed hosts were contacted: %d connections to the Helm repository, %d to the registry", n, m)
+	}
+
+	e = newEngine(t, repo, func(o *engine.Options) { production(o); o.ChartRepos = []string{helmRepo.URL, ociURL} })
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"cache", "web"} {
+		a := appStatus(t, e, name)
+		if a.Sync != status.SyncSynced || len(a.Resources) != 1 || !strings.Contains(a.Chart, "as Git declares it") || !strings.Contains(a.Chart, "allowed by --chart-repo") {
+			t.Fatalf("%s: with --chart-repo the chart must render and compare Synced:\n%s\nchart %q", name, describe(a), a.Chart)
+		}
+	}
+	if helmRepo.Connections() == 0 || reg.Connections() == pushes {
+		t.Fatal("with --chart-repo the charts must come from the servers")
+	}
+
+	// A range nothing in the cluster resolves.
+	files["apps/base/cache/release.yaml"] = strings.ReplaceAll(files["apps/base/cache/release.yaml"], "version: 1.2.0", "version: 1.x")
+	files["apps/base/web/repository.yaml"] = strings.ReplaceAll(files["apps/base/web/repository.yaml"], "ref: {tag: 6.7.1}", `ref: {semver: ">=6.0.0"}`)
+	repo.Commit("ranges", files)
+	e = newEngine(t, repo, func(o *engine.Options) { production(o); o.ChartRepos = []string{helmRepo.URL, ociURL} })
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a := appStatus(t, e, "cache"); a.Sync != status.SyncError || !strings.Contains(a.Error, "pin chart.spec.version") {
+		t.Fatalf("a range only Git declares must be an Error naming what to pin:\n%s", describe(a))
+	}
+	if a := appStatus(t, e, "web"); a.Sync != status.SyncError || !strings.Contains(a.Error, "pin spec.ref.tag") {
+		t.Fatalf("a semver range only Git declares must be an Error naming what to pin:\n%s", describe(a))
 	}
 }
 

@@ -1,12 +1,16 @@
 package charttest
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -18,6 +22,10 @@ type HelmRepoServer struct {
 	URL string
 	counter
 	srv *httptest.Server
+
+	// index and notModified count the requests of index.yaml, and
+	// those answered 304 Not Modified.
+	index, notModified atomic.Int64
 
 	mu       sync.Mutex
 	archives map[string][]byte // by path
@@ -48,9 +56,16 @@ func HelmRepo(t testing.TB, charts ...Chart) *HelmRepoServer {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /index.yaml", func(w http.ResponseWriter, _ *http.Request) {
+	etag := fmt.Sprintf(`"%x"`, sha256.Sum256(index))
+	mux.HandleFunc("GET /index.yaml", func(w http.ResponseWriter, r *http.Request) {
+		s.index.Add(1)
 		w.Header().Set("Content-Type", "application/x-yaml")
-		_, _ = w.Write(index)
+		w.Header().Set("ETag", etag)
+		rec := &statusWriter{ResponseWriter: w}
+		http.ServeContent(rec, r, "index.yaml", indexTime, bytes.NewReader(index))
+		if rec.status == http.StatusNotModified {
+			s.notModified.Add(1)
+		}
 	})
 	mux.HandleFunc("GET /charts/", func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
@@ -74,6 +89,29 @@ func HelmRepo(t testing.TB, charts ...Chart) *HelmRepoServer {
 	s.URL = s.srv.URL
 	return s
 }
+
+// indexTime is the Last-Modified of every index the server serves.
+var indexTime = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+
+// statusWriter remembers the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+// WriteHeader records the status and writes it.
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// IndexRequests is how many requests of index.yaml the server answered,
+// 304s included.
+func (s *HelmRepoServer) IndexRequests() int64 { return s.index.Load() }
+
+// NotModified is how many index.yaml requests were answered 304 Not
+// Modified: conditional requests of an unchanged index, with no body.
+func (s *HelmRepoServer) NotModified() int64 { return s.notModified.Load() }
 
 // Digest is the "sha256:<hex>" of the archive of chart name's version.
 func (s *HelmRepoServer) Digest(name, version string) string {

@@ -90,7 +90,7 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&g.context, "context", "", "only the Apps whose destination is this kubeconfig context (an App with none counts as the current context); never redirects an App")
 	fs.StringVar(&g.clusterPath, "cluster-path", "", "Flux cluster folder to follow (clusters/production): only the Kustomizations and HelmReleases it reaches are apps (default: the folder the cluster's live flux-system Kustomization applies)")
-	fs.StringArrayVar(&g.chartRepos, "chart-repo", nil, "a Helm repository (https://…) or OCI location (oci://…) kdrift may fetch charts from, beside those the cluster's live Flux sources name; repeatable (a committed file never allows one)")
+	fs.StringArrayVar(&g.chartRepos, "chart-repo", nil, "a Helm repository (https://…) or OCI location (oci://…) kdrift may fetch charts from, beside those the cluster's live Flux sources name, or one a committed Flux source names when the cluster has no live one; repeatable (a committed file never allows one; given, status and diff compare here rather than read the leader's statuses)")
 	fs.StringVar(&g.logFile, "log-file", "", "write logs to this file (the UI never logs to the screen; the controller logs to stderr without it)")
 }
 

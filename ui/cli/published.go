@@ -30,10 +30,11 @@ func (f *followFlags) register(fs *flag.FlagSet) {
 // when a live leader holds the Lease and has published every App asked
 // for (every App when names is empty): one GET of the Lease and one LIST
 // of the AppStatuses, no compare. ok is false otherwise (no cluster, no
-// CRD, no leader, an App not published, --context given), and the caller
-// compares itself. note says whom the statuses come from.
+// CRD, no leader, an App not published, --context or --chart-repo given:
+// the leader fetched charts with its own flags, not this command's), and
+// the caller compares itself. note says whom the statuses come from.
 func readPublished(ctx context.Context, g *globalFlags, f *followFlags, e *engine.Engine, names []string) (apps []publish.Published, note string, ok bool) {
-	if f.live || g.context != "" {
+	if f.live || g.context != "" || len(g.chartRepos) > 0 {
 		return nil, "", false
 	}
 	// The engine's clients of that context: one connection, which the
