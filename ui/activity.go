@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"kdrift.dev/kdrift/ui/backend"
 )
 
 // activityKeep is how many entries the activity log keeps.
@@ -60,7 +62,7 @@ func activityOf(msg any) (e activityEntry, ok bool) {
 }
 
 // freezeActivity notes a freeze or unfreeze committed from this UI.
-func (c *common) freezeActivity(what string, res CommitResult, err error) {
+func (c *common) freezeActivity(what string, res backend.CommitResult, err error) {
 	if err != nil {
 		return
 	}

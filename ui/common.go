@@ -12,12 +12,13 @@ import (
 
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/keymap"
+	"kdrift.dev/kdrift/ui/backend"
 )
 
 // common is what every view shares: styles, keys, the apps store, the
 // clock and the logger. The root owns it; views read it while rendering.
 type common struct {
-	be       Backend
+	be       backend.Backend
 	ctx      context.Context
 	styles   *Styles
 	keys     keymap.KeyMap

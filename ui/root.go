@@ -19,6 +19,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/keymap"
+	"kdrift.dev/kdrift/ui/backend"
 	"kdrift.dev/kdrift/ui/report"
 )
 
@@ -84,7 +85,7 @@ type Model struct {
 
 // NewModel builds the root model over a Backend. ctx bounds every Backend
 // call the UI makes.
-func NewModel(ctx context.Context, be Backend, cfg Config) *Model {
+func NewModel(ctx context.Context, be backend.Backend, cfg Config) *Model {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -469,7 +470,7 @@ func named(ref status.ObjectRef, err error) string {
 	return ref.String() + ": " + err.Error()
 }
 
-func (m *Model) commitStatus(what string, res CommitResult, err error) {
+func (m *Model) commitStatus(what string, res backend.CommitResult, err error) {
 	if err != nil {
 		m.setStatus(what+" failed: "+err.Error(), true)
 		return
@@ -535,7 +536,7 @@ func (m *Model) render() string {
 	if m.c.readonly {
 		top += " │ READ-ONLY"
 	}
-	if r, ok := m.c.be.(Roler); ok {
+	if r, ok := m.c.be.(backend.Roler); ok {
 		if role := r.Role(); role != "" {
 			top += " │ " + role
 		}
