@@ -19,15 +19,6 @@ type activityEntry struct {
 	bad  bool
 }
 
-// record adds one entry to the activity log, dropping the oldest past
-// activityKeep.
-func (c *common) record(at time.Time, app, text string, bad bool) {
-	c.activity = append(c.activity, activityEntry{at: at, app: app, text: text, bad: bad})
-	if n := len(c.activity); n > activityKeep {
-		c.activity = append([]activityEntry(nil), c.activity[n-activityKeep:]...)
-	}
-}
-
 // activityOf is the log line of an engine event; ok is false for events
 // the log leaves out (statuses, drift: the table shows those).
 func activityOf(msg any) (e activityEntry, ok bool) {

@@ -10,14 +10,14 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/keymap"
 	"kdrift.dev/kdrift/ui/backend"
 )
 
-// common is what every view shares: styles, keys, the apps store, the
-// clock and the logger. The root owns it; views read it while rendering.
+// common is what every view shares: styles, keys, the store, the clock
+// and the logger. The root owns it; views read it while rendering.
 type common struct {
+	store
 	be       backend.Backend
 	ctx      context.Context
 	styles   *Styles
@@ -32,20 +32,8 @@ type common struct {
 	// before they were first drawn.
 	width, height int
 
-	// apps is the latest status of every app, by name; version grows on
-	// every change so views can tell when their caches are stale.
-	apps    map[string]status.AppStatus
-	version int
-	// activity is the engine's latest events worth a line (heals,
-	// prunes, fights, freezes, errors), newest last; hideActivity hides
-	// the apps view's log of them.
-	activity     []activityEntry
+	// hideActivity hides the apps view's log of the store's activity.
 	hideActivity bool
-}
-
-func (c *common) app(name string) (status.AppStatus, bool) {
-	a, ok := c.apps[name]
-	return a, ok
 }
 
 // outcome is what a view did with a key: whether it used it, a command to
