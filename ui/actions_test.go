@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"kdrift.dev/kdrift/engine/engine"
+	"kdrift.dev/kdrift/ui/backend"
 )
 
 func TestSyncShowsPlanThenSyncs(t *testing.T) {
@@ -312,7 +313,7 @@ func TestFreezeSpendsTheMarks(t *testing.T) {
 	if len(av.marked) != 2 {
 		t.Fatalf("a failed freeze cleared the marks: %v", av.marked)
 	}
-	h.send(FreezeCommittedMsg{Apps: []string{"x"}, Result: CommitResult{Hash: "f00dfee", Pushed: true}})
+	h.send(FreezeCommittedMsg{Apps: []string{"x"}, Result: backend.CommitResult{Hash: "f00dfee", Pushed: true}})
 	if len(av.marked) != 0 {
 		t.Fatalf("marks kept after the freeze: %v", av.marked)
 	}
@@ -369,7 +370,7 @@ func TestSyncOwnedAsksNamingTheOwner(t *testing.T) {
 // status line.
 func TestChannelFreezeTheOwnerStillHeals(t *testing.T) {
 	h := newHarness(t, newFake(), testConfig())
-	h.send(FreezeCommittedMsg{Apps: []string{"shop"}, Result: CommitResult{Hash: "f00dfee", Pushed: true, Channel: "kdrift/freezes",
+	h.send(FreezeCommittedMsg{Apps: []string{"shop"}, Result: backend.CommitResult{Hash: "f00dfee", Pushed: true, Channel: "kdrift/freezes",
 		OwnerProblems: []string{"shop: Argo CD was not told to stop healing shop: forbidden", "  by hand: kubectl patch application shop -n argocd --type merge -p '{}'"}}})
 	if h.m.dialog == nil {
 		t.Fatal("no dialog for a freeze the owner does not honour")
@@ -378,7 +379,7 @@ func TestChannelFreezeTheOwnerStillHeals(t *testing.T) {
 		t.Fatalf("the dialog does not say the owner still heals, with the command:\n%s", s)
 	}
 	h2 := newHarness(t, newFake(), testConfig())
-	h2.send(FreezeCommittedMsg{Apps: []string{"shop"}, Result: CommitResult{Hash: "f00dfee", Pushed: true, Channel: "kdrift/freezes",
+	h2.send(FreezeCommittedMsg{Apps: []string{"shop"}, Result: backend.CommitResult{Hash: "f00dfee", Pushed: true, Channel: "kdrift/freezes",
 		Owners: []string{"shop: wrote kdrift's freeze on the live Application argocd/shop"}}})
 	if h2.m.dialog != nil || !strings.Contains(h2.m.Status(), "wrote kdrift's freeze on the live Application argocd/shop") {
 		t.Fatalf("dialog %v, status %q", h2.m.dialog != nil, h2.m.Status())

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"kdrift.dev/kdrift/ui/backend"
 )
 
 // activityKeep is how many entries the activity log keeps.
@@ -15,15 +17,6 @@ type activityEntry struct {
 	app  string
 	text string
 	bad  bool
-}
-
-// record adds one entry to the activity log, dropping the oldest past
-// activityKeep.
-func (c *common) record(at time.Time, app, text string, bad bool) {
-	c.activity = append(c.activity, activityEntry{at: at, app: app, text: text, bad: bad})
-	if n := len(c.activity); n > activityKeep {
-		c.activity = append([]activityEntry(nil), c.activity[n-activityKeep:]...)
-	}
 }
 
 // activityOf is the log line of an engine event; ok is false for events
@@ -60,7 +53,7 @@ func activityOf(msg any) (e activityEntry, ok bool) {
 }
 
 // freezeActivity notes a freeze or unfreeze committed from this UI.
-func (c *common) freezeActivity(what string, res CommitResult, err error) {
+func (c *common) freezeActivity(what string, res backend.CommitResult, err error) {
 	if err != nil {
 		return
 	}

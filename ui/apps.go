@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"kdrift.dev/kdrift/engine/status"
@@ -42,29 +41,19 @@ type appRow struct {
 
 // appsView is the table of apps.
 type appsView struct {
-	c       *common
-	rows    []appRow
-	seen    int
-	cursor  int
-	top     int
-	sortBy  int
-	filter  string
-	ctx     string // :ctx filter; "" shows every context
-	editing bool
-	input   textinput.Model
-	marked  map[string]bool
-	height  int
+	list
+	c      *common
+	rows   []appRow
+	seen   int
+	sortBy int
+	ctx    string // :ctx filter; "" shows every context
+	marked map[string]bool
 	// column widths, from the longest cell of each column
 	nameW, destW, syncW, healW, revW int
 }
 
 func newAppsView(c *common, ctxFilter string) *appsView {
-	in := textinput.New()
-	in.Prompt = "/"
-	st := textinput.DefaultStyles(true)
-	st.Cursor.Blink = false
-	in.SetStyles(st)
-	v := &appsView{c: c, ctx: ctxFilter, input: in, marked: map[string]bool{}, seen: -1}
+	v := &appsView{list: list{listFilter: newListFilter()}, c: c, ctx: ctxFilter, marked: map[string]bool{}, seen: -1}
 	v.recompute()
 	return v
 }
@@ -77,8 +66,6 @@ func (v *appsView) title() string {
 	}
 	return t
 }
-
-func (v *appsView) capturing() bool { return v.editing }
 
 // matchFilter reports whether the app passes the `/` filter: a
 // case-insensitive substring of name, destination or statuses; a leading
@@ -97,8 +84,8 @@ func (v *appsView) recompute() {
 	v.seen = v.c.version
 	now := v.c.now()
 	var sel string
-	if v.cursor < len(v.rows) {
-		sel = v.rows[v.cursor].name
+	if r, ok := v.selected(); ok {
+		sel = r.name
 	}
 	rows := make([]appRow, 0, len(v.c.apps))
 	for _, a := range v.c.apps {
@@ -164,13 +151,7 @@ func (v *appsView) recompute() {
 		v.healW = min(max(v.healW, len([]rune(r.heal))), 44)
 		v.revW = min(max(v.revW, len([]rune(r.rev))), 30)
 	}
-	v.cursor = 0
-	for i, r := range rows {
-		if r.name == sel {
-			v.cursor = i
-		}
-	}
-	v.cursor = clamp(v.cursor, len(rows))
+	v.keep(len(rows), 0, func(i int) bool { return rows[i].name == sel })
 }
 
 // healCell is the SELF-HEAL cell of an app: on, off or "❄ FROZEN" with
@@ -233,8 +214,8 @@ func ownerLabel(engine string) string {
 }
 
 func (v *appsView) selected() (appRow, bool) {
-	if v.cursor < len(v.rows) {
-		return v.rows[v.cursor], true
+	if i, ok := v.selectedRow(); ok {
+		return v.rows[i], true
 	}
 	return appRow{}, false
 }
@@ -261,27 +242,13 @@ func (v *appsView) setContext(ctx string) {
 
 func (v *appsView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
 	if v.editing {
-		switch msg.String() {
-		case "enter":
-			v.editing = false
-			v.input.Blur()
-			return handled(nil)
-		case "esc":
-			v.editing = false
-			v.input.Blur()
-			v.input.SetValue("")
-			v.filter = ""
+		cmd, changed := v.filterKey(msg)
+		if changed {
 			v.recompute()
-			return handled(nil)
 		}
-		var cmd tea.Cmd
-		v.input, cmd = v.input.Update(msg)
-		v.filter = v.input.Value()
-		v.recompute()
 		return handled(cmd)
 	}
-	if c, ok := moveCursor(a, v.cursor, len(v.rows), v.height); ok {
-		v.cursor = c
+	if v.move(a) {
 		return handled(nil)
 	}
 	switch a {
@@ -292,15 +259,11 @@ func (v *appsView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
 		}
 		return outcome{handled: true, status: "activity log shown"}
 	case keymap.ActFilter:
-		v.editing = true
-		v.input.SetValue(v.filter)
-		v.input.CursorEnd()
-		v.input.Focus()
+		v.openFilter()
 		return handled(nil)
 	case keymap.ActBack:
 		if v.filter != "" || len(v.marked) > 0 {
-			v.filter = ""
-			v.input.SetValue("")
+			v.clearFilter()
 			v.marked = map[string]bool{}
 			v.recompute()
 			return outcome{handled: true, status: "filter and marks cleared"}
@@ -316,7 +279,7 @@ func (v *appsView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
 			} else {
 				v.marked[r.name] = true
 			}
-			v.cursor = clamp(v.cursor+1, len(v.rows))
+			v.move(keymap.ActDown)
 		}
 		return outcome{handled: true, status: fmt.Sprintf("%d marked", len(v.marked))}
 	case keymap.ActEnter:
@@ -346,13 +309,10 @@ func (v *appsView) update(msg tea.Msg) tea.Cmd {
 			v.marked = map[string]bool{}
 		}
 	case tea.PasteMsg:
-		if !v.editing {
-			return nil
+		cmd, changed := v.filterPaste(m)
+		if changed {
+			v.recompute()
 		}
-		var cmd tea.Cmd
-		v.input, cmd = v.input.Update(m)
-		v.filter = v.input.Value()
-		v.recompute()
 		return cmd
 	}
 	return nil
@@ -376,66 +336,26 @@ const (
 	colCount
 )
 
-// Which columns give way first when the terminal is narrow. The
-// revision, then the destination, then the out-of-sync age shrink to
-// their least width and then hide; then the columns kept at 80 cells
-// (name, sync, self-heal where ❄ FROZEN shows, drift, health) shrink,
-// health first and self-heal last: a long name is cut before the freeze
-// loses who froze it and until when. Only under about 55 cells do those
-// hide too, the name never.
-var (
-	colsHidden = []int{colRev, colDest, colAge}
-	colsShrunk = []int{colHealth, colDrift, colName, colSync, colHeal}
-	colsLast   = []int{colHealth, colDrift, colHeal, colSync}
-)
-
-// colMin is the least width of each column before it hides: enough for
-// "≠ OutOfSync" and "❄ FROZEN…".
-var colMin = [colCount]int{colName: 12, colDest: 8, colSync: 11, colHealth: 10, colDrift: 5, colHeal: 9, colAge: 9, colRev: 8}
+// appsColumns is which columns give way first when the terminal is
+// narrow. The revision, then the destination, then the out-of-sync age
+// shrink to their least width and then hide; then the columns kept at 80
+// cells (name, sync, self-heal where ❄ FROZEN shows, drift, health)
+// shrink, health first and self-heal last: a long name is cut before the
+// freeze loses who froze it and until when. Only under about 55 cells do
+// those hide too, the name never. A column's least width is enough for
+// "≠ OutOfSync" and "❄ FROZEN…"; a row starts with the mark (2 cells).
+var appsColumns = columnPlan{
+	least:  []int{colName: 12, colDest: 8, colSync: 11, colHealth: 10, colDrift: 5, colHeal: 9, colAge: 9, colRev: 8},
+	hidden: []int{colRev, colDest, colAge},
+	shrunk: []int{colHealth, colDrift, colName, colSync, colHeal},
+	last:   []int{colHealth, colDrift, colHeal, colSync},
+	lead:   2,
+}
 
 // columns gives each column its width for a screen w cells wide (0 hides
-// it): each starts at its widest cell, then the columns shrink or hide in
-// the order above until a row fits; what is left over goes to the last
-// column shown.
-func (v *appsView) columns(w int) [colCount]int {
-	cols := [colCount]int{v.nameW, v.destW, v.syncW, 14, 6, v.healW, 9, v.revW}
-	// A row is the mark (2 cells), the columns and a space between each.
-	width := func() int {
-		n := 2 - 1
-		for _, c := range cols {
-			if c > 0 {
-				n += c + 1
-			}
-		}
-		return n
-	}
-	avail := w - 1
-	shrink := func(c int) {
-		if over := width() - avail; over > 0 {
-			cols[c] = max(min(colMin[c], cols[c]), cols[c]-over)
-		}
-	}
-	for _, c := range colsHidden {
-		shrink(c)
-		if width() > avail {
-			cols[c] = 0
-		}
-	}
-	for _, c := range colsShrunk {
-		shrink(c)
-	}
-	for _, c := range colsLast {
-		if width() > avail {
-			cols[c] = 0
-		}
-	}
-	for i := colCount - 1; i >= 0; i-- {
-		if cols[i] > 0 {
-			cols[i] += max(avail-width(), 0)
-			break
-		}
-	}
-	return cols
+// it): each starts at its widest cell, then appsColumns fits them.
+func (v *appsView) columns(w int) []int {
+	return appsColumns.fit([]int{v.nameW, v.destW, v.syncW, 14, 6, v.healW, 9, v.revW}, w)
 }
 
 func (v *appsView) render(w, h int) string {
@@ -446,7 +366,7 @@ func (v *appsView) render(w, h int) string {
 	if logH > 0 {
 		logH++ // its rule
 	}
-	v.height = max(h-1-detail-logH, 1)
+	height := max(h-1-detail-logH, 1)
 	cols := v.columns(w)
 	arrow := func(col int, name string) string {
 		if v.sortBy == col {
@@ -484,10 +404,9 @@ func (v *appsView) render(w, h int) string {
 		b.WriteString(s.Muted.Render(msg))
 		b.WriteByte('\n')
 	}
-	v.top = scrollTo(v.top, v.cursor, v.height)
+	from, end := v.page(height)
 	now := v.c.now()
-	end := min(v.top+v.height, len(v.rows))
-	for i := v.top; i < end; i++ {
+	for i := from; i < end; i++ {
 		r := v.rows[i]
 		mark := "  "
 		if v.marked[r.name] {
@@ -523,9 +442,7 @@ func (v *appsView) render(w, h int) string {
 		b.WriteString(cut(s.Marked.Render(mark)+row(&cells), w))
 		b.WriteByte('\n')
 	}
-	for i := end - v.top; i < v.height; i++ {
-		b.WriteByte('\n')
-	}
+	v.fill(&b, end)
 	if logH > 0 {
 		b.WriteString(s.Header.Render(cut("ACTIVITY (a hides)", w)))
 		b.WriteByte('\n')

@@ -24,25 +24,24 @@ type appLine struct {
 }
 
 // appView lists one app's resources grouped by kind.
+// Its cursor is always on a resource line when any exist.
 type appView struct {
-	c      *common
-	name   string
-	lines  []appLine
-	seen   int
-	cursor int // index into lines; always a resource line when any exist
-	top    int
-	height int
+	list
+	c     *common
+	name  string
+	lines []appLine
+	seen  int
 }
 
 func newAppView(c *common, name string) *appView {
 	v := &appView{c: c, name: name, seen: -1}
+	v.selectable = func(i int) bool { return v.lines[i].res != nil }
 	v.recompute()
 	return v
 }
 
 func (v *appView) kind() keymap.View      { return keymap.ViewApp }
 func (v *appView) title() string          { return "app " + v.name }
-func (v *appView) capturing() bool        { return false }
 func (v *appView) selectedApps() []string { return []string{v.name} }
 
 func (v *appView) recompute() {
@@ -91,40 +90,15 @@ func (v *appView) recompute() {
 		}
 		i = j
 	}
-	v.cursor = 1
-	for i, l := range v.lines {
-		if l.res != nil && l.res.Ref == sel {
-			v.cursor = i
-		}
-	}
-	v.cursor = clamp(v.cursor, len(v.lines))
+	// Row 1 is the first resource, under its kind's header.
+	v.keep(len(v.lines), 1, func(i int) bool { return v.lines[i].res != nil && v.lines[i].res.Ref == sel })
 }
 
 func (v *appView) selected() *status.ResourceStatus {
-	if v.cursor < len(v.lines) {
-		return v.lines[v.cursor].res
+	if i, ok := v.selectedRow(); ok {
+		return v.lines[i].res
 	}
 	return nil
-}
-
-// move moves the cursor, skipping kind headers.
-func (v *appView) move(a keymap.Action) bool {
-	c, ok := moveCursor(a, v.cursor, len(v.lines), v.height)
-	if !ok {
-		return false
-	}
-	dir := 1
-	if c < v.cursor || a == keymap.ActBottom {
-		dir = -1
-	}
-	for c >= 0 && c < len(v.lines) && v.lines[c].res == nil {
-		c += dir
-	}
-	if c < 0 || c >= len(v.lines) {
-		c = v.cursor
-	}
-	v.cursor = c
-	return true
 }
 
 func (v *appView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
@@ -236,7 +210,7 @@ func (v *appView) render(w, h int) string {
 		b.WriteByte('\n')
 		extra++
 	}
-	v.height = max(h-3-extra, 1)
+	height := max(h-3-extra, 1)
 	nameW := 20
 	for _, l := range v.lines {
 		if l.res != nil {
@@ -250,9 +224,8 @@ func (v *appView) render(w, h int) string {
 		b.WriteString(s.Muted.Render("no resources rendered from Git for this app"))
 		b.WriteByte('\n')
 	}
-	v.top = scrollTo(v.top, v.cursor, v.height)
-	end := min(v.top+v.height, len(v.lines))
-	for i := v.top; i < end; i++ {
+	from, end := v.page(height)
+	for i := from; i < end; i++ {
 		l := v.lines[i]
 		if l.res == nil {
 			b.WriteString(s.Accent.Render(cut(l.header, w)))
@@ -287,9 +260,7 @@ func (v *appView) render(w, h int) string {
 		}
 		b.WriteByte('\n')
 	}
-	for i := end - v.top; i < v.height; i++ {
-		b.WriteByte('\n')
-	}
+	v.fill(&b, end)
 	if r := v.selected(); r != nil && r.Message != "" {
 		b.WriteString(s.Bad.Render(cut(r.Ref.String()+": "+r.Message, w)))
 	} else if r != nil && r.Health != status.HealthHealthy && healthWhy(r.HealthDetail) != "" {

@@ -10,14 +10,15 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/keymap"
+	"kdrift.dev/kdrift/ui/backend"
 )
 
-// common is what every view shares: styles, keys, the apps store, the
-// clock and the logger. The root owns it; views read it while rendering.
+// common is what every view shares: styles, keys, the store, the clock
+// and the logger. The root owns it; views read it while rendering.
 type common struct {
-	be       Backend
+	store
+	be       backend.Backend
 	ctx      context.Context
 	styles   *Styles
 	keys     keymap.KeyMap
@@ -31,20 +32,8 @@ type common struct {
 	// before they were first drawn.
 	width, height int
 
-	// apps is the latest status of every app, by name; version grows on
-	// every change so views can tell when their caches are stale.
-	apps    map[string]status.AppStatus
-	version int
-	// activity is the engine's latest events worth a line (heals,
-	// prunes, fights, freezes, errors), newest last; hideActivity hides
-	// the apps view's log of them.
-	activity     []activityEntry
+	// hideActivity hides the apps view's log of the store's activity.
 	hideActivity bool
-}
-
-func (c *common) app(name string) (status.AppStatus, bool) {
-	a, ok := c.apps[name]
-	return a, ok
 }
 
 // outcome is what a view did with a key: whether it used it, a command to
@@ -123,52 +112,4 @@ func personName(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-// clamp keeps i within [0, n-1] (0 when n is 0).
-func clamp(i, n int) int {
-	if i >= n {
-		i = n - 1
-	}
-	if i < 0 {
-		i = 0
-	}
-	return i
-}
-
-// scrollTo returns the top row that keeps cursor visible in a window of h
-// rows.
-func scrollTo(top, cursor, h int) int {
-	if h <= 0 {
-		return cursor
-	}
-	if cursor < top {
-		return cursor
-	}
-	if cursor >= top+h {
-		return cursor - h + 1
-	}
-	return top
-}
-
-// moveCursor applies a movement action to a cursor over n rows with a page
-// of h rows; ok is false when a is not a movement.
-func moveCursor(a keymap.Action, cur, n, h int) (int, bool) {
-	switch a {
-	case keymap.ActUp:
-		cur--
-	case keymap.ActDown:
-		cur++
-	case keymap.ActTop:
-		cur = 0
-	case keymap.ActBottom:
-		cur = n - 1
-	case keymap.ActPageUp:
-		cur -= max(h-1, 1)
-	case keymap.ActPageDown:
-		cur += max(h-1, 1)
-	default:
-		return cur, false
-	}
-	return clamp(cur, n), true
 }

@@ -2,7 +2,8 @@
 // resources, a side-by-side diff with field owners, an ownership (blame)
 // view and the app's Git history, with keys to sync, freeze, unfreeze,
 // ignore and revert. It talks to the engine and the Git actions only
-// through Backend, and never blocks on it: every call runs in a tea.Cmd.
+// through backend.Backend (package ui/backend, which never imports ui),
+// and never blocks on it: every call runs in a tea.Cmd.
 //
 // Run is the entry point; NewModel builds the root model for tests.
 //

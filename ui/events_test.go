@@ -90,7 +90,7 @@ func TestBannerStaysUntilReachableAgain(t *testing.T) {
 	up := down
 	up.Up = true
 	h.send(eventMsg(up))
-	if len(h.m.banners) != 0 {
+	if len(h.m.c.banners) != 0 {
 		t.Errorf("banner stayed after the cluster came back")
 	}
 	h.wantScreen("cluster reachable again")

@@ -17,6 +17,7 @@ import (
 	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/keymap"
+	"kdrift.dev/kdrift/ui/backend"
 )
 
 // fakeBackend is a Backend built by hand: canned answers, and a log of
@@ -26,7 +27,7 @@ type fakeBackend struct {
 	events    chan status.Event
 	apps      []status.AppStatus
 	details   map[status.ObjectRef]status.ObjectDetail
-	plan      SyncPlan
+	plan      backend.SyncPlan
 	history   []status.Commit
 	owners    diff.OwnerMap
 	preview   string
@@ -34,7 +35,7 @@ type fakeBackend struct {
 	calls     []string
 	refreshed int
 	// lastSync and lastSeen are what the last Sync and Unfreeze carried.
-	lastSync SyncRequest
+	lastSync backend.SyncRequest
 	lastSeen map[string]*app.Freeze
 }
 
@@ -76,40 +77,40 @@ func (f *fakeBackend) Detail(_ context.Context, a string, ref status.ObjectRef) 
 	}
 	return d, nil
 }
-func (f *fakeBackend) PlanSync(_ context.Context, a string) (SyncPlan, error) {
+func (f *fakeBackend) PlanSync(_ context.Context, a string) (backend.SyncPlan, error) {
 	p := f.plan
 	p.App = a
 	return p, f.fail
 }
-func (f *fakeBackend) Sync(_ context.Context, a string, req SyncRequest) error {
+func (f *fakeBackend) Sync(_ context.Context, a string, req backend.SyncRequest) error {
 	f.record("sync %s", a)
 	f.lastSync = req
 	return f.fail
 }
-func (f *fakeBackend) Freeze(_ context.Context, apps []string, reason string, d time.Duration) (CommitResult, error) {
+func (f *fakeBackend) Freeze(_ context.Context, apps []string, reason string, d time.Duration) (backend.CommitResult, error) {
 	f.record("freeze %s reason=%q for=%s", strings.Join(apps, ","), reason, d)
-	return CommitResult{Hash: "f00dfeed1234", Pushed: true}, f.fail
+	return backend.CommitResult{Hash: "f00dfeed1234", Pushed: true}, f.fail
 }
-func (f *fakeBackend) Unfreeze(_ context.Context, apps []string, reason string, seen map[string]*app.Freeze) (CommitResult, error) {
+func (f *fakeBackend) Unfreeze(_ context.Context, apps []string, reason string, seen map[string]*app.Freeze) (backend.CommitResult, error) {
 	f.record("unfreeze %s reason=%q", strings.Join(apps, ","), reason)
 	f.lastSeen = seen
-	return CommitResult{Hash: "0ff1ce", Pushed: true}, f.fail
+	return backend.CommitResult{Hash: "0ff1ce", Pushed: true}, f.fail
 }
-func (f *fakeBackend) FreezeResource(_ context.Context, a string, refs []app.ResourceRef, fields []string, reason string, d time.Duration) (CommitResult, error) {
+func (f *fakeBackend) FreezeResource(_ context.Context, a string, refs []app.ResourceRef, fields []string, reason string, d time.Duration) (backend.CommitResult, error) {
 	var names []string
 	for _, r := range refs {
 		names = append(names, r.String())
 	}
 	f.record("freeze %s %s %v reason=%q for=%s", a, strings.Join(names, ","), fields, reason, d)
-	return CommitResult{Hash: "f00dfeed1234", Pushed: true}, f.fail
+	return backend.CommitResult{Hash: "f00dfeed1234", Pushed: true}, f.fail
 }
-func (f *fakeBackend) UnfreezeResource(_ context.Context, a string, ref app.ResourceRef, fields []string, reason string, seen *app.Freeze) (CommitResult, error) {
+func (f *fakeBackend) UnfreezeResource(_ context.Context, a string, ref app.ResourceRef, fields []string, reason string, seen *app.Freeze) (backend.CommitResult, error) {
 	f.record("unfreeze %s %s %v reason=%q seen=%v", a, ref, fields, reason, seen != nil)
-	return CommitResult{Hash: "0ff1ce", Pushed: true}, f.fail
+	return backend.CommitResult{Hash: "0ff1ce", Pushed: true}, f.fail
 }
-func (f *fakeBackend) Ignore(_ context.Context, a string, rule app.IgnoreRule, reason string) (CommitResult, error) {
+func (f *fakeBackend) Ignore(_ context.Context, a string, rule app.IgnoreRule, reason string) (backend.CommitResult, error) {
 	f.record("ignore %s %s/%s %v reason=%q", a, rule.Kind, rule.Name, rule.JSONPointers, reason)
-	return CommitResult{Hash: "1bad1dea", Pushed: false, Warning: "remote unreachable; retried on next fetch"}, f.fail
+	return backend.CommitResult{Hash: "1bad1dea", Pushed: false, Warning: "remote unreachable; retried on next fetch"}, f.fail
 }
 func (f *fakeBackend) Owners(_ context.Context, opts diff.OwnerMapOptions) (diff.OwnerMap, error) {
 	f.record("owners %d kinds", len(opts.Kinds))
@@ -122,9 +123,9 @@ func (f *fakeBackend) History(_ context.Context, a string) ([]status.Commit, err
 func (f *fakeBackend) RevertPreview(_ context.Context, sha string) (string, error) {
 	return f.preview, f.fail
 }
-func (f *fakeBackend) Revert(_ context.Context, sha, reason string) (CommitResult, error) {
+func (f *fakeBackend) Revert(_ context.Context, sha, reason string) (backend.CommitResult, error) {
 	f.record("revert %s reason=%q", sha, reason)
-	return CommitResult{Hash: "5eed", Pushed: true}, f.fail
+	return backend.CommitResult{Hash: "5eed", Pushed: true}, f.fail
 }
 
 var errBoom = errors.New("git push: remote rejected")
@@ -205,7 +206,7 @@ func newFake() *fakeBackend {
 	return &fakeBackend{
 		apps:    testApps(),
 		details: map[status.ObjectRef]status.ObjectDetail{deployRef: deployDetail()},
-		plan: SyncPlan{Steps: []PlanStep{
+		plan: backend.SyncPlan{Steps: []backend.PlanStep{
 			{Ref: deployRef, Action: "apply", Fields: []string{"/spec/replicas"}},
 			{Ref: cmRef, Action: "prune"},
 		}},

@@ -14,6 +14,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/ui/backend"
 	"kdrift.dev/kdrift/ui/report"
 )
 
@@ -24,7 +25,7 @@ type ResourceFreezeCommittedMsg struct {
 	// What is the action and its object and fields, for the status line
 	// ("freeze Deployment.apps/prod/render [/spec/replicas]").
 	What   string
-	Result CommitResult
+	Result backend.CommitResult
 	Err    error
 }
 

@@ -163,7 +163,7 @@ func TestGoldenRevertDialog(t *testing.T) {
 	}
 }
 
-// revertPreviewText is a revert preview as the EngineBackend writes it:
+// revertPreviewText is a revert preview as backend.Engine writes it:
 // an overlay's images: tag and a ConfigMap the commit added.
 func revertPreviewText(t *testing.T) string {
 	t.Helper()

@@ -13,14 +13,12 @@ import (
 
 // historyView lists the commits that touched an app, newest first.
 type historyView struct {
+	list
 	c       *common
 	app     string
 	commits []status.Commit
 	loaded  bool
 	err     error
-	cursor  int
-	top     int
-	height  int
 }
 
 func newHistoryView(c *common, appName string) *historyView {
@@ -29,7 +27,6 @@ func newHistoryView(c *common, appName string) *historyView {
 
 func (v *historyView) kind() keymap.View      { return keymap.ViewHistory }
 func (v *historyView) title() string          { return "history " + v.app }
-func (v *historyView) capturing() bool        { return false }
 func (v *historyView) selectedApps() []string { return nil }
 
 func (v *historyView) load() tea.Cmd {
@@ -51,7 +48,7 @@ func (v *historyView) update(msg tea.Msg) tea.Cmd {
 			cs := append([]status.Commit(nil), m.Commits...)
 			sort.SliceStable(cs, func(i, j int) bool { return cs[i].Time.After(cs[j].Time) })
 			v.commits = cs
-			v.cursor = clamp(v.cursor, len(cs))
+			v.setRows(len(cs))
 		}
 	case RevertCommittedMsg:
 		if m.Err == nil {
@@ -62,8 +59,7 @@ func (v *historyView) update(msg tea.Msg) tea.Cmd {
 }
 
 func (v *historyView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
-	if c, ok := moveCursor(a, v.cursor, len(v.commits), v.height); ok {
-		v.cursor = c
+	if v.move(a) {
 		return handled(nil)
 	}
 	switch a {
@@ -112,10 +108,8 @@ func (v *historyView) render(w, h int) string {
 		b.WriteString(s.Muted.Render("no commits touched this app"))
 		return b.String()
 	}
-	v.height = max(h-4, 1)
-	v.top = scrollTo(v.top, v.cursor, v.height)
-	end := min(v.top+v.height, len(v.commits))
-	for i := v.top; i < end; i++ {
+	from, end := v.page(max(h-4, 1))
+	for i := from; i < end; i++ {
 		c := v.commits[i]
 		act := "          "
 		if c.Action != "" {
@@ -132,9 +126,7 @@ func (v *historyView) render(w, h int) string {
 		}
 		b.WriteByte('\n')
 	}
-	for i := end - v.top; i < v.height; i++ {
-		b.WriteByte('\n')
-	}
+	v.fill(&b, end)
 	if v.cursor < len(v.commits) {
 		c := v.commits[v.cursor]
 		t := c.Author + " <" + c.Email + ">"

@@ -3,6 +3,7 @@ package ui
 import (
 	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/ui/backend"
 )
 
 // AppsLoadedMsg carries a full snapshot of the apps (start-up, ctrl-r).
@@ -68,7 +69,7 @@ type DetailLoadedMsg struct {
 // SyncPlannedMsg is the result of Backend.PlanSync.
 type SyncPlannedMsg struct {
 	App  string
-	Plan SyncPlan
+	Plan backend.SyncPlan
 	Err  error
 }
 
@@ -81,14 +82,14 @@ type SyncFinishedMsg struct {
 // FreezeCommittedMsg is the result of Backend.Freeze.
 type FreezeCommittedMsg struct {
 	Apps   []string
-	Result CommitResult
+	Result backend.CommitResult
 	Err    error
 }
 
 // UnfreezeCommittedMsg is the result of Backend.Unfreeze.
 type UnfreezeCommittedMsg struct {
 	Apps   []string
-	Result CommitResult
+	Result backend.CommitResult
 	Err    error
 }
 
@@ -96,7 +97,7 @@ type UnfreezeCommittedMsg struct {
 type IgnoreCommittedMsg struct {
 	App    string
 	Path   string
-	Result CommitResult
+	Result backend.CommitResult
 	Err    error
 }
 
@@ -125,7 +126,7 @@ type RevertPreviewMsg struct {
 // RevertCommittedMsg is the result of Backend.Revert.
 type RevertCommittedMsg struct {
 	Hash   string
-	Result CommitResult
+	Result backend.CommitResult
 	Err    error
 }
 
@@ -150,9 +151,9 @@ func eventMsg(ev status.Event) any {
 		return FreezeExpiringMsg{e}
 	case status.Reachability:
 		return ReachabilityMsg{e}
-	case backendSwitched:
-		return BackendSwitchedMsg{Text: e.text, Reload: e.reload}
-	case roleChanged:
+	case backend.Switched:
+		return BackendSwitchedMsg{Text: e.Text, Reload: e.Reload}
+	case backend.RoleChanged:
 		return RoleChangedMsg{}
 	}
 	return UnknownEventMsg{ev}

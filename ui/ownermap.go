@@ -27,6 +27,7 @@ type ownerMapRow struct {
 // contested rows first, optionally of one kind; enter lists the objects
 // behind a row, writer by writer, and enter there opens an object's diff.
 type ownerMapView struct {
+	list
 	c      *common
 	filter []diff.KindFilter
 	label  string
@@ -34,9 +35,6 @@ type ownerMapView struct {
 	rows   []ownerMapRow
 	loaded bool
 	err    error
-	cursor int
-	top    int
-	height int
 }
 
 func newOwnerMapView(c *common, filter []diff.KindFilter, label string) *ownerMapView {
@@ -44,7 +42,6 @@ func newOwnerMapView(c *common, filter []diff.KindFilter, label string) *ownerMa
 }
 
 func (v *ownerMapView) kind() keymap.View      { return keymap.ViewOwnerMap }
-func (v *ownerMapView) capturing() bool        { return false }
 func (v *ownerMapView) selectedApps() []string { return nil }
 func (v *ownerMapView) title() string {
 	if v.label != "" {
@@ -90,12 +87,11 @@ func (v *ownerMapView) setMap(m diff.OwnerMap) {
 		}
 	}
 	v.rows = append(contested, rest...)
-	v.cursor = clamp(v.cursor, len(v.rows))
+	v.setRows(len(v.rows))
 }
 
 func (v *ownerMapView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
-	if c, ok := moveCursor(a, v.cursor, len(v.rows), v.height); ok {
-		v.cursor = c
+	if v.move(a) {
 		return handled(nil)
 	}
 	switch a {
@@ -189,11 +185,9 @@ func (v *ownerMapView) render(w, h int) string {
 	kindW, fieldW := 18, max(w/3, 20)
 	b.WriteString(s.Header.Render(cut(pad("KIND", kindW)+" "+pad("FIELD", fieldW)+" WRITERS", w)))
 	b.WriteByte('\n')
-	v.height = max(h-4, 1)
-	v.top = scrollTo(v.top, v.cursor, v.height)
-	end := min(v.top+v.height, len(v.rows))
+	from, end := v.page(max(h-4, 1))
 	now := v.c.now()
-	for i := v.top; i < end; i++ {
+	for i := from; i < end; i++ {
 		r := v.rows[i]
 		ws := make([]string, len(r.row.Writers))
 		for j, wr := range r.row.Writers {
@@ -217,9 +211,7 @@ func (v *ownerMapView) render(w, h int) string {
 		}
 		b.WriteByte('\n')
 	}
-	for i := end - v.top; i < v.height; i++ {
-		b.WriteByte('\n')
-	}
+	v.fill(&b, end)
 	if v.cursor < len(v.rows) {
 		r := v.rows[v.cursor].row
 		t := "not contested"
@@ -243,14 +235,12 @@ type ownerObject struct {
 // ownerObjectsView lists the objects behind one row of the :owners view,
 // writer by writer; enter opens an object's diff.
 type ownerObjectsView struct {
-	c      *common
-	row    ownerMapRow
-	name   string
-	about  []string
-	objs   []ownerObject
-	cursor int
-	top    int
-	height int
+	list
+	c     *common
+	row   ownerMapRow
+	name  string
+	about []string
+	objs  []ownerObject
 }
 
 func newOwnerObjectsView(c *common, r ownerMapRow, now time.Time) *ownerObjectsView {
@@ -264,6 +254,7 @@ func newOwnerObjectsView(c *common, r ownerMapRow, now time.Time) *ownerObjectsV
 			v.objs = append(v.objs, ownerObject{writer: label, ref: ref})
 		}
 	}
+	v.setRows(len(v.objs))
 	if r.row.Contested {
 		v.about = append(v.about, "contested: "+strings.Join(r.row.Why, "; "))
 	}
@@ -275,13 +266,11 @@ func newOwnerObjectsView(c *common, r ownerMapRow, now time.Time) *ownerObjectsV
 
 func (v *ownerObjectsView) kind() keymap.View      { return keymap.ViewOwnerMap }
 func (v *ownerObjectsView) title() string          { return v.name }
-func (v *ownerObjectsView) capturing() bool        { return false }
 func (v *ownerObjectsView) selectedApps() []string { return nil }
 func (v *ownerObjectsView) update(tea.Msg) tea.Cmd { return nil }
 
 func (v *ownerObjectsView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
-	if c, ok := moveCursor(a, v.cursor, len(v.objs), v.height); ok {
-		v.cursor = c
+	if v.move(a) {
 		return handled(nil)
 	}
 	if (a == keymap.ActIgnore || a == keymap.ActFreeze) && v.cursor < len(v.objs) {
@@ -319,10 +308,8 @@ func (v *ownerObjectsView) render(w, h int) string {
 	var b strings.Builder
 	b.WriteString(s.Title.Render(cut(fmt.Sprintf("%s: %d objects", v.name, len(v.objs)), w)))
 	b.WriteByte('\n')
-	v.height = max(h-2-len(v.about), 1)
-	v.top = scrollTo(v.top, v.cursor, v.height)
-	end := min(v.top+v.height, len(v.objs))
-	for i := v.top; i < end; i++ {
+	from, end := v.page(max(h-2-len(v.about), 1))
+	for i := from; i < end; i++ {
 		o := v.objs[i]
 		line := pad(o.writer, 40) + " " + pad(o.ref.App, 24) + " " + o.ref.Ref.String()
 		if i == v.cursor {
@@ -332,9 +319,7 @@ func (v *ownerObjectsView) render(w, h int) string {
 		}
 		b.WriteByte('\n')
 	}
-	for i := end - v.top; i < v.height; i++ {
-		b.WriteByte('\n')
-	}
+	v.fill(&b, end)
 	for _, a := range v.about {
 		b.WriteString(s.Muted.Render(cut(a, w)))
 		b.WriteByte('\n')

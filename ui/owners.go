@@ -23,6 +23,7 @@ type blameLine struct {
 // ownersView is the live object as YAML with a blame gutter: who wrote
 // each field, how and when.
 type ownersView struct {
+	list
 	c        *common
 	app      string
 	res      status.ResourceStatus
@@ -31,9 +32,6 @@ type ownersView struct {
 	lines    []blameLine
 	flagged  []int
 	managers []string
-	cursor   int
-	top      int
-	height   int
 }
 
 func newOwnersView(c *common, appName string, r status.ResourceStatus) *ownersView {
@@ -42,7 +40,6 @@ func newOwnersView(c *common, appName string, r status.ResourceStatus) *ownersVi
 
 func (v *ownersView) kind() keymap.View      { return keymap.ViewOwners }
 func (v *ownersView) title() string          { return "owners " + v.res.Ref.String() }
-func (v *ownersView) capturing() bool        { return false }
 func (v *ownersView) selectedApps() []string { return []string{v.app} }
 func (v *ownersView) load() tea.Cmd          { return loadDetail(v.c, v.app, v.res.Ref) }
 
@@ -104,13 +101,14 @@ func (v *ownersView) setDetail(d status.ObjectDetail) {
 	}
 	if !first {
 		// A reload (the object changed live) keeps the reader's place.
-		v.cursor = clamp(v.cursor, len(v.lines))
+		v.setRows(len(v.lines))
 		return
 	}
 	v.cursor = 0
 	if len(v.flagged) > 0 {
 		v.cursor = v.flagged[0]
 	}
+	v.setRows(len(v.lines))
 }
 
 func (v *ownersView) update(msg tea.Msg) tea.Cmd {
@@ -124,8 +122,7 @@ func (v *ownersView) update(msg tea.Msg) tea.Cmd {
 }
 
 func (v *ownersView) handleKey(msg tea.KeyPressMsg, a keymap.Action) outcome {
-	if c, ok := moveCursor(a, v.cursor, len(v.lines), v.height); ok {
-		v.cursor = c
+	if v.move(a) {
 		return handled(nil)
 	}
 	switch a {
@@ -176,11 +173,9 @@ func (v *ownersView) render(w, h int) string {
 	head := fmt.Sprintf("%s  ownership  %d managers  %d fields Git sets but another manager owns (⚑)", v.res.Ref, len(v.managers), len(v.flagged))
 	b.WriteString(s.Title.Render(cut(head, w)))
 	b.WriteByte('\n')
-	v.height = max(h-2, 1)
-	v.top = scrollTo(v.top, v.cursor, v.height)
-	end := min(v.top+v.height, len(v.lines))
+	from, end := v.page(max(h-2, 1))
 	textW := max(w-gutterW-4, 10)
-	for i := v.top; i < end; i++ {
+	for i := from; i < end; i++ {
 		l := &v.lines[i]
 		g := s.Muted.Render(l.gutter)
 		if l.manager >= 0 && len(s.Managers) > 0 {
@@ -197,9 +192,7 @@ func (v *ownersView) render(w, h int) string {
 		}
 		b.WriteByte('\n')
 	}
-	for i := end - v.top; i < v.height; i++ {
-		b.WriteByte('\n')
-	}
+	v.fill(&b, end)
 	if v.cursor < len(v.lines) && v.lines[v.cursor].path != "" {
 		l := v.lines[v.cursor]
 		var names []string

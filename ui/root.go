@@ -19,6 +19,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/keymap"
+	"kdrift.dev/kdrift/ui/backend"
 	"kdrift.dev/kdrift/ui/report"
 )
 
@@ -52,12 +53,6 @@ type Config struct {
 	Forge Forge
 }
 
-// banner is a standing warning: the cluster or Git is unreachable.
-type banner struct {
-	text  string
-	since time.Time
-}
-
 // Model is the root of the UI: it owns the view stack, the dialog, the
 // status line, the banners and the event subscription, and hands keys to
 // the focused view first.
@@ -74,7 +69,6 @@ type Model struct {
 	statusEr bool
 	busy     int
 	spinner  spinner.Model
-	banners  map[string]banner
 	showHelp bool
 	help     help.Model
 	width    int
@@ -84,7 +78,7 @@ type Model struct {
 
 // NewModel builds the root model over a Backend. ctx bounds every Backend
 // call the UI makes.
-func NewModel(ctx context.Context, be Backend, cfg Config) *Model {
+func NewModel(ctx context.Context, be backend.Backend, cfg Config) *Model {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -99,7 +93,7 @@ func NewModel(ctx context.Context, be Backend, cfg Config) *Model {
 	}
 	c := &common{
 		be: be, ctx: ctx, keys: cfg.Keys, log: cfg.Log, now: cfg.Now, loc: cfg.Location,
-		readonly: cfg.Readonly, apps: map[string]status.AppStatus{}, forge: cfg.Forge,
+		store: newStore(), readonly: cfg.Readonly, forge: cfg.Forge,
 		styles: NewStyles(cfg.Theme, true, cfg.NoColor),
 	}
 	in := textinput.New()
@@ -108,7 +102,7 @@ func NewModel(ctx context.Context, be Backend, cfg Config) *Model {
 	st.Cursor.Blink = false
 	in.SetStyles(st)
 	m := &Model{
-		c: c, cfg: cfg, cmdline: in, banners: map[string]banner{},
+		c: c, cfg: cfg, cmdline: in,
 		spinner: spinner.New(spinner.WithSpinner(spinner.Dot)),
 		help:    help.New(), events: be.Events(),
 	}
@@ -265,9 +259,8 @@ func isEvent(msg tea.Msg) bool {
 	return false
 }
 
-// changed records a store change and tells the views.
+// changed tells the views that the store's apps changed.
 func (m *Model) changed() {
-	m.c.version++
 	for _, v := range m.stack {
 		v.update(appsChangedMsg{})
 	}
@@ -297,36 +290,23 @@ func (m *Model) reloadObject(app string, ref *status.ObjectRef) tea.Cmd {
 	return m.run(ov.load())
 }
 
-// onEvent applies an engine event to the store, banners, activity log
-// and status line.
+// onEvent folds an engine event into the store (apps, activity log,
+// banners), tells the views, and says it on the status line.
 func (m *Model) onEvent(msg tea.Msg) tea.Cmd {
 	if e, ok := activityOf(msg); ok {
 		m.c.record(e.at, e.app, e.text, e.bad)
 	}
 	switch e := msg.(type) {
 	case AppStatusChangedMsg:
-		m.c.apps[e.Event.Status.Name] = e.Event.Status
+		m.c.statusChanged(e.Event)
 		if m.state != stateReady {
 			m.state = stateReady
 		}
 		m.changed()
 	case DriftDetectedMsg:
-		a, ok := m.c.apps[e.Event.App]
-		if !ok {
+		if !m.c.driftDetected(e.Event) {
 			return nil
 		}
-		res := append([]status.ResourceStatus(nil), a.Resources...)
-		found := false
-		for i := range res {
-			if res[i].Ref == e.Event.Resource.Ref {
-				res[i], found = e.Event.Resource, true
-			}
-		}
-		if !found {
-			res = append(res, e.Event.Resource)
-		}
-		a.Resources = res
-		m.c.apps[a.Name] = a
 		m.changed()
 		m.setStatus("drift: "+e.Event.Resource.Ref.String()+" in "+e.Event.App, false)
 		return m.reloadObject(e.Event.App, &e.Event.Resource.Ref)
@@ -359,24 +339,10 @@ func (m *Model) onEvent(msg tea.Msg) tea.Cmd {
 		}
 		m.setStatus(who+": "+ev.Message, true)
 	case ReachabilityMsg:
-		ev := e.Event
-		k := string(ev.Target) + "/" + ev.Context
-		if ev.Up {
-			delete(m.banners, k)
-			m.setStatus(string(ev.Target)+" reachable again", false)
-			return nil
+		m.c.reachability(e.Event, m.c.loc)
+		if e.Event.Up {
+			m.setStatus(string(e.Event.Target)+" reachable again", false)
 		}
-		if _, ok := m.banners[k]; ok {
-			return nil
-		}
-		what := "Git"
-		if ev.Target == status.TargetCluster {
-			what = "cluster"
-			if ev.Context != "" {
-				what += " " + ev.Context
-			}
-		}
-		m.banners[k] = banner{since: ev.Time, text: what + " unreachable since " + ev.Time.In(m.c.loc).Format("15:04") + ": " + ev.Message}
 	case UnknownEventMsg:
 		m.c.log.Info("ignored engine event of unknown type", "type", e.Event.Type())
 	case EventsClosedMsg:
@@ -397,16 +363,7 @@ func (m *Model) onEvent(msg tea.Msg) tea.Cmd {
 func (m *Model) onResult(msg tea.Msg) tea.Cmd {
 	switch r := msg.(type) {
 	case AppsLoadedMsg:
-		// A snapshot may be older than events already applied: keep the
-		// newer comparison of each app.
-		apps := make(map[string]status.AppStatus, len(r.Apps))
-		for _, a := range r.Apps {
-			if old, ok := m.c.apps[a.Name]; ok && old.ComparedAt.After(a.ComparedAt) {
-				a = old
-			}
-			apps[a.Name] = a
-		}
-		m.c.apps = apps
+		m.c.loaded(r.Apps)
 		if len(r.Apps) > 0 || m.state == stateLoading {
 			m.state = stateReady
 		}
@@ -469,7 +426,7 @@ func named(ref status.ObjectRef, err error) string {
 	return ref.String() + ": " + err.Error()
 }
 
-func (m *Model) commitStatus(what string, res CommitResult, err error) {
+func (m *Model) commitStatus(what string, res backend.CommitResult, err error) {
 	if err != nil {
 		m.setStatus(what+" failed: "+err.Error(), true)
 		return
@@ -535,18 +492,18 @@ func (m *Model) render() string {
 	if m.c.readonly {
 		top += " │ READ-ONLY"
 	}
-	if r, ok := m.c.be.(Roler); ok {
+	if r, ok := m.c.be.(backend.Roler); ok {
 		if role := r.Role(); role != "" {
 			top += " │ " + role
 		}
 	}
 	b.WriteString(s.Title.Render(cut(top, w)))
 	b.WriteByte('\n')
-	for _, k := range slices.Sorted(maps.Keys(m.banners)) {
-		b.WriteString(s.Banner.Render(pad("⚠ "+m.banners[k].text, w)))
+	for _, k := range slices.Sorted(maps.Keys(m.c.banners)) {
+		b.WriteString(s.Banner.Render(pad("⚠ "+m.c.banners[k].text, w)))
 		b.WriteByte('\n')
 	}
-	bodyH := max(h-3-len(m.banners), 3)
+	bodyH := max(h-3-len(m.c.banners), 3)
 	var body string
 	switch {
 	case m.showHelp:

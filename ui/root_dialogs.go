@@ -13,6 +13,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/ui/backend"
 )
 
 // startSync plans a sync of the selected app; the plan comes back as
@@ -41,7 +42,7 @@ func (m *Model) startSync() tea.Cmd {
 
 // syncDialog shows the plan and asks; a prune of a large share of the app
 // and a frozen app are each asked about once more.
-func (m *Model) syncDialog(p SyncPlan) *dialog {
+func (m *Model) syncDialog(p backend.SyncPlan) *dialog {
 	body := []string{}
 	for _, st := range p.Steps {
 		l := fmt.Sprintf("%-8s %s", st.Action, st.Ref)
@@ -65,17 +66,17 @@ func (m *Model) syncDialog(p SyncPlan) *dialog {
 		if p.PruneRefused != nil {
 			warn := []string{p.PruneRefused.Error(), "Delete them all the same? Answer yes only if Git really dropped them."}
 			d := newDialog("Prune most of "+name+"?", warn, "enter/y: delete them · esc/n: cancel", func([]string) (outcome, string) {
-				return m.syncOwnedCheck(name, p, SyncRequest{ConfirmPrune: true}), ""
+				return m.syncOwnedCheck(name, p, backend.SyncRequest{ConfirmPrune: true}), ""
 			})
 			return outcome{dialog: d}, ""
 		}
-		return m.syncOwnedCheck(name, p, SyncRequest{}), ""
+		return m.syncOwnedCheck(name, p, backend.SyncRequest{}), ""
 	})
 }
 
 // syncOwnedCheck asks once more, naming the owner, when another GitOps
 // engine owns the app, then goes on to the partial-freeze check.
-func (m *Model) syncOwnedCheck(name string, p SyncPlan, req SyncRequest) outcome {
+func (m *Model) syncOwnedCheck(name string, p backend.SyncPlan, req backend.SyncRequest) outcome {
 	if a, ok := m.c.app(name); ok && a.Owner != "" {
 		warn := []string{
 			name + " is owned by " + a.Owner + " (" + a.OwnerFile + "), which heals it.",
@@ -94,7 +95,7 @@ func (m *Model) syncOwnedCheck(name string, p SyncPlan, req SyncRequest) outcome
 // syncPartialCheck asks, when a resource or field freeze holds parts of
 // the app, whether to overwrite them too: "o" puts Git back over them
 // (the CLI's --force), enter syncs the rest and leaves them as they are.
-func (m *Model) syncPartialCheck(name string, p SyncPlan, req SyncRequest) outcome {
+func (m *Model) syncPartialCheck(name string, p backend.SyncPlan, req backend.SyncRequest) outcome {
 	if len(p.LeftFrozen) == 0 {
 		return m.syncFrozenCheck(name, req)
 	}
@@ -122,7 +123,7 @@ func (m *Model) syncPartialCheck(name string, p SyncPlan, req SyncRequest) outco
 
 // syncFrozenCheck asks once more when the app is frozen, and syncs; the
 // sync carries the freeze the person was shown.
-func (m *Model) syncFrozenCheck(name string, req SyncRequest) outcome {
+func (m *Model) syncFrozenCheck(name string, req backend.SyncRequest) outcome {
 	if a, ok := m.c.app(name); ok && a.Freeze.ActiveAt(m.c.now()) {
 		f := a.Freeze
 		until := "no end time"
@@ -144,7 +145,7 @@ func (m *Model) syncFrozenCheck(name string, req SyncRequest) outcome {
 	return m.syncNow(name, req)
 }
 
-func (m *Model) syncNow(name string, req SyncRequest) outcome {
+func (m *Model) syncNow(name string, req backend.SyncRequest) outcome {
 	be, ctx := m.c.be, m.c.ctx
 	return outcome{status: "syncing " + name + "…", work: func() tea.Msg {
 		return SyncFinishedMsg{App: name, Err: be.Sync(ctx, name, req)}

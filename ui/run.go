@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"kdrift.dev/kdrift/keymap"
+	"kdrift.dev/kdrift/ui/backend"
 )
 
 // Options are the UI's settings from the command line.
@@ -42,7 +43,7 @@ type Options struct {
 // Run shows the UI until the person quits (q, ctrl+c, :q) or ctx ends
 // (SIGTERM), and restores the terminal either way. It returns nil on
 // those exits.
-func Run(ctx context.Context, be Backend, opts Options) error {
+func Run(ctx context.Context, be backend.Backend, opts Options) error {
 	cfg, closeLog, err := buildConfig(opts)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/ui/backend"
 )
 
 // roleFake is a fake that says who heals and counts its Closes.
@@ -29,7 +30,7 @@ func newRoleFake(role string) *roleFake {
 }
 
 // next is the UI's next event from sw, as the root's waitEvent reads it.
-func next(t *testing.T, sw *SwitchBackend) any {
+func next(t *testing.T, sw *backend.Switch) any {
 	t.Helper()
 	select {
 	case ev, ok := <-sw.Events():
@@ -61,7 +62,7 @@ func TestSwitchKeepsThePersonsPlace(t *testing.T) {
 	attached := newRoleFake("following kdrift/kdrift-7c9f, leader since 14:00")
 	own := newRoleFake("")
 	own.apps = own.apps[:2] // api-prod, render-prod
-	sw := NewSwitchBackend(attached)
+	sw := backend.NewSwitch(attached)
 	defer sw.Close()
 	h := &harness{t: t, m: NewModel(context.Background(), sw, testConfig()), be: own.fakeBackend}
 	h.send(windowSize(140, 30), AppsLoadedMsg{Apps: sw.Apps()})
@@ -118,7 +119,7 @@ func TestSwitchKeepsThePersonsPlace(t *testing.T) {
 // while the engine started) closes the new backend; nothing leaks.
 func TestSwitchAfterClose(t *testing.T) {
 	a, b := newRoleFake("a"), newRoleFake("b")
-	sw := NewSwitchBackend(a)
+	sw := backend.NewSwitch(a)
 	sw.Close()
 	sw.Switch(b, "")
 	sw.Announce("x")
@@ -132,7 +133,7 @@ func TestSwitchAfterClose(t *testing.T) {
 // taken) reaches the UI within a role check.
 func TestSwitchRoleChange(t *testing.T) {
 	a := newRoleFake("not healing yet: taking the Lease")
-	sw := NewSwitchBackend(a)
+	sw := backend.NewSwitch(a)
 	defer sw.Close()
 	a.role.Store("healing from this terminal")
 	if msg := next(t, sw); msg != (RoleChangedMsg{}) {

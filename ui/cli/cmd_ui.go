@@ -21,6 +21,7 @@ import (
 	"kdrift.dev/kdrift/engine/leader"
 	"kdrift.dev/kdrift/engine/publish"
 	"kdrift.dev/kdrift/ui"
+	"kdrift.dev/kdrift/ui/backend"
 )
 
 func init() {
@@ -107,7 +108,7 @@ func runUI(ctx context.Context, env *cliEnv, g *globalFlags, u *uiFlags) int {
 		actx, stopFollowing := context.WithCancel(ctx)
 		defer stopFollowing()
 		if be, follow, ok := attach(actx, cs, dyn, ns, e, opts, nudge); ok {
-			sw := ui.NewSwitchBackend(be)
+			sw := backend.NewSwitch(be)
 			h := &handover{e: e, gate: gate, cs: cs, dyn: dyn, ns: ns, readonly: readonly, opts: opts, nudge: nudge, follow: follow, sw: sw}
 			h.start(actx)
 			uiErr := ui.Run(ctx, sw, uopts)
@@ -143,7 +144,7 @@ func runUI(ctx context.Context, env *cliEnv, g *globalFlags, u *uiFlags) int {
 // attach follows the repository's leader when one is live and the cluster
 // serves AppStatus: the UI shows the published statuses and compares
 // nothing in the background. The Follower says when the leader is gone.
-func attach(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, ns string, e *engine.Engine, opts actions.RepoOptions, nudge func(actions.Result) string) (*ui.AttachedBackend, *leader.Follower, bool) {
+func attach(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, ns string, e *engine.Engine, opts actions.RepoOptions, nudge func(actions.Result) string) (*backend.Attached, *leader.Follower, bool) {
 	octx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if served, err := publish.Served(cs); err != nil || !served {
@@ -171,7 +172,7 @@ func attach(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface,
 	refresh := func() {
 		go publish.Nudge(context.WithoutCancel(ctx), cs, dyn, ns, e.RepoIdentity(), "refresh", nil)
 	}
-	be, err := ui.NewAttachedBackend(ctx, e, opts, publish.NewWatcher(dyn, ns, e.RepoIdentity()), role, refresh)
+	be, err := backend.NewAttached(ctx, e, opts, publish.NewWatcher(dyn, ns, e.RepoIdentity()), role, refresh)
 	if err != nil {
 		return nil, nil, false
 	}
@@ -231,7 +232,7 @@ func candidate(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interfa
 func runEngineUI(ctx context.Context, e *engine.Engine, actionOpts actions.RepoOptions, opts ui.Options, role func() string, nudge func(actions.Result) string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	be := ui.NewEngineBackend(e, actionOpts)
+	be := backend.NewEngine(e, actionOpts)
 	be.SetLeader(role, nudge)
 	defer be.Close()
 	engineDone := make(chan error, 1)

@@ -12,7 +12,7 @@ import (
 	"kdrift.dev/kdrift/engine/actions"
 	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/leader"
-	"kdrift.dev/kdrift/ui"
+	"kdrift.dev/kdrift/ui/backend"
 )
 
 // handover takes an attached terminal to its own engine when the leader
@@ -32,7 +32,7 @@ type handover struct {
 	opts     actions.RepoOptions
 	nudge    func(actions.Result) string
 	follow   *leader.Follower
-	sw       *ui.SwitchBackend
+	sw       *backend.Switch
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -80,7 +80,7 @@ func (h *handover) run(ctx context.Context) error {
 	}
 	// After the engine's last write: the Lease is released only then.
 	defer stopCandidate()
-	be := ui.NewEngineBackend(h.e, h.opts)
+	be := backend.NewEngine(h.e, h.opts)
 	be.SetLeader(func() string { return prefix + "comparing here; " + role() }, h.nudge)
 	ectx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -20,7 +20,7 @@ import (
 	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/publish"
 	"kdrift.dev/kdrift/internal/enginetest"
-	"kdrift.dev/kdrift/ui"
+	"kdrift.dev/kdrift/ui/backend"
 )
 
 // healerFixture is a shared remote with one self-healing App (a
@@ -263,7 +263,7 @@ func TestOneHealer(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	be, err := ui.NewAttachedBackend(ctx, viewer, actions.RepoOptions{Repo: f.clone}, publish.NewWatcher(enginetest.Dynamic(t), f.kdriftNS, viewer.RepoIdentity()), func() string { return "" }, nil)
+	be, err := backend.NewAttached(ctx, viewer, actions.RepoOptions{Repo: f.clone}, publish.NewWatcher(enginetest.Dynamic(t), f.kdriftNS, viewer.RepoIdentity()), func() string { return "" }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

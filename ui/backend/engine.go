@@ -1,4 +1,4 @@
-package ui
+package backend
 
 import (
 	"bytes"
@@ -18,9 +18,9 @@ import (
 // historyLimit bounds how many commits the history view lists.
 const historyLimit = 200
 
-// EngineBackend is the Backend of the real product: the reconcile engine
+// Engine is the Backend of the real product: the reconcile engine
 // for status, diffs and syncs, and the Git actions for every commit.
-type EngineBackend struct {
+type Engine struct {
 	eng    *engine.Engine
 	events <-chan status.Event
 	cancel func()
@@ -41,25 +41,25 @@ type EngineBackend struct {
 // for none) and how to ask the repository's leader to fetch a pushed
 // commit now (nudge: it returns what happened, for the status line; nil
 // for no leader at all). Call it before the UI starts.
-func (b *EngineBackend) SetLeader(role func() string, nudge func(actions.Result) string) {
+func (b *Engine) SetLeader(role func() string, nudge func(actions.Result) string) {
 	b.role, b.nudge = role, nudge
 }
 
 // Role says who heals, "" when nobody said.
-func (b *EngineBackend) Role() string {
+func (b *Engine) Role() string {
 	if b.role == nil {
 		return ""
 	}
 	return b.role()
 }
 
-// NewEngineBackend subscribes to eng's events and opens the Git actions
+// NewEngine subscribes to eng's events and opens the Git actions
 // repository on first use with opts (a repository that cannot be opened
 // fails only the action that needed it, with the reason). Close ends the
 // subscription.
-func NewEngineBackend(eng *engine.Engine, opts actions.RepoOptions) *EngineBackend {
+func NewEngine(eng *engine.Engine, opts actions.RepoOptions) *Engine {
 	ch, cancel := eng.Subscribe()
-	return &EngineBackend{
+	return &Engine{
 		eng:    eng,
 		events: ch,
 		cancel: cancel,
@@ -70,24 +70,24 @@ func NewEngineBackend(eng *engine.Engine, opts actions.RepoOptions) *EngineBacke
 }
 
 // Close ends the event subscription.
-func (b *EngineBackend) Close() { b.cancel() }
+func (b *Engine) Close() { b.cancel() }
 
 // Events is the engine's event stream.
-func (b *EngineBackend) Events() <-chan status.Event { return b.events }
+func (b *Engine) Events() <-chan status.Event { return b.events }
 
 // Apps is the engine's latest status of every app.
-func (b *EngineBackend) Apps() []status.AppStatus { return b.eng.Apps() }
+func (b *Engine) Apps() []status.AppStatus { return b.eng.Apps() }
 
 // Refresh asks the engine to re-read Git and re-compare every app.
-func (b *EngineBackend) Refresh() { b.eng.Refresh() }
+func (b *Engine) Refresh() { b.eng.Refresh() }
 
 // Detail is one object of an app, Git side and live side.
-func (b *EngineBackend) Detail(ctx context.Context, appName string, ref status.ObjectRef) (status.ObjectDetail, error) {
+func (b *Engine) Detail(ctx context.Context, appName string, ref status.ObjectRef) (status.ObjectDetail, error) {
 	return b.eng.Detail(ctx, appName, ref)
 }
 
 // PlanSync asks the apiserver (dry-run) what a sync would do.
-func (b *EngineBackend) PlanSync(ctx context.Context, appName string) (SyncPlan, error) {
+func (b *Engine) PlanSync(ctx context.Context, appName string) (SyncPlan, error) {
 	res, err := b.eng.Sync(ctx, appName, engine.SyncOptions{DryRun: true, Prune: b.prunes(appName)})
 	if err != nil {
 		return SyncPlan{}, err
@@ -98,7 +98,7 @@ func (b *EngineBackend) PlanSync(ctx context.Context, appName string) (SyncPlan,
 }
 
 // prunes reports whether the app's syncPolicy deletes objects that left Git.
-func (b *EngineBackend) prunes(appName string) bool {
+func (b *Engine) prunes(appName string) bool {
 	if b.pruneOf != nil {
 		return b.pruneOf(appName)
 	}
@@ -108,14 +108,14 @@ func (b *EngineBackend) prunes(appName string) bool {
 
 // Sync applies Git to the app now; the UI has already asked twice when the
 // app is frozen (req.Freeze) or the prune is large (req.ConfirmPrune).
-func (b *EngineBackend) Sync(ctx context.Context, appName string, req SyncRequest) error {
+func (b *Engine) Sync(ctx context.Context, appName string, req SyncRequest) error {
 	// The engine's error keeps its type: an app-level failure wraps its
 	// cause, failed objects come as *engine.ObjectsFailedError.
 	_, err := b.eng.Sync(ctx, appName, engine.SyncOptions{AllowFrozen: req.Freeze != nil, SeenFreeze: req.Freeze, OverwriteFrozen: req.OverwriteFrozen, ConfirmPrune: req.ConfirmPrune, AllowOwned: req.Owned, Prune: b.prunes(appName)})
 	return err
 }
 
-func (b *EngineBackend) actionsRepo(ctx context.Context) (*actions.Repo, error) {
+func (b *Engine) actionsRepo(ctx context.Context) (*actions.Repo, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.repo != nil {
@@ -130,7 +130,7 @@ func (b *EngineBackend) actionsRepo(ctx context.Context) (*actions.Repo, error) 
 }
 
 // commit runs one Git action and has the engine read the new head at once.
-func (b *EngineBackend) commit(ctx context.Context, do func(*actions.Repo) (actions.Result, error)) (CommitResult, error) {
+func (b *Engine) commit(ctx context.Context, do func(*actions.Repo) (actions.Result, error)) (CommitResult, error) {
 	r, err := b.actionsRepo(ctx)
 	if err != nil {
 		return CommitResult{}, err
@@ -182,55 +182,55 @@ func (b *EngineBackend) commit(ctx context.Context, do func(*actions.Repo) (acti
 }
 
 // Freeze commits spec.freeze on the apps.
-func (b *EngineBackend) Freeze(ctx context.Context, apps []string, reason string, d time.Duration) (CommitResult, error) {
+func (b *Engine) Freeze(ctx context.Context, apps []string, reason string, d time.Duration) (CommitResult, error) {
 	return b.commit(ctx, func(r *actions.Repo) (actions.Result, error) {
 		return r.Freeze(ctx, actions.FreezeRequest{Selection: actions.Selection{Apps: apps}, Reason: reason, For: d})
 	})
 }
 
 // Unfreeze commits the removal of spec.freeze from the apps.
-func (b *EngineBackend) Unfreeze(ctx context.Context, apps []string, reason string, seen map[string]*app.Freeze) (CommitResult, error) {
+func (b *Engine) Unfreeze(ctx context.Context, apps []string, reason string, seen map[string]*app.Freeze) (CommitResult, error) {
 	return b.commit(ctx, func(r *actions.Repo) (actions.Result, error) {
 		return r.Unfreeze(ctx, actions.UnfreezeRequest{Selection: actions.Selection{Apps: apps}, Reason: reason, Seen: seen})
 	})
 }
 
 // FreezeResource commits a resource or field freeze on the app.
-func (b *EngineBackend) FreezeResource(ctx context.Context, appName string, refs []app.ResourceRef, fields []string, reason string, d time.Duration) (CommitResult, error) {
+func (b *Engine) FreezeResource(ctx context.Context, appName string, refs []app.ResourceRef, fields []string, reason string, d time.Duration) (CommitResult, error) {
 	return b.commit(ctx, func(r *actions.Repo) (actions.Result, error) {
 		return r.FreezeResource(ctx, actions.ResourceFreezeRequest{App: appName, Resources: refs, Fields: fields, Reason: reason, For: d})
 	})
 }
 
 // UnfreezeResource commits lifting a resource or field freeze of the app.
-func (b *EngineBackend) UnfreezeResource(ctx context.Context, appName string, ref app.ResourceRef, fields []string, reason string, seen *app.Freeze) (CommitResult, error) {
+func (b *Engine) UnfreezeResource(ctx context.Context, appName string, ref app.ResourceRef, fields []string, reason string, seen *app.Freeze) (CommitResult, error) {
 	return b.commit(ctx, func(r *actions.Repo) (actions.Result, error) {
 		return r.UnfreezeResource(ctx, actions.ResourceUnfreezeRequest{App: appName, Resource: ref, Fields: fields, Reason: reason, Seen: seen})
 	})
 }
 
 // Ignore commits an ignoreDifferences rule on the app.
-func (b *EngineBackend) Ignore(ctx context.Context, appName string, rule app.IgnoreRule, reason string) (CommitResult, error) {
+func (b *Engine) Ignore(ctx context.Context, appName string, rule app.IgnoreRule, reason string) (CommitResult, error) {
 	return b.commit(ctx, func(r *actions.Repo) (actions.Result, error) {
 		return r.Ignore(ctx, actions.IgnoreRequest{App: appName, Rule: rule, Reason: reason})
 	})
 }
 
 // Revert commits the undoing of a commit.
-func (b *EngineBackend) Revert(ctx context.Context, hash, reason string) (CommitResult, error) {
+func (b *Engine) Revert(ctx context.Context, hash, reason string) (CommitResult, error) {
 	return b.commit(ctx, func(r *actions.Repo) (actions.Result, error) {
 		return r.Revert(ctx, actions.RevertRequest{Commit: hash, Reason: reason})
 	})
 }
 
 // Owners is the field ownership map of every app the engine compared.
-func (b *EngineBackend) Owners(ctx context.Context, opts diff.OwnerMapOptions) (diff.OwnerMap, error) {
+func (b *Engine) Owners(ctx context.Context, opts diff.OwnerMapOptions) (diff.OwnerMap, error) {
 	return b.eng.Owners(ctx, opts)
 }
 
 // History lists the commits that touched the app, newest first: its path,
 // its App file and the bases its last render read.
-func (b *EngineBackend) History(ctx context.Context, appName string) ([]status.Commit, error) {
+func (b *Engine) History(ctx context.Context, appName string) ([]status.Commit, error) {
 	r, err := b.actionsRepo(ctx)
 	if err != nil {
 		return nil, err
@@ -242,7 +242,7 @@ func (b *EngineBackend) History(ctx context.Context, appName string) ([]status.C
 // under it what the cluster would change (engine.PreviewTree: renders and
 // dry-runs, nothing written); when the cluster cannot be compared, a line
 // says why.
-func (b *EngineBackend) RevertPreview(ctx context.Context, hash string) (string, error) {
+func (b *Engine) RevertPreview(ctx context.Context, hash string) (string, error) {
 	r, err := b.actionsRepo(ctx)
 	if err != nil {
 		return "", err
@@ -263,6 +263,6 @@ func (b *EngineBackend) RevertPreview(ctx context.Context, hash string) (string,
 }
 
 var (
-	_ Backend = (*EngineBackend)(nil)
-	_ Roler   = (*EngineBackend)(nil)
+	_ Backend = (*Engine)(nil)
+	_ Roler   = (*Engine)(nil)
 )

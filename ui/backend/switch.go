@@ -1,4 +1,4 @@
-package ui
+package backend
 
 import (
 	"context"
@@ -10,13 +10,13 @@ import (
 	"kdrift.dev/kdrift/engine/status"
 )
 
-// SwitchBackend is the Backend of a UI whose backend changes while it
+// Switch is the Backend of a UI whose backend changes while it
 // runs: a terminal attached to the repository's leader goes on with its
 // own engine when the leader is gone. The UI keeps its place (views,
 // selection, open dialogs, half-typed text): only what lies under it
 // changes. Every call goes to the backend current when it is made; the
 // UI reads one event stream throughout.
-type SwitchBackend struct {
+type Switch struct {
 	mu     sync.Mutex
 	cur    Backend
 	closed bool
@@ -44,11 +44,11 @@ type swap struct {
 // changed (a Lease taken or lost), so the UI shows it with no other event.
 const roleCheck = time.Second
 
-// NewSwitchBackend shows first until Switch. Close stops it and closes
+// NewSwitch shows first until Switch. Close stops it and closes
 // the backend current then.
-func NewSwitchBackend(first Backend) *SwitchBackend {
+func NewSwitch(first Backend) *Switch {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &SwitchBackend{cur: first, events: make(chan status.Event, 64), swaps: make(chan swap), notes: make(chan status.Event, 8),
+	s := &Switch{cur: first, events: make(chan status.Event, 64), swaps: make(chan swap), notes: make(chan status.Event, 8),
 		ctx: ctx, cancel: cancel, done: make(chan struct{})}
 	go s.pump(first.Events(), s.Role())
 	return s
@@ -57,7 +57,7 @@ func NewSwitchBackend(first Backend) *SwitchBackend {
 // pump forwards the current backend's events to the UI, with the
 // switches, reloads and role changes between them. A closed stream of
 // the current backend closes the UI's.
-func (s *SwitchBackend) pump(src <-chan status.Event, role string) {
+func (s *Switch) pump(src <-chan status.Event, role string) {
 	defer close(s.done)
 	tick := time.NewTicker(roleCheck)
 	defer tick.Stop()
@@ -88,20 +88,20 @@ func (s *SwitchBackend) pump(src <-chan status.Event, role string) {
 		case <-tick.C:
 			if r := s.Role(); r != role {
 				role = r
-				out = roleChanged{Base: status.Base{Time: time.Now()}}
+				out = RoleChanged{Base: status.Base{Time: time.Now()}}
 			}
 		}
 		if out != nil && !send(out) {
 			return
 		}
-		if _, ok := out.(roleChanged); ok {
+		if _, ok := out.(RoleChanged); ok {
 			role = s.Role()
 		}
 	}
 }
 
 // current is the backend calls go to now.
-func (s *SwitchBackend) current() Backend {
+func (s *Switch) current() Backend {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cur
@@ -109,15 +109,15 @@ func (s *SwitchBackend) current() Backend {
 
 // Announce shows role on the top line until Switch (what is going on
 // while the next backend is prepared) and has the UI draw it at once.
-func (s *SwitchBackend) Announce(role string) {
+func (s *Switch) Announce(role string) {
 	s.mu.Lock()
 	s.role = role
 	s.mu.Unlock()
-	s.note(roleChanged{Base: status.Base{Time: time.Now()}})
+	s.note(RoleChanged{Base: status.Base{Time: time.Now()}})
 }
 
 // note tells the UI, unless it stopped listening.
-func (s *SwitchBackend) note(ev status.Event) {
+func (s *Switch) note(ev status.Event) {
 	select {
 	case s.notes <- ev:
 	case <-s.done:
@@ -127,7 +127,7 @@ func (s *SwitchBackend) note(ev status.Event) {
 // Switch makes next the backend every call goes to, tells the UI (what
 // is shown on its status line) and closes the previous backend (its
 // Close, when it has one). After Close, it closes next instead.
-func (s *SwitchBackend) Switch(next Backend, what string) {
+func (s *Switch) Switch(next Backend, what string) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -137,7 +137,7 @@ func (s *SwitchBackend) Switch(next Backend, what string) {
 	prev := s.cur
 	s.cur, s.role = next, ""
 	s.mu.Unlock()
-	sw := swap{events: next.Events(), note: backendSwitched{Base: status.Base{Time: time.Now()}, text: what}, ack: make(chan struct{})}
+	sw := swap{events: next.Events(), note: Switched{Base: status.Base{Time: time.Now()}, Text: what}, ack: make(chan struct{})}
 	select {
 	case s.swaps <- sw:
 		<-sw.ack
@@ -149,12 +149,12 @@ func (s *SwitchBackend) Switch(next Backend, what string) {
 // Reload has the UI read every app's status again (Apps): the backend it
 // switched to has compared them all, and apps it does not know any more
 // leave the view.
-func (s *SwitchBackend) Reload(what string) {
-	s.note(backendSwitched{Base: status.Base{Time: time.Now()}, text: what, reload: true})
+func (s *Switch) Reload(what string) {
+	s.note(Switched{Base: status.Base{Time: time.Now()}, Text: what, Reload: true})
 }
 
 // Close stops the events and closes the current backend.
-func (s *SwitchBackend) Close() {
+func (s *Switch) Close() {
 	s.cancel()
 	<-s.done
 	s.mu.Lock()
@@ -173,11 +173,11 @@ func closeBackend(b Backend) {
 }
 
 // Events is the current backend's events, and the switches.
-func (s *SwitchBackend) Events() <-chan status.Event { return s.events }
+func (s *Switch) Events() <-chan status.Event { return s.events }
 
 // Role is what is going on during a switch, else the current backend's
 // role.
-func (s *SwitchBackend) Role() string {
+func (s *Switch) Role() string {
 	s.mu.Lock()
 	role, cur := s.role, s.cur
 	s.mu.Unlock()
@@ -191,89 +191,89 @@ func (s *SwitchBackend) Role() string {
 }
 
 // Apps is the current backend's.
-func (s *SwitchBackend) Apps() []status.AppStatus { return s.current().Apps() }
+func (s *Switch) Apps() []status.AppStatus { return s.current().Apps() }
 
 // Refresh is the current backend's.
-func (s *SwitchBackend) Refresh() { s.current().Refresh() }
+func (s *Switch) Refresh() { s.current().Refresh() }
 
 // Detail is the current backend's.
-func (s *SwitchBackend) Detail(ctx context.Context, appName string, ref status.ObjectRef) (status.ObjectDetail, error) {
+func (s *Switch) Detail(ctx context.Context, appName string, ref status.ObjectRef) (status.ObjectDetail, error) {
 	return s.current().Detail(ctx, appName, ref)
 }
 
 // PlanSync is the current backend's.
-func (s *SwitchBackend) PlanSync(ctx context.Context, appName string) (SyncPlan, error) {
+func (s *Switch) PlanSync(ctx context.Context, appName string) (SyncPlan, error) {
 	return s.current().PlanSync(ctx, appName)
 }
 
 // Sync is the current backend's.
-func (s *SwitchBackend) Sync(ctx context.Context, appName string, req SyncRequest) error {
+func (s *Switch) Sync(ctx context.Context, appName string, req SyncRequest) error {
 	return s.current().Sync(ctx, appName, req)
 }
 
 // Freeze is the current backend's.
-func (s *SwitchBackend) Freeze(ctx context.Context, apps []string, reason string, d time.Duration) (CommitResult, error) {
+func (s *Switch) Freeze(ctx context.Context, apps []string, reason string, d time.Duration) (CommitResult, error) {
 	return s.current().Freeze(ctx, apps, reason, d)
 }
 
 // Unfreeze is the current backend's.
-func (s *SwitchBackend) Unfreeze(ctx context.Context, apps []string, reason string, seen map[string]*app.Freeze) (CommitResult, error) {
+func (s *Switch) Unfreeze(ctx context.Context, apps []string, reason string, seen map[string]*app.Freeze) (CommitResult, error) {
 	return s.current().Unfreeze(ctx, apps, reason, seen)
 }
 
 // FreezeResource is the current backend's.
-func (s *SwitchBackend) FreezeResource(ctx context.Context, appName string, refs []app.ResourceRef, fields []string, reason string, d time.Duration) (CommitResult, error) {
+func (s *Switch) FreezeResource(ctx context.Context, appName string, refs []app.ResourceRef, fields []string, reason string, d time.Duration) (CommitResult, error) {
 	return s.current().FreezeResource(ctx, appName, refs, fields, reason, d)
 }
 
 // UnfreezeResource is the current backend's.
-func (s *SwitchBackend) UnfreezeResource(ctx context.Context, appName string, ref app.ResourceRef, fields []string, reason string, seen *app.Freeze) (CommitResult, error) {
+func (s *Switch) UnfreezeResource(ctx context.Context, appName string, ref app.ResourceRef, fields []string, reason string, seen *app.Freeze) (CommitResult, error) {
 	return s.current().UnfreezeResource(ctx, appName, ref, fields, reason, seen)
 }
 
 // Ignore is the current backend's.
-func (s *SwitchBackend) Ignore(ctx context.Context, appName string, rule app.IgnoreRule, reason string) (CommitResult, error) {
+func (s *Switch) Ignore(ctx context.Context, appName string, rule app.IgnoreRule, reason string) (CommitResult, error) {
 	return s.current().Ignore(ctx, appName, rule, reason)
 }
 
 // Owners is the current backend's.
-func (s *SwitchBackend) Owners(ctx context.Context, opts diff.OwnerMapOptions) (diff.OwnerMap, error) {
+func (s *Switch) Owners(ctx context.Context, opts diff.OwnerMapOptions) (diff.OwnerMap, error) {
 	return s.current().Owners(ctx, opts)
 }
 
 // History is the current backend's.
-func (s *SwitchBackend) History(ctx context.Context, appName string) ([]status.Commit, error) {
+func (s *Switch) History(ctx context.Context, appName string) ([]status.Commit, error) {
 	return s.current().History(ctx, appName)
 }
 
 // RevertPreview is the current backend's.
-func (s *SwitchBackend) RevertPreview(ctx context.Context, hash string) (string, error) {
+func (s *Switch) RevertPreview(ctx context.Context, hash string) (string, error) {
 	return s.current().RevertPreview(ctx, hash)
 }
 
 // Revert is the current backend's.
-func (s *SwitchBackend) Revert(ctx context.Context, hash, reason string) (CommitResult, error) {
+func (s *Switch) Revert(ctx context.Context, hash, reason string) (CommitResult, error) {
 	return s.current().Revert(ctx, hash, reason)
 }
 
-// backendSwitched is the event that tells the UI its backend changed;
-// reload: read every app again.
-type backendSwitched struct {
+// Switched is the event that tells the UI its backend changed: Text is
+// what happened, for the status line; Reload has it read every app again.
+type Switched struct {
 	status.Base
-	text   string
-	reload bool
+	Text   string
+	Reload bool
 }
 
 // Type names it in the UI's log.
-func (backendSwitched) Type() status.EventType { return "BackendSwitched" }
+func (Switched) Type() status.EventType { return "BackendSwitched" }
 
-// roleChanged is the event that has the UI draw the top line's new role.
-type roleChanged struct{ status.Base }
+// RoleChanged is the event that has the UI draw the top line's new role.
+type RoleChanged struct{ status.Base }
 
 // Type names it in the UI's log.
-func (roleChanged) Type() status.EventType { return "RoleChanged" }
+func (RoleChanged) Type() status.EventType { return "RoleChanged" }
 
 var (
-	_ Backend = (*SwitchBackend)(nil)
-	_ Roler   = (*SwitchBackend)(nil)
+	_ Backend = (*Switch)(nil)
+	_ Roler   = (*Switch)(nil)
 )

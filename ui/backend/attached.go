@@ -1,4 +1,4 @@
-package ui
+package backend
 
 import (
 	"context"
@@ -18,16 +18,16 @@ type Roler interface {
 	Role() string
 }
 
-// AttachedBackend is the Backend of a UI that follows the repository's
+// Attached is the Backend of a UI that follows the repository's
 // leader: the fleet comes from the statuses the leader publishes (one
 // watch of the AppStatuses), and no compare or heal runs here. Opening an
 // object's diff compares that one object (a read and a dry-run,
 // engine.CompareOne); the ownership map compares every App once, when a
-// person opens it. Syncs and the Git actions are the EngineBackend's: a
+// person opens it. Syncs and the Git actions are the Engine's: a
 // sync applies Git as manager kdrift, the same manager and plan the leader
 // uses, so the leader then finds the app Synced and never heals it back.
-type AttachedBackend struct {
-	*EngineBackend
+type Attached struct {
+	*Engine
 	watcher *publish.Watcher
 	events  chan status.Event
 	cancel  context.CancelFunc
@@ -35,14 +35,14 @@ type AttachedBackend struct {
 	refresh func()
 }
 
-// NewAttachedBackend follows the statuses w publishes (w not started yet:
+// NewAttached follows the statuses w publishes (w not started yet:
 // it starts here); role is the top line's role; refresh asks the leader
 // to fetch now (ctrl+r). Close stops the watch.
-func NewAttachedBackend(ctx context.Context, eng *engine.Engine, opts actions.RepoOptions, w *publish.Watcher, role func() string, refresh func()) (*AttachedBackend, error) {
+func NewAttached(ctx context.Context, eng *engine.Engine, opts actions.RepoOptions, w *publish.Watcher, role func() string, refresh func()) (*Attached, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	b := &AttachedBackend{EngineBackend: NewEngineBackend(eng, opts), watcher: w, events: make(chan status.Event, 4096), cancel: cancel, role: role, refresh: refresh}
+	b := &Attached{Engine: NewEngine(eng, opts), watcher: w, events: make(chan status.Event, 4096), cancel: cancel, role: role, refresh: refresh}
 	// The engine publishes nothing here: only the watch's events count.
-	b.EngineBackend.Close()
+	b.Engine.Close()
 	b.pruneOf = func(app string) bool {
 		p, ok := w.App(app)
 		return ok && p.Prune
@@ -55,7 +55,7 @@ func NewAttachedBackend(ctx context.Context, eng *engine.Engine, opts actions.Re
 }
 
 // changed turns a published status into the UI's event.
-func (b *AttachedBackend) changed(ch publish.Change) {
+func (b *Attached) changed(ch publish.Change) {
 	if ch.Status == nil {
 		return
 	}
@@ -68,27 +68,27 @@ func (b *AttachedBackend) changed(ch publish.Change) {
 }
 
 // Close stops the watch.
-func (b *AttachedBackend) Close() { b.cancel() }
+func (b *Attached) Close() { b.cancel() }
 
 // Events are the published statuses as they change.
-func (b *AttachedBackend) Events() <-chan status.Event { return b.events }
+func (b *Attached) Events() <-chan status.Event { return b.events }
 
 // Apps is every published status.
-func (b *AttachedBackend) Apps() []status.AppStatus { return b.watcher.Apps() }
+func (b *Attached) Apps() []status.AppStatus { return b.watcher.Apps() }
 
 // Refresh asks the leader to fetch Git now.
-func (b *AttachedBackend) Refresh() {
+func (b *Attached) Refresh() {
 	if b.refresh != nil {
 		b.refresh()
 	}
 }
 
 // Role is whom the UI follows.
-func (b *AttachedBackend) Role() string { return b.role() }
+func (b *Attached) Role() string { return b.role() }
 
 // Detail compares the one object now (a read and a dry-run), then shows
 // it as Git wants it and as it is live.
-func (b *AttachedBackend) Detail(ctx context.Context, appName string, ref status.ObjectRef) (status.ObjectDetail, error) {
+func (b *Attached) Detail(ctx context.Context, appName string, ref status.ObjectRef) (status.ObjectDetail, error) {
 	var published *status.ResourceStatus
 	if p, ok := b.watcher.App(appName); ok {
 		for i := range p.Resources {
@@ -105,24 +105,24 @@ func (b *AttachedBackend) Detail(ctx context.Context, appName string, ref status
 
 // Owners compares every App once (read-only: this process does not hold
 // the Lease), then maps the owners.
-func (b *AttachedBackend) Owners(ctx context.Context, opts diff.OwnerMapOptions) (diff.OwnerMap, error) {
+func (b *Attached) Owners(ctx context.Context, opts diff.OwnerMapOptions) (diff.OwnerMap, error) {
 	if err := b.eng.Reconcile(ctx); err != nil {
 		return diff.OwnerMap{}, err
 	}
 	return b.eng.Owners(ctx, opts)
 }
 
-// Sync applies Git to the app now, as the EngineBackend does (manager
+// Sync applies Git to the app now, as the Engine does (manager
 // kdrift, the upstream revision), and asks the leader to fetch, so that
 // it applies the same revision; the leader sees the result in its watch
 // and publishes it.
-func (b *AttachedBackend) Sync(ctx context.Context, appName string, req SyncRequest) error {
-	err := b.EngineBackend.Sync(ctx, appName, req)
+func (b *Attached) Sync(ctx context.Context, appName string, req SyncRequest) error {
+	err := b.Engine.Sync(ctx, appName, req)
 	b.Refresh()
 	return err
 }
 
 var (
-	_ Backend = (*AttachedBackend)(nil)
-	_ Roler   = (*AttachedBackend)(nil)
+	_ Backend = (*Attached)(nil)
+	_ Roler   = (*Attached)(nil)
 )
