@@ -73,6 +73,7 @@ var rssLast struct {
 // a few minutes. Run it with -benchtime=1x, all sizes in one run so the
 // slopes are measured; -heapdir keeps a heap profile of each size.
 func BenchmarkRSSPerObject(b *testing.B) {
+	startRSSFleet(b)
 	for _, n := range rssSizes {
 		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
 			dir, cache := growRSSFleet(b, n/rssObjects)
@@ -150,29 +151,41 @@ func measureRSS(b *testing.B, dir, cache string, objects int) (rss, heap float64
 	return rss, heap
 }
 
+// startRSSFleet makes BenchmarkRSSPerObject's namespace and its
+// repository, empty, removed when b ends.
+func startRSSFleet(b *testing.B) {
+	rssFleet.mu.Lock()
+	defer rssFleet.mu.Unlock()
+	if rssFleet.dir != "" {
+		return
+	}
+	namespaceB(b, rssNamespace)
+	dir, err := os.MkdirTemp("", "kdrift-rss-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cache := dir + ".cache"
+	b.Cleanup(func() {
+		os.RemoveAll(dir)
+		os.RemoveAll(cache)
+		rssFleet.dir, rssFleet.apps = "", 0
+	})
+	if err := writeRepo(dir, map[string]string{"README.md": "rss fleet\n"}); err != nil {
+		b.Fatal(err)
+	}
+	e, err := engine.New(engine.Options{Repo: dir, Kubeconfig: enginetest.Kubeconfig(), CacheDir: cache, ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rssFleet.dir, rssFleet.cache, rssFleet.id = dir, cache, e.RepoIdentity()
+}
+
 // growRSSFleet makes sure the repository declares apps rss-0000 up to
 // apps-1 and their objects are live, adding what an earlier size did not
 // make, and returns the repository and the engines' cache folder.
 func growRSSFleet(b *testing.B, apps int) (dir, cache string) {
 	rssFleet.mu.Lock()
 	defer rssFleet.mu.Unlock()
-	if rssFleet.dir == "" {
-		namespaceB(b, rssNamespace)
-		dir, err := os.MkdirTemp("", "kdrift-rss-")
-		if err != nil {
-			b.Fatal(err)
-		}
-		cache := dir + ".cache"
-		b.Cleanup(func() { os.RemoveAll(dir); os.RemoveAll(cache) })
-		if err := writeRepo(dir, map[string]string{"README.md": "rss fleet\n"}); err != nil {
-			b.Fatal(err)
-		}
-		e, err := engine.New(engine.Options{Repo: dir, Kubeconfig: enginetest.Kubeconfig(), CacheDir: cache, ReadOnly: true})
-		if err != nil {
-			b.Fatal(err)
-		}
-		rssFleet.dir, rssFleet.cache, rssFleet.id = dir, cache, e.RepoIdentity()
-	}
 	if apps <= rssFleet.apps {
 		return rssFleet.dir, rssFleet.cache
 	}
