@@ -249,12 +249,30 @@ func judgeOne(t *testing.T, ctx context.Context, a *apply.Applier, dyn dynamic.I
 		t.Errorf("%s (%s): FALSE SYNCED: the local tier says applying changes nothing, the dry-run says otherwise (error %v)\ndesired: %s\nlive: %s\ndry-run: %s",
 			ref, sc.name, dryErr, dump(d), dump(lv), dump(dry))
 	}
+	// The engine judges the object as its informer caches keep it: that
+	// copy must get the same verdicts as the object read whole.
+	cached := live.Cached(lv, opts.IgnoredAnnotations)
+	if cachedLocal, cachedWhy := diff.NoOpApply(d, cached, live.FieldManager); cachedLocal != local {
+		t.Errorf("%s (%s): the local tier says %v (%s) on the object read whole, %v (%s) on the cached one", ref, sc.name, local, why, cachedLocal, cachedWhy)
+	}
+	if dryErr == nil {
+		whole := diff.Compare(diff.Input{Desired: d, DryRun: dry, Live: lv.DeepCopy(), Options: opts})
+		fromCache := diff.Compare(diff.Input{Desired: d, DryRun: dry, Live: cached.DeepCopy(), Options: opts})
+		if whole.Status != fromCache.Status || !reflect.DeepEqual(whole.Fields, fromCache.Fields) {
+			t.Errorf("%s (%s): the dry-run's comparison differs on the cached object: whole %s %v, cached %s %v", ref, sc.name, whole.Status, whole.Fields, fromCache.Status, fromCache.Fields)
+		}
+	}
 	if local && !changed {
 		byDry := diff.Compare(diff.Input{Desired: d, DryRun: dry, Live: lv.DeepCopy(), Options: opts})
 		lc := lv.DeepCopy()
 		byLocal := diff.Compare(diff.Input{Desired: d, DryRun: lc, Live: lc, Options: opts})
 		if byDry.Status != byLocal.Status || !reflect.DeepEqual(byDry.Fields, byLocal.Fields) {
 			t.Errorf("%s (%s): the comparisons differ: dry-run %s %v, local %s %v", ref, sc.name, byDry.Status, byDry.Fields, byLocal.Status, byLocal.Fields)
+		}
+		cc := cached.DeepCopy()
+		byCache := diff.Compare(diff.Input{Desired: d, DryRun: cc, Live: cc, Options: opts})
+		if byCache.Status != byLocal.Status || !reflect.DeepEqual(byCache.Fields, byLocal.Fields) || byCache.Health != byLocal.Health {
+			t.Errorf("%s (%s): the local comparison differs on the cached object: whole %s %s %v, cached %s %s %v", ref, sc.name, byLocal.Status, byLocal.Health, byLocal.Fields, byCache.Status, byCache.Health, byCache.Fields)
 		}
 		if byLocal.Status == status.ResourceOutOfSync && sc.name == "in-sync" {
 			t.Errorf("%s: in sync but compared %s: %v", ref, byLocal.Status, byLocal.Fields)
@@ -313,6 +331,22 @@ func tier1Scenarios() []tier1Scenario {
 				ann = map[string]string{}
 			}
 			ann["controller.example/seen"] = "2026-12-06T00:00:00Z"
+			lv.SetAnnotations(ann)
+			return true
+		})},
+		{name: "kubectl-last-applied", live: edit("kubectl-client-side-apply", func(lv *unstructured.Unstructured) bool {
+			ann := lv.GetAnnotations()
+			if ann == nil {
+				ann = map[string]string{}
+			}
+			if _, has := ann[live.LastAppliedAnnotation]; has {
+				return false
+			}
+			body, err := live.ApplyBody(lv)
+			if err != nil {
+				return false
+			}
+			ann[live.LastAppliedAnnotation] = string(body)
 			lv.SetAnnotations(ann)
 			return true
 		})},

@@ -249,6 +249,14 @@ func fleetRepo(b *testing.B) string {
 }
 
 func writeRepo(dir string, files map[string]string) error {
+	if err := writeFiles(dir, files); err != nil {
+		return err
+	}
+	return runGit(dir, []string{"init", "-q", "-b", "main"}, []string{"add", "-A"}, []string{"-c", "user.name=Bench", "-c", "user.email=bench@example.com", "commit", "-qm", "fleet"})
+}
+
+// writeFiles writes files (path: content) below dir.
+func writeFiles(dir string, files map[string]string) error {
 	for name, body := range files {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -258,7 +266,12 @@ func writeRepo(dir string, files map[string]string) error {
 			return err
 		}
 	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=Bench", "-c", "user.email=bench@example.com", "commit", "-qm", "fleet"}} {
+	return nil
+}
+
+// runGit runs git commands in dir, in order, until one fails.
+func runGit(dir string, cmds ...[]string) error {
+	for _, args := range cmds {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -164,6 +164,9 @@ func (e *Engine) clusterFor(contextName string) (*cluster, error) {
 	c := &cluster{name: cs.Context, cs: cs, applier: apply.New(cs.Dynamic, newMapper(cs), aopts), discovered: make(chan struct{}), observer: e.opts.Observer}
 	if e.watchCtx != nil {
 		c.watcher = cs.NewWatcher(e.watchCtx, e.changes)
+		// What comparisons ignore and nothing else reads need not be
+		// cached (ARCHITECTURE.md "What the informer caches keep").
+		c.watcher.IgnoreAnnotations(e.opts.Diff.IgnoredAnnotations)
 	}
 	e.clusters[contextName] = c
 	return c, nil

@@ -86,6 +86,9 @@ type Watcher struct {
 
 	mu        sync.Mutex
 	informers map[watchKey]*watched
+	// compact keeps one compact copy of each object across the informers
+	// (compact.go).
+	compact *compactor
 }
 
 type watchKey struct {
@@ -176,14 +179,27 @@ func (w *Watcher) newInformer(key watchKey, indexers cache.Indexers, tweak dynam
 			return wi, err
 		},
 	}
-	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, w.set.watch), &unstructured.Unstructured{},
+	inf := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, w.set.watch), &unstructured.Unstructured{},
 		cache.SharedIndexInformerOptions{Indexers: indexers, ObjectDescription: key.gvr.String()})
+	// Fails only once started; this informer is new.
+	_ = inf.SetTransform(w.compact.transform(key.gvr))
+	return inf
 }
 
 // NewWatcher returns a watcher for the client set's context that sends
 // changes on out until ctx ends.
 func (s *ClientSet) NewWatcher(ctx context.Context, out chan<- Change) *Watcher {
-	return &Watcher{set: s, ctx: ctx, out: out, SyncTimeout: 20 * time.Second, informers: map[watchKey]*watched{}}
+	return &Watcher{set: s, ctx: ctx, out: out, SyncTimeout: 20 * time.Second, informers: map[watchKey]*watched{}, compact: newCompactor()}
+}
+
+// IgnoreAnnotations tells the watcher which annotations comparisons
+// ignore. Those among them kdrift never reads (LastAppliedAnnotation) are
+// left out of the objects it caches, unless a kdrift manager owns them.
+// Call it before the first Watch.
+func (w *Watcher) IgnoreAnnotations(annotations []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.compact.drop = compactAnnotations(annotations)
 }
 
 // Watch makes sure an informer runs for every object of a kind in a
