@@ -11,11 +11,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
@@ -106,9 +108,10 @@ func RefOf(obj *unstructured.Unstructured) status.ObjectRef {
 }
 
 // Track returns a copy of obj carrying kdrift's tracking label and the
-// annotations naming appName and its repository identity repo.
+// annotations naming appName and its repository identity repo. Only the
+// metadata is copied (CopyMetadata): the rest is obj's, read-only.
 func Track(obj *unstructured.Unstructured, appName, repo string) *unstructured.Unstructured {
-	out := obj.DeepCopy()
+	out := CopyMetadata(obj)
 	labels := out.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
@@ -125,6 +128,18 @@ func Track(obj *unstructured.Unstructured, appName, repo string) *unstructured.U
 		ann[AnnotationRepo] = repo
 	}
 	out.SetAnnotations(ann)
+	return out
+}
+
+// CopyMetadata returns a copy of obj sharing all but its metadata with obj.
+// A rendered object is read-only, shared by the render cache and every pass
+// (render.Renderer.RenderAppShared): one that must change its metadata
+// changes such a copy, and one that must change more, a deep copy.
+func CopyMetadata(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	out := &unstructured.Unstructured{Object: maps.Clone(obj.Object)}
+	if md, ok := obj.Object["metadata"].(map[string]any); ok {
+		out.Object["metadata"] = runtime.DeepCopyJSONValue(md)
+	}
 	return out
 }
 

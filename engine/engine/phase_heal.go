@@ -118,9 +118,9 @@ func (p *pass) phaseHeal(ctx context.Context) bool {
 			}
 			waitFrom = i
 		}
-		if o.GetNamespace() == "" {
+		if p.lacksNamespace(ctx, o) {
 			// Its kind may be served only now that its CRD is established.
-			p.defaultNamespace(ctx, o, ns)
+			it.desired = p.namespaced(o, ns)
 		}
 		if err := p.healObject(ctx, it); err != nil {
 			msg := p.scrubObjects(err.Error(), it.desired, it.live)

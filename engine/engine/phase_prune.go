@@ -214,9 +214,9 @@ func (p *pass) renderedByOthers(ctx context.Context) (map[string]string, error) 
 			ns = "default"
 		}
 		for _, o := range objs {
-			if o.GetNamespace() == "" {
-				o = o.DeepCopy()
-				p.defaultNamespace(ctx, o, ns)
+			if p.lacksNamespace(ctx, o) {
+				o = apply.CopyMetadata(o)
+				o.SetNamespace(ns)
 			}
 			out[refKey(live.RefOf(o))] = a.Metadata.Name
 		}

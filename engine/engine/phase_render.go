@@ -83,7 +83,9 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 		p.sensitive = sensitive
 	}
 	start := time.Now()
-	objs, err := p.e.renderer.RenderApp(ctx, tree, p.app.Spec.Path, h)
+	// The render cache's own objects, read-only: whatever changes one
+	// (tracking, the namespace) changes a copy.
+	objs, err := p.e.renderer.RenderAppShared(ctx, tree, p.app.Spec.Path, h)
 	p.e.opts.Observer.Timed(PhaseRender, p.name, time.Since(start), err)
 	if err != nil {
 		return p.fail(status.SyncError, fmt.Errorf("render %s: %w", p.app.Spec.Path, err))
@@ -115,26 +117,40 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 			// kdrift's: kdrift compares them and never adopts them.
 			t = apply.Track(o, p.name, p.e.repoID)
 		}
-		p.defaultNamespace(ctx, t, ns)
+		if p.lacksNamespace(ctx, t) {
+			t = p.namespaced(t, ns)
+		}
 		p.desired = append(p.desired, t)
 	}
 	p.findEncrypted()
 	return true
 }
 
-// defaultNamespace sets ns on a namespaced object that names none. A kind
-// the cluster does not serve yet (its CRD comes in the same sync) is left
-// alone; its comparison says what is wrong.
-func (p *pass) defaultNamespace(ctx context.Context, o *unstructured.Unstructured, ns string) {
+// namespaced gives o, one of p.desired, namespace ns: in place when Track
+// gave it metadata of its own, else (an owned app's object, which is the
+// render cache's) on a copy.
+func (p *pass) namespaced(o *unstructured.Unstructured, ns string) *unstructured.Unstructured {
+	if p.app.Origin != nil {
+		o = apply.CopyMetadata(o)
+	}
+	o.SetNamespace(ns)
+	return o
+}
+
+// lacksNamespace reports whether o is a namespaced object that names no
+// namespace: it gets the destination's. A kind the cluster does not serve
+// yet (its CRD comes in the same sync) is left alone; its comparison says
+// what is wrong.
+func (p *pass) lacksNamespace(ctx context.Context, o *unstructured.Unstructured) bool {
 	if o.GetNamespace() != "" {
-		return
+		return false
 	}
 	gvk := o.GroupVersionKind()
 	namespaced, known := p.scopes[gvk]
 	if !known {
 		m, err := p.cl.cs.Mapping(ctx, gvk)
 		if err != nil {
-			return
+			return false
 		}
 		namespaced = m.Scope.Name() == meta.RESTScopeNameNamespace
 		if p.scopes == nil {
@@ -142,9 +158,7 @@ func (p *pass) defaultNamespace(ctx context.Context, o *unstructured.Unstructure
 		}
 		p.scopes[gvk] = namespaced
 	}
-	if namespaced {
-		o.SetNamespace(ns)
-	}
+	return namespaced
 }
 
 // Warm starts in the background what a first pass would otherwise wait

@@ -159,6 +159,18 @@ func (r *Renderer) RenderContext(ctx context.Context, tree Tree, dir string) ([]
 // own values, released under the folder's name in "default"). Results
 // are cached by folder and h.
 func (r *Renderer) RenderApp(ctx context.Context, tree Tree, dir string, h *Helm) ([]*unstructured.Unstructured, error) {
+	return r.renderApp(ctx, tree, dir, h, copyObjects)
+}
+
+// RenderAppShared is RenderApp without the copy: the objects are the
+// cache's own, shared with every other caller, so they are read-only.
+// A caller that must change one changes a copy (apply.CopyMetadata).
+func (r *Renderer) RenderAppShared(ctx context.Context, tree Tree, dir string, h *Helm) ([]*unstructured.Unstructured, error) {
+	return r.renderApp(ctx, tree, dir, h, slices.Clone[[]*unstructured.Unstructured])
+}
+
+// renderApp is RenderApp, handing the cached objects out through give.
+func (r *Renderer) renderApp(ctx context.Context, tree Tree, dir string, h *Helm, give func([]*unstructured.Unstructured) []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
 	clean := path.Clean(strings.TrimPrefix(dir, "./"))
 	if !fs.ValidPath(clean) {
 		return nil, &Error{Path: dir, Err: fmt.Errorf("path %q is not a folder inside the repository", dir)}
@@ -188,7 +200,7 @@ func (r *Renderer) RenderApp(ctx context.Context, tree Tree, dir string, h *Helm
 	}
 	if e := r.lookup(tree, key); e != nil {
 		<-pathSem
-		return copyObjects(e.objs), e.err
+		return give(e.objs), e.err
 	}
 	r.mu.Lock()
 	disk := r.disk
@@ -204,7 +216,7 @@ func (r *Renderer) RenderApp(ctx context.Context, tree Tree, dir string, h *Helm
 			r.mu.Unlock()
 			r.keep(key, e)
 			<-pathSem
-			return copyObjects(e.objs), nil
+			return give(e.objs), nil
 		}
 	}
 	done := make(chan *cacheEntry, 1)
@@ -219,7 +231,7 @@ func (r *Renderer) RenderApp(ctx context.Context, tree Tree, dir string, h *Helm
 	}()
 	select {
 	case e := <-done:
-		return copyObjects(e.objs), e.err
+		return give(e.objs), e.err
 	case <-ctx.Done():
 		return nil, &Error{Path: dir, Err: context.Cause(ctx)}
 	}
