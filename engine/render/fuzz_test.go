@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -22,13 +23,14 @@ import (
 type memTree struct{ fstest.MapFS }
 
 func (m memTree) TreeHash(dir string) (string, error) {
+	// In name order: a map's order would give one tree many hashes.
 	h := sha256.New()
 	found := false
-	for name, f := range m.MapFS {
+	for _, name := range slices.Sorted(maps.Keys(m.MapFS)) {
 		if dir == "." || name == dir || strings.HasPrefix(name, dir+"/") {
 			found = true
 			h.Write([]byte(name))
-			h.Write(f.Data)
+			h.Write(m.MapFS[name].Data)
 		}
 	}
 	if !found {
