@@ -258,18 +258,23 @@ type look struct {
 }
 
 func (s *Sharder) read(ctx context.Context) (look, error) {
-	sel := labels.SelectorFromSet(labels.Set{LabelRepo: Hash(s.opts.Identity)}).String()
-	list, err := s.opts.Client.CoordinationV1().Leases(s.opts.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	return readLeases(ctx, s.opts.Client, s.opts.Namespace, s.opts.Identity)
+}
+
+// readLeases is one List of a repository's Leases, sorted by role.
+func readLeases(ctx context.Context, client kubernetes.Interface, namespace, identity string) (look, error) {
+	sel := labels.SelectorFromSet(labels.Set{LabelRepo: Hash(identity)}).String()
+	list, err := client.CoordinationV1().Leases(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return look{}, err
 	}
 	l := look{shards: map[int]*coordinationv1.Lease{}, members: map[string]*coordinationv1.Lease{}, heldBy: map[string]int{}}
-	mainName := LeaseName(s.opts.Identity)
+	mainName := LeaseName(identity)
 	shardPrefix := mainName + "-shard-"
 	now := time.Now()
 	for i := range list.Items {
 		lease := &list.Items[i]
-		if lease.Annotations[AnnotationRepo] != s.opts.Identity {
+		if lease.Annotations[AnnotationRepo] != identity {
 			continue // a hash collision of two repositories: not ours
 		}
 		switch {
@@ -327,10 +332,9 @@ func (s *Sharder) tick(ctx context.Context) {
 			keep, grow = false, false
 		}
 	}
-	mainOK := keep
 	s.mu.Lock()
 	s.members = members
-	if mainOK {
+	if keep {
 		s.mainOK = now
 	} else {
 		s.mainOK = time.Time{}
@@ -341,7 +345,7 @@ func (s *Sharder) tick(ctx context.Context) {
 	// Renew (or, when the repository's Lease says otherwise, give up)
 	// what is held.
 	for _, k := range before {
-		if !mainOK {
+		if !keep {
 			s.release(ctx, k, l.shards[k])
 			continue
 		}
@@ -380,7 +384,7 @@ func (s *Sharder) tick(ctx context.Context) {
 	s.mu.Lock()
 	after := s.heldLocked()
 	reopened := false
-	if s.refused && mainOK {
+	if s.refused && keep {
 		reopened = true
 		d := s.opts.Settings.RenewDeadline
 		for _, at := range s.held {
@@ -633,16 +637,6 @@ func (s *Sharder) report(err error) {
 // live holder (one List), for a single healer that must not take the
 // repository's Lease then.
 func shardsHeld(ctx context.Context, client kubernetes.Interface, namespace, identity string) (bool, error) {
-	sel := labels.SelectorFromSet(labels.Set{LabelRepo: Hash(identity), LabelRole: RoleShard}).String()
-	list, err := client.CoordinationV1().Leases(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
-	if err != nil {
-		return false, err
-	}
-	now := time.Now()
-	for i := range list.Items {
-		if list.Items[i].Annotations[AnnotationRepo] == identity && observationOf(&list.Items[i]).Live(now) {
-			return true, nil
-		}
-	}
-	return false, nil
+	l, err := readLeases(ctx, client, namespace, identity)
+	return len(l.heldBy) > 0, err
 }
