@@ -1,13 +1,16 @@
 package main
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"regexp/syntax"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -197,4 +200,141 @@ func TestReadmeLayoutListsEveryPackage(t *testing.T) {
 			t.Errorf("README's Layout list names %s, which ARCHITECTURE.md's table does not list", name)
 		}
 	}
+}
+
+// maxInitRegexpInsts bounds the compiled program of a regexp that a
+// package variable compiles: every kdrift process, the render worker
+// included, compiles those before main, and a bounded repetition such as
+// {0,1000} compiles into a program of thousands of instructions (it cost
+// every process about 12 ms). Check such a bound apart, by length.
+const maxInitRegexpInsts = 150
+
+// TestPackageRegexpsAreSmall: no package-level regexp.MustCompile of a
+// literal pattern in kdrift's non-test files compiles into more than
+// maxInitRegexpInsts instructions.
+func TestPackageRegexpsAreSmall(t *testing.T) {
+	consts := packageStringConsts(t)
+	parseSources(t, func(p string, f *ast.File) {
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.VAR {
+				continue
+			}
+			ast.Inspect(gd, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok || len(call.Args) != 1 {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok || sel.Sel.Name != "MustCompile" {
+					return true
+				}
+				if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "regexp" {
+					return true
+				}
+				pattern, ok := literalString(call.Args[0], consts[filepath.Dir(p)])
+				if !ok {
+					return true // built from constants: not checked
+				}
+				re, err := syntax.Parse(pattern, syntax.Perl)
+				if err != nil {
+					t.Errorf("%s: %v", p, err)
+					return true
+				}
+				prog, err := syntax.Compile(re.Simplify())
+				if err != nil {
+					t.Errorf("%s: %v", p, err)
+					return true
+				}
+				if len(prog.Inst) > maxInitRegexpInsts {
+					t.Errorf("%s: the package-level regexp %q compiles into %d instructions (at most %d): check a length bound apart", p, pattern, len(prog.Inst), maxInitRegexpInsts)
+				}
+				return true
+			})
+		}
+	})
+}
+
+// packageStringConsts reads, for each folder of kdrift's non-test Go
+// files, its package's string constants written as literals.
+func packageStringConsts(t *testing.T) map[string]map[string]string {
+	t.Helper()
+	out := map[string]map[string]string{}
+	parseSources(t, func(p string, f *ast.File) {
+		dir := filepath.Dir(p)
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					if i >= len(vs.Values) {
+						continue
+					}
+					if v, ok := literalString(vs.Values[i], nil); ok {
+						if out[dir] == nil {
+							out[dir] = map[string]string{}
+						}
+						out[dir][name.Name] = v
+					}
+				}
+			}
+		}
+	})
+	return out
+}
+
+// parseSources parses every non-test Go file of kdrift's module (outside
+// testdata and hidden folders) and calls fn with it.
+func parseSources(t *testing.T, fn func(path string, f *ast.File)) {
+	t.Helper()
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, 0)
+		if err != nil {
+			return err
+		}
+		fn(p, f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// literalString is the value of a string literal, of one of consts, or
+// of those joined by +.
+func literalString(e ast.Expr, consts map[string]string) (string, bool) {
+	switch e := e.(type) {
+	case *ast.Ident:
+		v, ok := consts[e.Name]
+		return v, ok
+	case *ast.BasicLit:
+		if e.Kind != token.STRING {
+			return "", false
+		}
+		s, err := strconv.Unquote(e.Value)
+		return s, err == nil
+	case *ast.BinaryExpr:
+		if e.Op != token.ADD {
+			return "", false
+		}
+		a, ok := literalString(e.X, consts)
+		if !ok {
+			return "", false
+		}
+		b, ok := literalString(e.Y, consts)
+		return a + b, ok
+	}
+	return "", false
 }

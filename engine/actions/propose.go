@@ -38,7 +38,14 @@ type Proposal struct {
 	Updated bool `json:"updated"`
 }
 
-var proposalName = regexp.MustCompile(`^kdrift/[a-z0-9][a-z0-9._-]{0,100}$`)
+// proposalName is a proposal branch's form; its length, at most
+// maxProposalName, is checked apart (a bounded repetition compiles into a
+// program of a hundred states, which every kdrift process would build at
+// start).
+var proposalName = regexp.MustCompile(`^kdrift/[a-z0-9][a-z0-9._-]*$`)
+
+// maxProposalName bounds a proposal branch's name.
+const maxProposalName = len("kdrift/") + 101
 
 // ProposalBranch names a proposal branch from its parts, lower-cased,
 // with anything but letters, digits, '.', '_' and '-' made '-':
@@ -68,8 +75,8 @@ func ProposalBranch(parts ...string) string {
 func (r *Repo) Propose(ctx context.Context, res Result, branch string) (Proposal, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !proposalName.MatchString(branch) {
-		return Proposal{}, fmt.Errorf("proposal branch %q: want kdrift/ followed by lower-case letters, digits, '.', '_' or '-'", branch)
+	if !proposalName.MatchString(branch) || len(branch) > maxProposalName {
+		return Proposal{}, fmt.Errorf("proposal branch %q: want kdrift/ followed by at most 101 lower-case letters, digits, '.', '_' or '-'", branch)
 	}
 	remote, upRef, hasUp, err := r.upstream()
 	if err != nil {

@@ -23,7 +23,12 @@ const maxListed = 30
 // forge does not render.
 const appsMarker = "<!-- kdrift-apps: "
 
-var appsLine = regexp.MustCompile(`<!-- kdrift-apps: ([a-zA-Z0-9._, -]{1,1000}) -->`)
+// appsLine is the marker's line; its list of at most maxAppsLine
+// characters is checked apart (see ignoreBranch).
+var appsLine = regexp.MustCompile(`<!-- kdrift-apps: ([a-zA-Z0-9._, -]+) -->`)
+
+// maxAppsLine bounds the list of Apps a marker names.
+const maxAppsLine = 1000
 
 // AppsMarker is the line a request's body carries to name the Apps it
 // changes.
@@ -34,7 +39,13 @@ func AppsMarker(apps []string) string {
 // appsOf reads the Apps a request's body names; a body someone edited
 // names what it names (the request is only shown, never acted on).
 func appsOf(body string) []string {
-	m := appsLine.FindStringSubmatch(body)
+	var m []string
+	for _, c := range appsLine.FindAllStringSubmatch(body, 8) {
+		if len(c[1]) <= maxAppsLine {
+			m = c
+			break
+		}
+	}
 	if m == nil {
 		return nil
 	}
@@ -48,13 +59,15 @@ func appsOf(body string) []string {
 }
 
 // ignoreBranch is the branch an ignore proposes on: kdrift/ignore-APP-HASH,
-// HASH ten hexadecimal digits of the rule.
-var ignoreBranch = regexp.MustCompile(`^` + ProposalPrefix + `ignore-([a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?)-[0-9a-f]{10}$`)
+// HASH ten hexadecimal digits of the rule. The App's length (at most 253)
+// is checked apart: a bounded repetition here compiles into a program of
+// hundreds of states, which every kdrift process would pay for at start.
+var ignoreBranch = regexp.MustCompile(`^` + ProposalPrefix + `ignore-([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)-[0-9a-f]{10}$`)
 
 // appsOfBranch is the App an ignore's branch names, for a request whose
 // body carries no marker (opened before kdrift wrote one, or edited).
 func appsOfBranch(head string) []string {
-	if m := ignoreBranch.FindStringSubmatch(head); m != nil {
+	if m := ignoreBranch.FindStringSubmatch(head); m != nil && len(m[1]) <= 253 {
 		return []string{m[1]}
 	}
 	return nil

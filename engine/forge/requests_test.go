@@ -91,4 +91,17 @@ func TestAppsMarkerRoundTrip(t *testing.T) {
 	if len(prs) != 3 || strings.Join(prs[2].Apps, ",") != "render-prod" || prs[1].Apps != nil || strings.Join(prs[0].Apps, ",") != "api" {
 		t.Errorf("apps from the branch: %+v", prs)
 	}
+	// The bounds are checked apart from the patterns: a list over 1000
+	// characters is passed over for a later marker, and an App over 253
+	// characters is no App.
+	long := strings.Repeat("a", 1001)
+	if got := appsOf(AppsMarker([]string{long}) + "\n" + AppsMarker([]string{"shop"})); strings.Join(got, ",") != "shop" {
+		t.Errorf("a list over the bound: %v", got)
+	}
+	if got := appsOfBranch("kdrift/ignore-" + strings.Repeat("a", 253) + "-0123456789"); len(got) != 1 {
+		t.Errorf("an App of 253 characters: %v", got)
+	}
+	if got := appsOfBranch("kdrift/ignore-" + strings.Repeat("a", 254) + "-0123456789"); got != nil {
+		t.Errorf("an App of 254 characters: %v", got)
+	}
 }
