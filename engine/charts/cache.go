@@ -220,7 +220,7 @@ func (c *cache) store(ref Ref, loc *url.URL, got *fetched) {
 		return
 	}
 	hexsum := strings.TrimPrefix(got.digest, "sha256:")
-	if !got.cached && privfile.WriteAtomic(filepath.Join(c.dir, "sha256", hexsum+".tgz"), got.archive) != nil {
+	if !got.cached && c.writeArchive(hexsum, got.archive) != nil {
 		return
 	}
 	rec, err := json.Marshal(record{Location: loc.String(), Chart: ref.Chart, Version: ref.Version, Digest: got.digest, Manifest: got.manifest})

@@ -155,11 +155,7 @@ func (f *Fetcher) Fetch(ctx context.Context, ref Ref, allowed []Location) (*Char
 			return ch, nil
 		}
 	}
-	timeout := f.Timeout
-	if timeout <= 0 {
-		timeout = defaultTimeout
-	}
-	fctx, cancel := context.WithTimeout(ctx, timeout)
+	fctx, cancel, timeout := f.bounded(ctx)
 	defer cancel()
 	client, done := f.client(newHops(allowed))
 	defer done()
@@ -189,6 +185,17 @@ func (f *Fetcher) Fetch(ctx context.Context, ref Ref, allowed []Location) (*Char
 	}
 	c.store(ref, loc, got)
 	return &Chart{Ref: ref, Digest: got.digest, Archive: got.archive, FromCache: got.cached, By: by}, nil
+}
+
+// bounded is ctx bounded by the Fetcher's time limit for one fetch, and
+// that limit.
+func (f *Fetcher) bounded(ctx context.Context) (context.Context, context.CancelFunc, time.Duration) {
+	timeout := f.Timeout
+	if timeout <= 0 {
+		timeout = defaultTimeout
+	}
+	fctx, cancel := context.WithTimeout(ctx, timeout)
+	return fctx, cancel, timeout
 }
 
 // fetched is what a fetch brought: the archive, its digest and, for OCI,

@@ -92,6 +92,28 @@ type fetchedChart struct {
 	files  map[string][]byte
 	by     string
 	cached bool
+	// served says the archive is the one the cluster's source serves.
+	served bool
+	// note says why the source's artifact was not used.
+	note string
+}
+
+// fetchServed reads and unpacks the archive the cluster's source serves;
+// nil (with why, if served was given) when there is none or it cannot be
+// used, so that the chart comes from its repository instead.
+func (rc *remoteCharts) fetchServed(ctx context.Context, ref charts.Ref, served *charts.Served) (*fetchedChart, error) {
+	if served == nil {
+		return nil, nil
+	}
+	c, err := rc.fetcher.FetchServed(ctx, *served)
+	if err != nil {
+		return nil, err
+	}
+	name, files, err := charts.Unpack(c.Archive, maxUnpackedChart)
+	if err != nil {
+		return nil, fmt.Errorf("it does not unpack as chart %s %s: %w", ref.Chart, ref.Version, err)
+	}
+	return &fetchedChart{at: time.Now(), digest: c.Digest, name: name, files: files, by: c.By, served: true}, nil
 }
 
 // newRemoteCharts is the remote charts of an engine with opts.
@@ -139,7 +161,11 @@ func (e *Engine) chartTree(ctx context.Context, a app.App, snap *source.Snapshot
 	if err != nil {
 		return nil, nil, err
 	}
-	fc, err := e.charts.fetch(ctx, ref, allowed)
+	served, notServed := e.servedArtifact(ctx, a, ref)
+	fc, err := e.charts.fetch(ctx, ref, allowed, served)
+	if err != nil && notServed != "" {
+		return nil, nil, fmt.Errorf("%s: %w (%s)", a.Spec.Chart.Where(), err, notServed)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", a.Spec.Chart.Where(), err)
 	}
@@ -150,8 +176,16 @@ func (e *Engine) chartTree(ctx context.Context, a app.App, snap *source.Snapshot
 	}
 	rc := &renderedChart{name: fc.name, version: version}
 	rc.what = fmt.Sprintf("chart %s %s (%s) %s", fc.name, version, shortDigest(fc.digest), why)
+	if fc.served {
+		rc.what += "; read from " + fc.by
+	}
 	if fc.cached {
 		rc.what += "; from the chart cache"
+	}
+	for _, note := range []string{notServed, fc.note} {
+		if note != "" {
+			rc.what += "; " + note
+		}
 	}
 	return render.Mount(snap, a.Spec.Path, fc.files, fc.digest), rc, nil
 }
@@ -235,8 +269,11 @@ func (rc *remoteCharts) artifact(snap *source.Snapshot, art *app.Artifact) (map[
 // fetch returns the chart ref names, unpacked: from the memo while it is
 // fresh (an exact version of a repository does not change; a digest never
 // does), else through the fetcher.
-func (rc *remoteCharts) fetch(ctx context.Context, ref charts.Ref, allowed []charts.Location) (*fetchedChart, error) {
+func (rc *remoteCharts) fetch(ctx context.Context, ref charts.Ref, allowed []charts.Location, served *charts.Served) (*fetchedChart, error) {
 	key := strings.Join([]string{ref.Repo, ref.Artifact, ref.Chart, ref.Version, ref.Digest}, "\x00")
+	if served != nil {
+		key += "\x00" + served.Digest
+	}
 	rc.mu.Lock()
 	fc := rc.memo[key]
 	rc.mu.Unlock()
@@ -252,15 +289,24 @@ func (rc *remoteCharts) fetch(ctx context.Context, ref charts.Ref, allowed []cha
 			return fc, nil
 		}
 	}
-	c, err := rc.fetcher.Fetch(ctx, ref, append(allowed, rc.allow...))
-	if err != nil {
-		return nil, err
+	fc, err := rc.fetchServed(ctx, ref, served)
+	if fc == nil {
+		c, ferr := rc.fetcher.Fetch(ctx, ref, append(allowed, rc.allow...))
+		if ferr != nil {
+			if err != nil {
+				return nil, fmt.Errorf("%w (and %s could not be read: %v)", ferr, served.By, err)
+			}
+			return nil, ferr
+		}
+		name, files, uerr := charts.Unpack(c.Archive, maxUnpackedChart)
+		if uerr != nil {
+			return nil, fmt.Errorf("the archive of chart %s %s does not unpack: %w", ref.Chart, ref.Version, uerr)
+		}
+		fc = &fetchedChart{at: time.Now(), digest: c.Digest, name: name, files: files, by: c.By, cached: c.FromCache}
+		if err != nil {
+			fc.note = fmt.Sprintf("%s was not read (%v), so the chart came from its repository", served.By, err)
+		}
 	}
-	name, files, err := charts.Unpack(c.Archive, maxUnpackedChart)
-	if err != nil {
-		return nil, fmt.Errorf("the archive of chart %s %s does not unpack: %w", ref.Chart, ref.Version, err)
-	}
-	fc = &fetchedChart{at: time.Now(), digest: c.Digest, name: name, files: files, by: c.By, cached: c.FromCache}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if len(rc.memo) >= maxChartMemo {

@@ -79,6 +79,28 @@ func installFluxCRDs(t *testing.T) {
 		"helmcharts.source.toolkit.fluxcd.io.yaml", "ocirepositories.source.toolkit.fluxcd.io.yaml")
 }
 
+// bootstrapFlux installs Flux's CRDs and the live objects `flux
+// bootstrap` leaves for clusters/production of repository url: the
+// flux-system GitRepository and Kustomization.
+func bootstrapFlux(t *testing.T, url string) {
+	t.Helper()
+	installFluxCRDs(t)
+	if _, err := enginetest.Clientset(t).CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "flux-system"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	createFlux(t, schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}, map[string]any{
+		"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+		"metadata": map[string]any{"name": "flux-system", "namespace": "flux-system"},
+		"spec":     map[string]any{"url": url, "interval": "1m0s", "ref": map[string]any{"branch": "main"}},
+	})
+	createFlux(t, schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}, map[string]any{
+		"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+		"metadata": map[string]any{"name": "flux-system", "namespace": "flux-system"},
+		"spec": map[string]any{"path": "./clusters/production", "prune": true, "interval": "10m0s",
+			"sourceRef": map[string]any{"kind": "GitRepository", "name": "flux-system"}},
+	})
+}
+
 // countingListener is a loopback address that only counts the
 // connections made to it: a host kdrift must never contact.
 func countingListener(t *testing.T) (addr string, conns *atomic.Int64) {
@@ -170,21 +192,7 @@ spec:
 	repo.Git("remote", "add", "origin", url)
 	repo.Commit("Flux reference layout with remote charts", files)
 
-	installFluxCRDs(t)
-	if _, err := enginetest.Clientset(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "flux-system"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	createFlux(t, schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}, map[string]any{
-		"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
-		"metadata": map[string]any{"name": "flux-system", "namespace": "flux-system"},
-		"spec":     map[string]any{"url": url, "interval": "1m0s", "ref": map[string]any{"branch": "main"}},
-	})
-	createFlux(t, schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}, map[string]any{
-		"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-		"metadata": map[string]any{"name": "flux-system", "namespace": "flux-system"},
-		"spec": map[string]any{"path": "./clusters/production", "prune": true, "interval": "10m0s",
-			"sourceRef": map[string]any{"kind": "GitRepository", "name": "flux-system"}},
-	})
+	bootstrapFlux(t, url)
 	// The live sources: the real servers, as the cluster's Flux has them.
 	createFlux(t, helmRepositoriesGVR, map[string]any{
 		"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository",

@@ -1,0 +1,151 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/charts"
+)
+
+// sourceControllerService is the only Service whose artifacts kdrift reads
+// through the apiserver's service proxy: Flux's source-controller, which
+// serves what it fetched for each source (ARCHITECTURE.md, "Remote charts
+// in the engine"). Any other host in a status is not followed.
+const sourceControllerService = "source-controller"
+
+// servedArtifact is the chart archive the live Flux source of App a's
+// remote chart serves, when its status resolved exactly ref (the version,
+// and for an OCIRepository the manifest digest, that resolveChart chose):
+// source-controller fetched it with the source's own credentials, and it
+// is what helm-controller installs. nil when there is none to read, with
+// why not ("" when the chart is not Flux's or the status names no
+// artifact).
+func (e *Engine) servedArtifact(ctx context.Context, a app.App, ref charts.Ref) (*charts.Served, string) {
+	rc := a.Spec.Chart
+	if rc == nil || rc.SourceKind == "" {
+		return nil, ""
+	}
+	src, err := e.liveSources(ctx, a.Spec.Destination.Context)
+	if err != nil {
+		return nil, ""
+	}
+	var kind, ns, name string
+	var obj map[string]any
+	switch rc.SourceKind {
+	case "OCIRepository":
+		kind, ns, name = "OCIRepository", rc.SourceNamespace, rc.SourceName
+		obj = src.objs[kind+"/"+ns+"/"+name]
+		rev, _, _ := unstructured.NestedString(obj, "status", "artifact", "revision")
+		if obj == nil || ref.Digest == "" || rev != ref.Version+"@"+ref.Digest {
+			return nil, ""
+		}
+	case "HelmRepository", "HelmChart":
+		kind, ns, name = "HelmChart", rc.SourceNamespace, rc.HelmChart
+		obj = src.objs[kind+"/"+ns+"/"+name]
+		if obj == nil {
+			return nil, ""
+		}
+		if rc.SourceKind == "HelmRepository" {
+			if v, _ := helmChartVersion(obj, rc.Chart, rc.SourceName, rc.Version); v != ref.Version {
+				return nil, ""
+			}
+		} else if rev, _, _ := unstructured.NestedString(obj, "status", "artifact", "revision"); rev != ref.Version {
+			return nil, ""
+		}
+	default:
+		return nil, ""
+	}
+	raw, _, _ := unstructured.NestedString(obj, "status", "artifact", "url")
+	digest, _, _ := unstructured.NestedString(obj, "status", "artifact", "digest")
+	size, _, _ := unstructured.NestedInt64(obj, "status", "artifact", "size")
+	if raw == "" || digest == "" {
+		return nil, ""
+	}
+	what := fmt.Sprintf("%s %s/%s", kind, ns, name)
+	svc, err := proxyTarget(raw)
+	if err != nil {
+		return nil, fmt.Sprintf("the artifact of %s is not read (%v)", what, err)
+	}
+	kctx := a.Spec.Destination.Context
+	if kctx == "" {
+		kctx = e.opts.Context
+	}
+	return &charts.Served{
+		Ref: ref, Digest: digest, Size: size,
+		By: fmt.Sprintf("the artifact source-controller serves for %s (%s)", what, src.ctxName),
+		Open: func(ctx context.Context) (io.ReadCloser, error) {
+			cs, err := e.clients.For(kctx)
+			if err != nil {
+				return nil, err
+			}
+			core, err := corev1client.NewForConfigAndClient(cs.Config, cs.HTTP)
+			if err != nil {
+				return nil, err
+			}
+			return core.Services(svc.namespace).ProxyGet(svc.scheme, svc.name, svc.port, svc.path, nil).Stream(ctx)
+		},
+	}, ""
+}
+
+// proxiedService is a Service path read through the apiserver's service
+// proxy.
+type proxiedService struct {
+	scheme, namespace, name, port, path string
+}
+
+// proxyTarget reads an artifact URL source-controller wrote
+// (http://source-controller.NAMESPACE.svc.CLUSTER-DOMAIN./KIND/NS/NAME/FILE):
+// the Service, its port when the URL names one, and the path. Only
+// source-controller's Service, over http or https, with a clean absolute
+// path and no credentials or query, is accepted: a status can be written
+// by anyone who may write it, and kdrift must not become a way to reach
+// other Services.
+func proxyTarget(raw string) (proxiedService, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return proxiedService{}, fmt.Errorf("its URL does not parse: %v", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return proxiedService{}, fmt.Errorf("its URL's scheme %q is not http or https", u.Scheme)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return proxiedService{}, fmt.Errorf("its URL carries credentials, a query or a fragment")
+	}
+	labels := strings.Split(strings.TrimSuffix(strings.ToLower(u.Hostname()), "."), ".")
+	if len(labels) < 2 || labels[0] != sourceControllerService || (len(labels) > 2 && labels[2] != "svc") {
+		return proxiedService{}, fmt.Errorf("its host %q is not the Service %s.NAMESPACE.svc", u.Hostname(), sourceControllerService)
+	}
+	if labels[1] == "" {
+		return proxiedService{}, fmt.Errorf("its host %q names no namespace", u.Hostname())
+	}
+	if p := u.Path; p == "" || p[0] != '/' || path.Clean(p) != p || strings.Contains(p, "..") {
+		return proxiedService{}, fmt.Errorf("its path %q is not a clean absolute path", u.Path)
+	}
+	// The port goes by number: the proxy maps a number to the Service's
+	// port of that number (source-controller's is named "http"), while no
+	// port at all would match only an unnamed one.
+	port := u.Port()
+	if n, err := strconv.Atoi(port); port != "" && (err != nil || n < 1 || n > 65535) {
+		return proxiedService{}, fmt.Errorf("its port %q is not a port", port)
+	}
+	scheme := ""
+	switch {
+	case u.Scheme == "https":
+		scheme = "https"
+		if port == "" {
+			port = "443"
+		}
+	case port == "":
+		port = "80"
+	}
+	return proxiedService{scheme: scheme, namespace: labels[1], name: sourceControllerService, port: port, path: u.Path}, nil
+}
