@@ -108,6 +108,11 @@ type Options struct {
 	// none; ui/cli loads them with sops.LoadKeyring, the controller from
 	// its decryption Secret). See SetKeys.
 	Keys *sops.Keyring
+	// Clients, when set, are the clients per kubeconfig context the
+	// engine uses (NewClients makes those it would make itself): a
+	// command that reaches a cluster beside the engine shares their
+	// connections. Nil: New makes them.
+	Clients *live.Clients
 	// Live, Diff, Apply and Fight tune the parts (defaults: their
 	// DefaultOptions, except Live's rate limit: 300 QPS, burst 600).
 	Live  live.Options
@@ -168,6 +173,14 @@ func (o *Options) defaults() {
 	if o.Observer == nil {
 		o.Observer = noObserver{}
 	}
+}
+
+// NewClients makes the clients per kubeconfig context New makes for opts
+// when its Clients is nil, for a caller that gives them to the engine
+// (Options.Clients) and reaches the same clusters beside it.
+func NewClients(opts Options) *live.Clients {
+	opts.defaults()
+	return live.NewClients(opts.Kubeconfig, opts.Live)
 }
 
 // Stats counts what the engine did since it started.
@@ -267,12 +280,15 @@ func New(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Clients == nil {
+		opts.Clients = NewClients(opts)
+	}
 	e := &Engine{
 		opts:     opts,
 		repo:     repo,
 		repoID:   repoID,
 		renderer: render.NewRenderer(),
-		clients:  live.NewClients(opts.Kubeconfig, opts.Live),
+		clients:  opts.Clients,
 		fights:   fight.New(opts.Fight),
 		bus:      newBus(opts.EventBuffer),
 		charts:   newRemoteCharts(opts),
@@ -336,15 +352,20 @@ func (e *Engine) Inputs(app string) []string {
 	return e.renderer.Inputs(p)
 }
 
-// ClientSet returns the engine's clients of a kubeconfig context ("" is
-// the current one), for requests beside the engine's that should share
-// its connection.
-func (e *Engine) ClientSet(context string) (*live.ClientSet, error) {
-	return e.clients.For(context)
+// ReadsFrom is the location of the repository the engine reads, with
+// any password or token redacted (it is for showing), and its branch.
+func (e *Engine) ReadsFrom() (location, branch string) {
+	return e.repo.Location(), e.repo.Branch()
 }
 
-// Repo is the Git repository the engine reads.
-func (e *Engine) Repo() *source.Repo { return e.repo }
+// FetchError is the error of the last Git fetch, nil after a successful
+// one (source.Repo.LastFetchError).
+func (e *Engine) FetchError() error { return e.repo.LastFetchError() }
+
+// FetchSkipped describes the last fetch when it was skipped because a
+// fetch of the same remote was fresh (Options.FetchFresh); the zero value
+// when it went to the remote.
+func (e *Engine) FetchSkipped() source.FetchSkip { return e.repo.FetchSkipped() }
 
 // RepoIdentity is the repository identity the engine's tracking
 // annotations carry (apply.AnnotationRepo).

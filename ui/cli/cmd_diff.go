@@ -55,7 +55,7 @@ The exit code follows kubectl diff: 0 in sync, 1 drift, 2 error.
 func runDiff(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, f *followFlags, name string) int {
 	oneShotGC()
 	e, err := openEngine(ctx, g, true, oneShot, name)
-	defer func() { g.timer.write(env.stderr, e) }()
+	defer func() { g.timer.write(env.stderr) }()
 	if err != nil {
 		return env.errorf("%v", err)
 	}

@@ -92,7 +92,7 @@ who gave it are recorded there.`,
 
 func runSync(ctx context.Context, env *cliEnv, f *syncFlags, name string) int {
 	e, err := openEngine(ctx, &f.globalFlags, false, oneShot, name)
-	defer func() { f.timer.write(env.stderr, e) }()
+	defer func() { f.timer.write(env.stderr) }()
 	if err != nil {
 		return env.errorf("%v", err)
 	}
@@ -149,7 +149,10 @@ func runSync(ctx context.Context, env *cliEnv, f *syncFlags, name string) int {
 // useMarks makes a sync read and write the apps' applied revisions on the
 // AppStatuses of the home cluster when it serves them, as the healer
 // does; without them the sync knows only what it applies itself.
-func useMarks(e *engine.Engine, g *globalFlags, ns string) {
+func useMarks(e interface {
+	engine.Runner
+	engine.RepoInfo
+}, g *globalFlags, ns string) {
 	cs, dyn, err := homeClients(g)
 	if err != nil {
 		return
