@@ -69,6 +69,6 @@ func (p *pass) ownerResumed(ctx context.Context, a app.App) string {
 // the engine's connection: the tool reads the desired branch only, so the
 // record reaches it there (engine/ownerpause). Each outcome says what
 // was written, or why not and the command that does it by hand.
-func (e *Engine) WriteOwnerFreezes(ctx context.Context, owned []app.OwnedFreeze, channel string) []ownerpause.Outcome {
+func (e *core) WriteOwnerFreezes(ctx context.Context, owned []app.OwnedFreeze, channel string) []ownerpause.Outcome {
 	return ownerpause.WriteWith(ctx, e.clients, "", owned, channel)
 }

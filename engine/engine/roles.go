@@ -14,13 +14,13 @@ import (
 // The engine's callers see it through the small interfaces below, each
 // the methods one kind of caller needs (ARCHITECTURE.md, "The engine's
 // interfaces"): none hands out the repository or a cluster's clients.
-// New's *Engine implements every one; a caller takes the narrowest, or
-// embeds the few it needs in an interface of its own.
+// An Engine is one of each; a caller takes the narrowest, or embeds the
+// few it needs in an interface of its own.
 
 // Runner runs the engine: the loop, passes on demand, the event stream
 // and the counters.
 type Runner interface {
-	// Run is the loop until ctx ends (Engine.Run).
+	// Run is the loop until ctx ends.
 	Run(ctx context.Context) error
 	// Warm prepares what a first pass needs while Git is read.
 	Warm(ctx context.Context)
@@ -105,9 +105,9 @@ type RepoInfo interface {
 }
 
 var (
-	_ Runner   = (*Engine)(nil)
-	_ Reader   = (*Engine)(nil)
-	_ Actor    = (*Engine)(nil)
-	_ Keys     = (*Engine)(nil)
-	_ RepoInfo = (*Engine)(nil)
+	_ Runner   = (*core)(nil)
+	_ Reader   = (*core)(nil)
+	_ Actor    = (*core)(nil)
+	_ Keys     = (*core)(nil)
+	_ RepoInfo = (*core)(nil)
 )

@@ -21,8 +21,8 @@ type Roler interface {
 // leader: the fleet comes from the statuses the leader publishes (one
 // watch of the AppStatuses), and no compare or heal runs here. Opening an
 // object's diff compares that one object (a read and a dry-run,
-// engine.CompareOne); the ownership map compares every App once, when a
-// person opens it. Syncs and the Git actions are the Engine's: a
+// engine.Reader.CompareOne); the ownership map compares every App once,
+// when a person opens it. Syncs and the Git actions are the Engine's: a
 // sync applies Git as manager kdrift, the same manager and plan the leader
 // uses, so the leader then finds the app Synced and never heals it back.
 type Attached struct {

@@ -240,9 +240,9 @@ func (b *Engine) History(ctx context.Context, appName string) ([]status.Commit, 
 }
 
 // RevertPreview is the diff the revert would commit, file by file, and
-// under it what the cluster would change (engine.PreviewTree: renders and
-// dry-runs, nothing written); when the cluster cannot be compared, a line
-// says why.
+// under it what the cluster would change (engine.Reader.PreviewTree:
+// renders and dry-runs, nothing written); when the cluster cannot be
+// compared, a line says why.
 func (b *Engine) RevertPreview(ctx context.Context, hash string) (string, error) {
 	r, err := b.actionsRepo(ctx)
 	if err != nil {

@@ -60,7 +60,7 @@ func runDiff(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, f 
 		return env.errorf("%v", err)
 	}
 	var a status.AppStatus
-	if apps, note, ok := readPublished(ctx, g, f, e, []string{name}); ok && apps[0].Complete() {
+	if apps, note, ok := readPublished(ctx, g, f, e.RepoInfo, []string{name}); ok && apps[0].Complete() {
 		fmt.Fprintln(env.stderr, "kdrift: "+note)
 		a = apps[0].AppStatus
 	} else {

@@ -66,7 +66,7 @@ func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, 
 		return env.errorf("%v", err)
 	}
 	var apps []status.AppStatus
-	if pub, note, ok := readPublished(ctx, g, f, e, names); ok {
+	if pub, note, ok := readPublished(ctx, g, f, e.RepoInfo, names); ok {
 		fmt.Fprintln(env.stderr, "kdrift: "+note)
 		for _, p := range pub {
 			apps = append(apps, p.AppStatus)

@@ -90,11 +90,11 @@ func (d *decryptionFlags) loadDecryptionKeys(ctx context.Context, e keyedEngine,
 }
 
 // loadFluxKeys scopes the keys of the Flux Kustomizations' decryption
-// Secrets to their Apps (see engine.Keys.LoadFluxDecryptionKeys), then again
-// every decryptionKeyPoll until ctx ends, so that a rotated key, a new
-// Kustomization or a new Secret is used without a restart. Secrets named
-// by the repository, not by the person: what cannot be read is a warning,
-// and the controller runs on with those files Encrypted.
+// Secrets to their Apps (see engine.Keys.LoadFluxDecryptionKeys), then
+// again every decryptionKeyPoll until ctx ends, so that a rotated key, a
+// new Kustomization or a new Secret is used without a restart. Secrets
+// named by the repository, not by the person: what cannot be read is a
+// warning, and the controller runs on with those files Encrypted.
 func loadFluxKeys(ctx context.Context, e keyedEngine, warn func(error)) error {
 	load := func() (string, bool) {
 		id, warnings, err := e.LoadFluxDecryptionKeys(ctx)

@@ -89,7 +89,7 @@ func openEngine(ctx context.Context, g *globalFlags, readOnly bool, use engineUs
 	if err != nil {
 		return nil, err
 	}
-	g.timer.opened(e)
+	g.timer.opened(e.RepoInfo)
 	if use != terminal {
 		// kustomize's set-up (without a disk cache) and the cluster's
 		// connection, version check and discovery run while Git is read.
