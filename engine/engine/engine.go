@@ -6,6 +6,9 @@
 // A pass over one app runs as named phases, each in its own file: source
 // (the App at the current revision), render, compare, heal and prune; one
 // deferred block always records the app's status and publishes it.
+//
+// Callers see the engine through small interfaces (roles.go): Runner,
+// Reader, Actor, Keys and RepoInfo; New's Engine is one of each.
 package engine
 
 import (
