@@ -75,9 +75,9 @@ func (o *Ops) Metrics() *Metrics { return o.metrics }
 // Start points the metrics and probes at e, opens the metrics address
 // (a busy or bad address is an error here), and starts serving and
 // recording Events until Stop.
-func (o *Ops) Start(ctx context.Context, e *engine.Engine) error {
+func (o *Ops) Start(ctx context.Context, e Engine) error {
 	o.metrics.src.Apps = e.Apps
-	o.metrics.src.GitError = e.Repo().LastFetchError
+	o.metrics.src.GitError = e.FetchError
 	o.probes = &Probes{Heartbeat: o.metrics.LastHeartbeat, Declared: e.Declared, Apps: e.Apps}
 	ropts := o.opts.Recorder
 	if ropts.SinkFor == nil {
@@ -138,7 +138,7 @@ func (o *Ops) Start(ctx context.Context, e *engine.Engine) error {
 }
 
 // contextOf is the kubeconfig context of app's destination.
-func (o *Ops) contextOf(e *engine.Engine, app string) string {
+func (o *Ops) contextOf(e engine.Reader, app string) string {
 	if a, ok := e.App(app); ok {
 		return a.Destination.Context
 	}

@@ -14,13 +14,14 @@ import (
 )
 
 // Source is what the metrics read at scrape time: the engine's status
-// snapshot and whether Git answered last time. *engine.Engine provides
-// Apps; the controller wires the rest.
+// snapshot and whether Git answered last time. The engine provides Apps
+// (engine.Reader) and GitError (engine.RepoInfo); the controller wires
+// Leader.
 type Source struct {
-	// Apps returns the status of every app (engine.Engine.Apps).
+	// Apps returns the status of every app (engine.Reader.Apps).
 	Apps func() []status.AppStatus
 	// GitError is the last fetch's error, nil when Git answered
-	// (source.Repo.LastFetchError).
+	// (engine.RepoInfo.FetchError).
 	GitError func() error
 	// Leader reports whether this process heals. Without leader election
 	// a controller that is not read-only is the one healer.

@@ -14,9 +14,9 @@ type Probes struct {
 	// Heartbeat is the engine loop's last beat (Metrics.LastHeartbeat).
 	Heartbeat func() time.Time
 	// Declared is the Git revision read ("" before) and the Apps there
-	// (engine.Engine.Declared).
+	// (engine.Reader.Declared).
 	Declared func() (string, []string)
-	// Apps is the engine's status snapshot (engine.Engine.Apps).
+	// Apps is the engine's status snapshot (engine.Reader.Apps).
 	Apps func() []status.AppStatus
 	// StaleAfter is how old the heartbeat may be before the loop counts
 	// as dead (default 6 heartbeats: 30 s).

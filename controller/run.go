@@ -19,11 +19,21 @@ import (
 	"kdrift.dev/kdrift/engine/status"
 )
 
+// Engine is the engine as the controller runs and observes it: the loop
+// and its events (engine.Runner), the statuses its metrics, probes and
+// Events read (engine.Reader), and the repository its log and Git metric
+// name (engine.RepoInfo). It is what engine/healer asks for too.
+type Engine interface {
+	engine.Runner
+	engine.Reader
+	engine.RepoInfo
+}
+
 // RunOptions are what Run assembles `kdrift controller` from.
 type RunOptions struct {
 	// Engine is the engine to run, made with Ops.Observer as its observer
 	// and Gate.Open as its write gate.
-	Engine *engine.Engine
+	Engine Engine
 	// Ops are its metrics, probes and Events (New).
 	Ops *Ops
 	// Gate opens the engine's writes while this process holds the
@@ -94,7 +104,8 @@ func Run(ctx context.Context, o RunOptions) error {
 		return err
 	}
 	defer o.Ops.Stop()
-	log.Info("controller started", "repo", Redact(e.Repo().Location()), "branch", e.Repo().Branch(), "apps", o.Apps)
+	location, branch := e.ReadsFrom()
+	log.Info("controller started", "repo", Redact(location), "branch", branch, "apps", o.Apps)
 	defer log.Info("controller stopped")
 	events, stop := e.SubscribeAll()
 	done := make(chan error, 1)

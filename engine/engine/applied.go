@@ -20,7 +20,7 @@ func appliedKey(kind, namespace, name string) string {
 // noteApplied keeps, of the live declarations objs of gk, the revision
 // each tool's controller last applied (app.AppliedReader). A nil objs
 // (the kind is not served, or the list failed) forgets that kind.
-func (e *Engine) noteApplied(gk schema.GroupKind, objs []map[string]any) {
+func (e *core) noteApplied(gk schema.GroupKind, objs []map[string]any) {
 	reader, ok := app.ToolOfKind(gk).(app.AppliedReader)
 	if !ok {
 		return
@@ -47,7 +47,7 @@ func (e *Engine) noteApplied(gk schema.GroupKind, objs []map[string]any) {
 // readFluxApplied lists the live Flux Kustomizations and HelmReleases of
 // the destination context, when snap declares Flux, for the revisions and
 // chart versions they applied.
-func (e *Engine) readFluxApplied(ctx context.Context, snap *source.Snapshot) {
+func (e *core) readFluxApplied(ctx context.Context, snap *source.Snapshot) {
 	if snap.Apps().Flux == nil {
 		return
 	}
@@ -73,7 +73,7 @@ func (e *Engine) readFluxApplied(ctx context.Context, snap *source.Snapshot) {
 // ownerApplied says which revision the owner of a last applied, from its
 // live declaration, and how it stands against rev, the revision kdrift
 // compares: "" when the live declaration carries none.
-func (e *Engine) ownerApplied(a app.App, rev source.Revision) string {
+func (e *core) ownerApplied(a app.App, rev source.Revision) string {
 	if a.Origin == nil || a.Spec.Chart != nil {
 		// A remote chart's version is compared once it is resolved
 		// (chartApplied).

@@ -25,7 +25,7 @@ const liveListTimeout = 10 * time.Second
 // Argo CD Applications the current context's cluster added (those
 // `argocd app create` made, which no file declares), or why they could
 // not be read.
-func (e *Engine) AppSource() string {
+func (e *core) AppSource() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.appSource
@@ -37,7 +37,7 @@ func (e *Engine) AppSource() string {
 // from. kdrift only lists Applications (read-only); a cluster without
 // Argo CD (no Application resource), or none reachable, leaves Git's
 // list as it is.
-func (e *Engine) withLiveApplications(ctx context.Context, snap *source.Snapshot, rev source.Revision) (app.LoadResult, string) {
+func (e *core) withLiveApplications(ctx context.Context, snap *source.Snapshot, rev source.Revision) (app.LoadResult, string) {
 	from := "apps from Git at " + rev.Short()
 	objs, ctxName, note := e.liveApplications(ctx)
 	e.noteApplied(schema.GroupKind{Group: argoApplications.Group, Kind: "Application"}, objs)
@@ -64,7 +64,7 @@ func (e *Engine) withLiveApplications(ctx context.Context, snap *source.Snapshot
 // liveApplications lists the live Applications of the current context's
 // cluster: nil when it has no Application resource or no cluster can be
 // reached; a note when the list failed otherwise.
-func (e *Engine) liveApplications(ctx context.Context) ([]map[string]any, string, string) {
+func (e *core) liveApplications(ctx context.Context) ([]map[string]any, string, string) {
 	cs, err := e.clients.For("")
 	if err != nil {
 		return nil, "", ""

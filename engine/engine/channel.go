@@ -35,7 +35,7 @@ const maxChannelReports = 256
 // (once each) a channel commit that is not a freeze record, a channel too
 // long to read, and a channel that cannot be read. Only freezes are ever
 // taken from the channel.
-func (e *Engine) loadChannel(ctx context.Context, rev source.Revision, snap *source.Snapshot) {
+func (e *core) loadChannel(ctx context.Context, rev source.Revision, snap *source.Snapshot) {
 	settings, err := app.ReadSettings(snap)
 	if err != nil {
 		e.setChannel(channelState{key: rev.Hash, err: fmt.Errorf("incident channel not read: %w", err)})
@@ -71,7 +71,7 @@ func (e *Engine) loadChannel(ctx context.Context, rev source.Revision, snap *sou
 // already at the desired branch's commit the channel starts from. A
 // freeze the desired branch declared (and may since have lifted) is
 // therefore never brought back by the channel.
-func (e *Engine) channelApps(read source.ChannelRead) (app.LoadResult, error) {
+func (e *core) channelApps(read source.ChannelRead) (app.LoadResult, error) {
 	vs, err := e.repo.Snapshot(read.Valid)
 	if err != nil {
 		return app.LoadResult{}, fmt.Errorf("incident channel %s: %w", read.Ref, err)
@@ -143,7 +143,7 @@ func channelOwnedFreeze(a app.App, vs, bs *source.Snapshot) (*app.Freeze, error)
 
 // setChannel keeps st and reports its problems that were not reported
 // yet.
-func (e *Engine) setChannel(st channelState) {
+func (e *core) setChannel(st channelState) {
 	var msg, id string
 	switch {
 	case st.err != nil:
@@ -172,7 +172,7 @@ func (e *Engine) setChannel(st channelState) {
 // Channel is the incident channel as last read: its name, where it was
 // read, its valid freeze records (oldest first) and the commit refused,
 // if any.
-func (e *Engine) Channel() source.ChannelRead {
+func (e *core) Channel() source.ChannelRead {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.channel.read
@@ -181,7 +181,7 @@ func (e *Engine) Channel() source.ChannelRead {
 // withChannel is a with the freezes the incident channel adds at now
 // (app.ChannelFreezes); fromChannel names the channel when it adds any.
 // Callers hold e.mu.
-func (e *Engine) withChannel(a app.App, now time.Time) (app.App, string) {
+func (e *core) withChannel(a app.App, now time.Time) (app.App, string) {
 	c, found := e.channel.apps.Find(a.Metadata.Name)
 	if !found {
 		return a, ""

@@ -29,7 +29,7 @@ const sourceControllerService = "source-controller"
 // is what helm-controller installs. nil when there is none to read, with
 // why not ("" when the chart is not Flux's or the status names no
 // artifact).
-func (e *Engine) servedArtifact(ctx context.Context, a app.App, ref charts.Ref) (*charts.Served, string) {
+func (e *core) servedArtifact(ctx context.Context, a app.App, ref charts.Ref) (*charts.Served, string) {
 	rc := a.Spec.Chart
 	if rc == nil || rc.SourceKind == "" {
 		return nil, ""

@@ -37,7 +37,7 @@ func (e *ObjectError) Object() status.ObjectRef { return e.Ref }
 // Detail returns one object of an app as Git wants it and as it is live,
 // line by line with owners, for the diff and ownership views. The live side
 // is read now; the comparison is the app's last.
-func (e *Engine) Detail(ctx context.Context, appName string, ref status.ObjectRef) (status.ObjectDetail, error) {
+func (e *core) Detail(ctx context.Context, appName string, ref status.ObjectRef) (status.ObjectDetail, error) {
 	e.mu.Lock()
 	st, ok := e.states[appName]
 	e.mu.Unlock()

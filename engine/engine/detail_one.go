@@ -19,7 +19,7 @@ import (
 // when a person opens the object's diff, so that Detail then works for
 // it; with a, the App's status as published, it fills in the objects
 // Detail must know (an Extraneous one is read, not compared).
-func (e *Engine) CompareOne(ctx context.Context, appName string, ref status.ObjectRef, published *status.ResourceStatus) error {
+func (e *core) CompareOne(ctx context.Context, appName string, ref status.ObjectRef, published *status.ResourceStatus) error {
 	if err := e.loadHead(ctx, false); err != nil {
 		return err
 	}

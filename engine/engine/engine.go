@@ -6,6 +6,9 @@
 // A pass over one app runs as named phases, each in its own file: source
 // (the App at the current revision), render, compare, heal and prune; one
 // deferred block always records the app's status and publishes it.
+//
+// Callers see the engine through small interfaces (roles.go): Runner,
+// Reader, Actor, Keys and RepoInfo; New's Engine is one of each.
 package engine
 
 import (
@@ -108,6 +111,11 @@ type Options struct {
 	// none; ui/cli loads them with sops.LoadKeyring, the controller from
 	// its decryption Secret). See SetKeys.
 	Keys *sops.Keyring
+	// Clients, when set, are the clients per kubeconfig context the
+	// engine uses (NewClients makes those it would make itself): a
+	// command that reaches a cluster beside the engine shares their
+	// connections. Nil: New makes them.
+	Clients *live.Clients
 	// Live, Diff, Apply and Fight tune the parts (defaults: their
 	// DefaultOptions, except Live's rate limit: 300 QPS, burst 600).
 	Live  live.Options
@@ -170,6 +178,14 @@ func (o *Options) defaults() {
 	}
 }
 
+// NewClients makes the clients per kubeconfig context New makes for opts
+// when its Clients is nil, for a caller that gives them to the engine
+// (Options.Clients) and reaches the same clusters beside it.
+func NewClients(opts Options) *live.Clients {
+	opts.defaults()
+	return live.NewClients(opts.Kubeconfig, opts.Live)
+}
+
 // Stats counts what the engine did since it started.
 type Stats struct {
 	// Passes is how many app passes ran.
@@ -186,9 +202,23 @@ type Stats struct {
 	DroppedEvents int64
 }
 
-// Engine compares Git with the clusters and heals. Its methods are safe
-// for concurrent use.
+// Engine is the engine New makes, as its roles: running (Runner),
+// reading (Reader), acting on a person's request (Actor), decryption keys
+// (Keys) and the repository it reads (RepoInfo). A caller hands on the
+// role it needs (e.Reader) or the Engine, to a function that asks for an
+// interface of the few it uses. Every role's methods are safe for
+// concurrent use.
 type Engine struct {
+	Runner
+	Reader
+	Actor
+	Keys
+	RepoInfo
+}
+
+// core compares Git with the clusters and heals: the one value behind
+// every role of an Engine.
+type core struct {
 	opts Options
 	repo *source.Repo
 	// repoID is the repository identity tracking annotations carry
@@ -267,12 +297,15 @@ func New(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{
+	if opts.Clients == nil {
+		opts.Clients = NewClients(opts)
+	}
+	e := &core{
 		opts:     opts,
 		repo:     repo,
 		repoID:   repoID,
 		renderer: render.NewRenderer(),
-		clients:  live.NewClients(opts.Kubeconfig, opts.Live),
+		clients:  opts.Clients,
 		fights:   fight.New(opts.Fight),
 		bus:      newBus(opts.EventBuffer),
 		charts:   newRemoteCharts(opts),
@@ -281,23 +314,23 @@ func New(opts Options) (*Engine, error) {
 	}
 	e.renderer.SetKeys(opts.Keys)
 	e.renderer.SetDiskCache(opts.RenderCacheDir, repoID)
-	return e, nil
+	return &Engine{Runner: e, Reader: e, Actor: e, Keys: e, RepoInfo: e}, nil
 }
 
 // SetKeys replaces the age identities SOPS files are decrypted with; the
 // next pass of every app renders again with them.
-func (e *Engine) SetKeys(keys *sops.Keyring) {
+func (e *core) SetKeys(keys *sops.Keyring) {
 	e.renderer.SetKeys(keys)
 }
 
 // Stats returns the engine's counters.
-func (e *Engine) Stats() Stats {
+func (e *core) Stats() Stats {
 	return Stats{Passes: e.passes.Load(), DryRuns: e.dryRuns.Load(), LocalCompares: e.localCompares.Load(), Applies: e.applies.Load(), DroppedEvents: e.bus.dropped.Load()}
 }
 
 // Apps returns the status of every app, sorted by name. An app not
 // compared yet has Sync Unknown.
-func (e *Engine) Apps() []status.AppStatus {
+func (e *core) Apps() []status.AppStatus {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]status.AppStatus, 0, len(e.states))
@@ -309,7 +342,7 @@ func (e *Engine) Apps() []status.AppStatus {
 }
 
 // App returns one app's status.
-func (e *Engine) App(name string) (status.AppStatus, bool) {
+func (e *core) App(name string) (status.AppStatus, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st, ok := e.states[name]
@@ -322,7 +355,7 @@ func (e *Engine) App(name string) (status.AppStatus, bool) {
 // Inputs lists the repository folders app's last render read: its path
 // and, for an overlay, its bases and components. Empty until the app was
 // rendered.
-func (e *Engine) Inputs(app string) []string {
+func (e *core) Inputs(app string) []string {
 	e.mu.Lock()
 	st := e.states[app]
 	var p string
@@ -336,23 +369,28 @@ func (e *Engine) Inputs(app string) []string {
 	return e.renderer.Inputs(p)
 }
 
-// ClientSet returns the engine's clients of a kubeconfig context ("" is
-// the current one), for requests beside the engine's that should share
-// its connection.
-func (e *Engine) ClientSet(context string) (*live.ClientSet, error) {
-	return e.clients.For(context)
+// ReadsFrom is the location of the repository the engine reads, with
+// any password or token redacted (it is for showing), and its branch.
+func (e *core) ReadsFrom() (location, branch string) {
+	return e.repo.Location(), e.repo.Branch()
 }
 
-// Repo is the Git repository the engine reads.
-func (e *Engine) Repo() *source.Repo { return e.repo }
+// FetchError is the error of the last Git fetch, nil after a successful
+// one (source.Repo.LastFetchError).
+func (e *core) FetchError() error { return e.repo.LastFetchError() }
+
+// FetchSkipped describes the last fetch when it was skipped because a
+// fetch of the same remote was fresh (Options.FetchFresh); the zero value
+// when it went to the remote.
+func (e *core) FetchSkipped() source.FetchSkip { return e.repo.FetchSkipped() }
 
 // RepoIdentity is the repository identity the engine's tracking
 // annotations carry (apply.AnnotationRepo).
-func (e *Engine) RepoIdentity() string { return e.repoID }
+func (e *core) RepoIdentity() string { return e.repoID }
 
 // Refresh asks Run to fetch Git now and re-compare every app. It never
 // blocks; outside Run it does nothing.
-func (e *Engine) Refresh() {
+func (e *core) Refresh() {
 	e.repo.Refresh()
 	e.mu.Lock()
 	kick := e.kick
@@ -365,7 +403,7 @@ func (e *Engine) Refresh() {
 // Reconcile fetches Git and runs one pass over every app (or the named
 // ones) right now, waiting for it. Unknown names are an error. Per-app
 // failures are in the statuses, not the error.
-func (e *Engine) Reconcile(ctx context.Context, names ...string) error {
+func (e *core) Reconcile(ctx context.Context, names ...string) error {
 	e.freshReads()
 	if err := e.loadHead(ctx, true); err != nil {
 		return err
@@ -398,7 +436,7 @@ func (e *Engine) Reconcile(ctx context.Context, names ...string) error {
 }
 
 // known reports whether name is a declared App (valid or not).
-func (e *Engine) known(name string) bool {
+func (e *core) known(name string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if _, ok := e.apps.Find(name); ok {
@@ -409,7 +447,7 @@ func (e *Engine) known(name string) bool {
 }
 
 // selected fails when --context leaves app name out.
-func (e *Engine) selected(name string) error {
+func (e *core) selected(name string) error {
 	if e.opts.Context == "" {
 		return nil
 	}
@@ -429,7 +467,7 @@ func (e *Engine) selected(name string) error {
 	return fmt.Errorf("app %s: its destination is context %s, not %s (--context selects Apps, it does not redirect them)", name, dest, e.opts.Context)
 }
 
-func (e *Engine) headShort() string {
+func (e *core) headShort() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.head.Short()
@@ -437,7 +475,7 @@ func (e *Engine) headShort() string {
 
 // unknownApp is the error for a name no App file at the head declares: it
 // lists the apps that are, or says how to declare one when there are none.
-func (e *Engine) unknownApp(name string) error {
+func (e *core) unknownApp(name string) error {
 	names := e.appNames()
 	if len(names) == 0 {
 		return fmt.Errorf("app %q is not declared: no App file in %s/ at %s; add .kdrift/%s.yaml (kind App, see README \"The App\") and commit it", name, app.Dir, e.headShort(), name)
@@ -446,7 +484,7 @@ func (e *Engine) unknownApp(name string) error {
 }
 
 // appNames lists the apps the engine looks after at the current head.
-func (e *Engine) appNames() []string {
+func (e *core) appNames() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var out []string
@@ -471,7 +509,7 @@ func (e *Engine) appNames() []string {
 // inContext reports whether an App whose destination context is dest is
 // selected by Options.Context; an empty dest is the kubeconfig's current
 // context.
-func (e *Engine) inContext(dest string) bool {
+func (e *core) inContext(dest string) bool {
 	if e.opts.Context == "" || dest == e.opts.Context {
 		return true
 	}
@@ -480,7 +518,7 @@ func (e *Engine) inContext(dest string) bool {
 
 // currentContext is the kubeconfig's current context; "" when the
 // kubeconfig cannot be read (the pass then reports why).
-func (e *Engine) currentContext() string {
+func (e *core) currentContext() string {
 	cs, err := e.clients.For("")
 	if err != nil {
 		return ""
@@ -510,7 +548,7 @@ func (e *NoAppsInContextError) Error() string {
 
 // checkContext fails with a *NoAppsInContextError when Options.Context
 // selects none of the declared Apps.
-func (e *Engine) checkContext() error {
+func (e *core) checkContext() error {
 	if e.opts.Context == "" {
 		return nil
 	}
@@ -541,7 +579,7 @@ func (e *Engine) checkContext() error {
 }
 
 // wanted reports whether Options.Apps lets the engine look after name.
-func (e *Engine) wanted(name string) bool {
+func (e *core) wanted(name string) bool {
 	if len(e.opts.Apps) == 0 {
 		return true
 	}
@@ -555,7 +593,7 @@ func (e *Engine) wanted(name string) bool {
 
 // freshReads drops the one-shot list caches, so the next pass reads the
 // cluster as it is now.
-func (e *Engine) freshReads() {
+func (e *core) freshReads() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, c := range e.clusters {

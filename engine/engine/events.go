@@ -37,7 +37,7 @@ func newBus(size int) *bus {
 // that ends the subscription and closes the channel. A subscriber that
 // does not keep up loses events rather than slowing the engine;
 // Stats().DroppedEvents counts them.
-func (e *Engine) Subscribe() (<-chan status.Event, func()) {
+func (e *core) Subscribe() (<-chan status.Event, func()) {
 	return e.bus.subscribe(false)
 }
 
@@ -45,7 +45,7 @@ func (e *Engine) Subscribe() (<-chan status.Event, func()) {
 // controller's JSON log): events queue in memory while it is slow; the
 // engine still never waits for it. After cancel, the channel delivers
 // what was queued and then closes: keep reading until it does.
-func (e *Engine) SubscribeAll() (<-chan status.Event, func()) {
+func (e *core) SubscribeAll() (<-chan status.Event, func()) {
 	return e.bus.subscribe(true)
 }
 

@@ -53,7 +53,7 @@ func flagCluster(p string) *app.FluxCluster {
 // folder was named, and makes discovery follow the folder the live
 // bootstrap Kustomization applies. A cluster without Flux, or that
 // cannot be read, leaves discovery to Git alone (FluxNote says why).
-func (e *Engine) resolveFlux(ctx context.Context, rev source.Revision) {
+func (e *core) resolveFlux(ctx context.Context, rev source.Revision) {
 	e.fluxOnce.Do(func() {
 		if e.opts.ClusterPath != "" {
 			return
@@ -77,7 +77,7 @@ func (e *Engine) resolveFlux(ctx context.Context, rev source.Revision) {
 // liveFlux reads the live Kustomizations and GitRepositories of the
 // destination context and returns the cluster folder they name, or nil
 // and why not ("" when the cluster runs no Flux).
-func (e *Engine) liveFlux(ctx context.Context) (*app.FluxCluster, string) {
+func (e *core) liveFlux(ctx context.Context) (*app.FluxCluster, string) {
 	cs, err := e.clients.For(e.opts.Context)
 	if err != nil {
 		return nil, "Flux's live objects not read: " + err.Error()
@@ -181,7 +181,7 @@ func listFlux(ctx context.Context, cs *live.ClientSet, gvk schema.GroupVersionKi
 // was chosen ("clusters/production (from --cluster-path)"), or why the
 // live Flux objects were not used; "" when the repository declares no
 // Flux Kustomization. It is known after the first pass.
-func (e *Engine) FluxCluster() string {
+func (e *core) FluxCluster() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	l := e.apps.Flux

@@ -32,12 +32,12 @@ func TestHangingGitRemoteIsReportedUnreachable(t *testing.T) {
 	if err := e.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := e.Repo().Git().Config()
+	cfg, err := engine.RepoOf(e).Git().Config()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Remotes[source.RemoteName].URLs = []string{gittest.BlackHole(t)}
-	if err := e.Repo().Git().SetConfig(cfg); err != nil {
+	if err := engine.RepoOf(e).Git().SetConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
 	events, cancel := e.Subscribe()

@@ -10,7 +10,7 @@ import (
 // sorted, each once. The controller reads its age identities from the one
 // they name when it is given no --decryption-secret, as Flux's
 // kustomize-controller does.
-func (e *Engine) FluxDecryptionSecrets(ctx context.Context) ([]string, error) {
+func (e *core) FluxDecryptionSecrets(ctx context.Context) ([]string, error) {
 	if err := e.loadHead(ctx, false); err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ const AgeKeySuffix = ".agekey"
 // sops.LoadKeyring) and makes them the engine's keys. It returns the
 // keyring's ID, so that a caller polling for rotation can tell a change.
 // Errors name the Secret and say what to do; they never quote a key.
-func (e *Engine) LoadDecryptionSecret(ctx context.Context, namespace, name string) (string, error) {
+func (e *core) LoadDecryptionSecret(ctx context.Context, namespace, name string) (string, error) {
 	ref := "Secret " + namespace + "/" + name
 	cs, err := e.clients.For(e.opts.Context)
 	if err != nil {
@@ -88,7 +88,7 @@ func addSecretKeys(keys *sops.Keyring, ref string, obj *unstructured.Unstructure
 // cannot be read is reported in warnings and its App keeps the engine's
 // keys (its SOPS files stay Encrypted). id identifies every scoped
 // keyring, so that a caller polling for rotation can tell a change.
-func (e *Engine) LoadFluxDecryptionKeys(ctx context.Context) (id string, warnings []error, err error) {
+func (e *core) LoadFluxDecryptionKeys(ctx context.Context) (id string, warnings []error, err error) {
 	if err := e.loadHead(ctx, false); err != nil {
 		return "", nil, err
 	}

@@ -175,7 +175,7 @@ func (c *cluster) check(ctx context.Context) error {
 	if time.Since(c.checkedAt) < checkTTL {
 		return nil
 	}
-	// A caller that waited for a check which just failed (Engine.Warm's,
+	// A caller that waited for a check which just failed (Warm's,
 	// then the pass's) gets its answer instead of waiting as long again.
 	if c.checkErr != nil && time.Since(c.failedAt) < checkFailTTL {
 		return c.checkErr

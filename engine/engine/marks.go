@@ -20,13 +20,13 @@ type Marks interface {
 
 // SetMarks makes the engine read and write each App's applied revision
 // through m (nil: in memory only). The controller sets it before Run.
-func (e *Engine) SetMarks(m Marks) {
+func (e *core) SetMarks(m Marks) {
 	e.mu.Lock()
 	e.marks = m
 	e.mu.Unlock()
 }
 
-func (e *Engine) markStore() Marks {
+func (e *core) markStore() Marks {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.marks

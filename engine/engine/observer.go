@@ -83,7 +83,7 @@ func (noObserver) Request(Verb, error)                       {}
 // Declared returns the revision Git was last read at ("" before it was
 // read) and the Apps the engine looks after there, sorted: what readiness
 // waits for a first pass of.
-func (e *Engine) Declared() (revision string, apps []string) {
+func (e *core) Declared() (revision string, apps []string) {
 	names := e.appNames()
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"kdrift.dev/kdrift/engine/actions"
+	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/ownerpause"
 	"kdrift.dev/kdrift/internal/enginetest"
 	"kdrift.dev/kdrift/internal/gittest"
@@ -135,7 +136,7 @@ func TestChannelFreezeOfAnArgoAppPausesItsLiveApplication(t *testing.T) {
 		t.Fatalf("the channel's record was refused: %+v", ch.Refused)
 	}
 
-	cs, err := e.ClientSet("")
+	cs, err := engine.ClientSetOf(e, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,3 +62,13 @@ func (p *pass) ownerResumed(ctx context.Context, a app.App) string {
 	}
 	return ""
 }
+
+// WriteOwnerFreezes writes each freeze of owned, what a record on the
+// incident channel changed for apps another GitOps tool owns, on its live
+// declaration in the cluster of the current kubeconfig context, sharing
+// the engine's connection: the tool reads the desired branch only, so the
+// record reaches it there (engine/ownerpause). Each outcome says what
+// was written, or why not and the command that does it by hand.
+func (e *core) WriteOwnerFreezes(ctx context.Context, owned []app.OwnedFreeze, channel string) []ownerpause.Outcome {
+	return ownerpause.WriteWith(ctx, e.clients, "", owned, channel)
+}

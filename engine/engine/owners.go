@@ -22,7 +22,7 @@ import (
 // objects come from the informer caches, in a one-shot process from the
 // lists the last Reconcile read: either way no request reaches the
 // apiserver. An app that was never compared is an error.
-func (e *Engine) Owners(ctx context.Context, opts diff.OwnerMapOptions, names ...string) (diff.OwnerMap, error) {
+func (e *core) Owners(ctx context.Context, opts diff.OwnerMapOptions, names ...string) (diff.OwnerMap, error) {
 	if len(opts.Diff.KdriftManagers) == 0 {
 		opts.Diff = e.opts.Diff
 	}
@@ -42,7 +42,7 @@ func (e *Engine) Owners(ctx context.Context, opts diff.OwnerMapOptions, names ..
 }
 
 // selectApps checks names against the declared apps; none means all.
-func (e *Engine) selectApps(names []string) ([]string, error) {
+func (e *core) selectApps(names []string) ([]string, error) {
 	if len(names) == 0 {
 		return e.appNames(), nil
 	}
@@ -66,7 +66,7 @@ type appView struct {
 }
 
 // view copies what Owners and Orphans need of one compared app.
-func (e *Engine) view(name string) (appView, error) {
+func (e *core) view(name string) (appView, error) {
 	e.mu.Lock()
 	st, ok := e.states[name]
 	var v appView
@@ -111,7 +111,7 @@ func (e *Engine) view(name string) (appView, error) {
 }
 
 // ownedObjects reads the live objects of one app for the ownership map.
-func (e *Engine) ownedObjects(ctx context.Context, name string) ([]diff.OwnedObject, error) {
+func (e *core) ownedObjects(ctx context.Context, name string) ([]diff.OwnedObject, error) {
 	v, err := e.view(name)
 	if err != nil {
 		return nil, err
@@ -140,7 +140,7 @@ func (e *Engine) ownedObjects(ctx context.Context, name string) ([]diff.OwnedObj
 // diff.IsOrphan), sorted by kind, namespace and name. Cluster-scoped
 // kinds are looked at across the cluster. Like Owners it reads only what
 // the engine holds once the apps were compared.
-func (e *Engine) Orphans(ctx context.Context, names ...string) ([]status.Orphan, error) {
+func (e *core) Orphans(ctx context.Context, names ...string) ([]status.Orphan, error) {
 	names, err := e.selectApps(names)
 	if err != nil {
 		return nil, err

@@ -48,7 +48,7 @@ type passOptions struct {
 // pass is one reconcile of one app. Its phases fill it in order; finish
 // records the result whatever happened.
 type pass struct {
-	e    *Engine
+	e    *core
 	st   *appState
 	name string
 	now  time.Time
@@ -104,7 +104,7 @@ type pass struct {
 // reconcileApp runs one pass over app name: source, render, compare, heal,
 // prune. Whatever phase stops it, the deferred finish records the app's
 // status and publishes it when it changed.
-func (e *Engine) reconcileApp(ctx context.Context, name string, opts passOptions) (res SyncResult) {
+func (e *core) reconcileApp(ctx context.Context, name string, opts passOptions) (res SyncResult) {
 	if e.opts.ReadOnly && !opts.dryRun {
 		// The one gate: every write (heal, hand-over, prune) is below.
 		opts.heal, opts.prune = false, false
@@ -184,7 +184,7 @@ func (e *Engine) reconcileApp(ctx context.Context, name string, opts passOptions
 // after 1 s, doubling per failed pass up to 30 s. Nothing else may come:
 // no Git change, and no informer event for an app whose pass never got
 // as far as watching its objects; the resync is minutes away.
-func (e *Engine) retryUnreached(name string, st *appState, failed bool) {
+func (e *core) retryUnreached(name string, st *appState, failed bool) {
 	if !failed {
 		st.unreached = 0
 		return

@@ -168,7 +168,7 @@ func (p *pass) lacksNamespace(ctx context.Context, o *unstructured.Unstructured)
 // A command calls it right after New, so they overlap reading Git; an
 // app whose destination is another context reaches it as before. A
 // failed check is the first pass's to report (it is not asked twice).
-func (e *Engine) Warm(ctx context.Context) {
+func (e *core) Warm(ctx context.Context) {
 	e.renderer.Warm()
 	go func() {
 		cl, err := e.clusterFor(e.opts.Context)

@@ -15,7 +15,7 @@ import (
 // when it moved, takes a snapshot and loads the Apps declared there. A
 // failed fetch keeps the last fetched revision; the error shows in the
 // app statuses.
-func (e *Engine) loadHead(ctx context.Context, fetch bool) error {
+func (e *core) loadHead(ctx context.Context, fetch bool) error {
 	if fetch {
 		// A failed fetch is kept by the Repo (LastFetchError) and shown
 		// per app; the last fetched revision stays usable.
@@ -95,7 +95,7 @@ func withSettings(apps app.LoadResult, snap *source.Snapshot) app.LoadResult {
 // the resource and field freezes of such a commit added to the
 // upstream's; then with the freezes the incident channel adds (channel
 // names it when it adds any). Callers hold e.mu.
-func (e *Engine) findApp(name string, now time.Time) (a app.App, localFreeze bool, channel string, ok bool) {
+func (e *core) findApp(name string, now time.Time) (a app.App, localFreeze bool, channel string, ok bool) {
 	a, ok = e.apps.Find(name)
 	if !ok {
 		return a, false, "", ok

@@ -107,7 +107,7 @@ type TreePreview struct {
 // cluster by a server-side dry-run, as the comparison of a pass does. It
 // never writes and publishes nothing. An App that does not render from
 // after is reported in its AppPreview, not as an error.
-func (e *Engine) PreviewTree(ctx context.Context, before, after string) (TreePreview, error) {
+func (e *core) PreviewTree(ctx context.Context, before, after string) (TreePreview, error) {
 	bs, err := e.repo.Snapshot(before)
 	if err != nil {
 		return TreePreview{}, err
@@ -158,7 +158,7 @@ func (e *Engine) PreviewTree(ctx context.Context, before, after string) (TreePre
 
 // previewApp is the AppPreview of one app; changed is false when the
 // tree changes nothing the app renders.
-func (e *Engine) previewApp(ctx context.Context, name string, bs, as *source.Snapshot, aBefore app.App, inBefore bool, aAfter app.App, inAfter bool, aa app.LoadResult, budget *int) (AppPreview, bool) {
+func (e *core) previewApp(ctx context.Context, name string, bs, as *source.Snapshot, aBefore app.App, inBefore bool, aAfter app.App, inAfter bool, aa app.LoadResult, budget *int) (AppPreview, bool) {
 	ap := AppPreview{App: name, Objects: []ObjectPreview{}, Added: !inBefore && inAfter}
 	if !inAfter {
 		if inv, bad := aa.FindInvalid(name); bad {
@@ -292,7 +292,7 @@ func (e *Engine) previewApp(ctx context.Context, name string, bs, as *source.Sna
 // previewPass is a pass over app a at snapshot snap with a state of its
 // own: its comparisons neither use nor fill the app's cache, and it
 // publishes nothing.
-func (e *Engine) previewPass(name string, snap *source.Snapshot, a app.App) *pass {
+func (e *core) previewPass(name string, snap *source.Snapshot, a app.App) *pass {
 	return &pass{e: e, st: newAppState(name), name: name, now: e.opts.Now(), opts: passOptions{dryRun: true}, snap: snap, app: a,
 		status: status.AppStatus{Name: name, Sync: status.SyncUnknown, Health: status.HealthUnknown, SelfHeal: status.SelfHealOff, Resources: []status.ResourceStatus{}},
 		live:   map[string]*unstructured.Unstructured{},
@@ -337,7 +337,7 @@ func wholeFrozen(fz []app.ResourceFreeze) bool {
 // the same App rendering the same objects: equal declarations, and a
 // render (not a chart's, which also depends on the cluster) whose every
 // input folder is unchanged between the snapshots.
-func (e *Engine) rendersSame(ctx context.Context, bs *source.Snapshot, b app.App, as *source.Snapshot, a app.App) bool {
+func (e *core) rendersSame(ctx context.Context, bs *source.Snapshot, b app.App, as *source.Snapshot, a app.App) bool {
 	dir := path.Clean(a.Spec.Path)
 	if !reflect.DeepEqual(b, a) || render.IsChart(bs, dir) || render.IsChart(as, dir) {
 		return false
@@ -348,7 +348,7 @@ func (e *Engine) rendersSame(ctx context.Context, bs *source.Snapshot, b app.App
 // rendersDiffer reports whether app a renders differently from snapshot
 // bs (as App b) and from as (as App a), comparing the rendered objects
 // alone (no cluster); a failed render counts as different.
-func (e *Engine) rendersDiffer(ctx context.Context, bs *source.Snapshot, b app.App, as *source.Snapshot, a app.App) bool {
+func (e *core) rendersDiffer(ctx context.Context, bs *source.Snapshot, b app.App, as *source.Snapshot, a app.App) bool {
 	key := func(snap *source.Snapshot, x app.App) (string, bool) {
 		objs, err := e.renderer.RenderApp(ctx, snap, x.Spec.Path, x.RenderHelm())
 		if err != nil {

@@ -8,7 +8,7 @@ import (
 // publishes a Reachability event when that changes: the UI's "unreachable
 // since" banners come from these. A target first seen reachable is not
 // announced; one first seen unreachable is.
-func (e *Engine) reach(target status.Target, context string, err error) {
+func (e *core) reach(target status.Target, context string, err error) {
 	key := string(target) + "/" + context
 	down := err != nil
 	e.reachMu.Lock()

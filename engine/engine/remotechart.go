@@ -146,7 +146,7 @@ type renderedChart struct {
 // remote chart (if it has one) fetched and mounted at its path, or the
 // Flux ExternalArtifact it reads rebuilt and mounted, and which chart
 // that is (nil without one).
-func (e *Engine) chartTree(ctx context.Context, a app.App, snap *source.Snapshot) (render.Tree, *renderedChart, error) {
+func (e *core) chartTree(ctx context.Context, a app.App, snap *source.Snapshot) (render.Tree, *renderedChart, error) {
 	if art := a.Spec.Artifact; art != nil {
 		files, id, err := e.charts.artifact(snap, art)
 		if err != nil {
@@ -193,7 +193,7 @@ func (e *Engine) chartTree(ctx context.Context, a app.App, snap *source.Snapshot
 // chartApplied says which chart version the owner of a last released
 // (its live declaration, as read at the last head load) against the
 // version kdrift renders: "" when the cluster does not say.
-func (e *Engine) chartApplied(a app.App, rc *renderedChart) string {
+func (e *core) chartApplied(a app.App, rc *renderedChart) string {
 	if a.Origin == nil || rc == nil {
 		return ""
 	}
@@ -345,7 +345,7 @@ func (e *errChart) Error() string { return e.what + ": " + e.problem + "; " + e.
 // from the live Flux source objects of its cluster: the repository their
 // spec names (the only location, with --chart-repo's, a fetch may use)
 // and the version their status resolved. why says where both came from.
-func (e *Engine) resolveChart(ctx context.Context, a app.App) (ref charts.Ref, allowed []charts.Location, why string, err error) {
+func (e *core) resolveChart(ctx context.Context, a app.App) (ref charts.Ref, allowed []charts.Location, why string, err error) {
 	rc := a.Spec.Chart
 	what := rc.Where()
 	if rc.SourceKind == "" {
@@ -451,7 +451,7 @@ func (e *Engine) resolveChart(ctx context.Context, a app.App) (ref charts.Ref, a
 // of that name: only from a location --chart-repo allows (checked here,
 // before any connection, so that the error names the flag) and only at
 // an exact version, since no source-controller resolved one.
-func (e *Engine) committedChart(rc *app.RemoteChart, on string) (charts.Ref, string, error) {
+func (e *core) committedChart(rc *app.RemoteChart, on string) (charts.Ref, string, error) {
 	c := rc.Committed
 	what := rc.Where()
 	source := fmt.Sprintf("%s %s/%s", rc.SourceKind, rc.SourceNamespace, rc.SourceName)
@@ -541,7 +541,7 @@ func lastSegment(u string) string {
 
 // liveSources returns the live Flux sources of a kubeconfig context,
 // listed at most every chartSourcesFresh.
-func (e *Engine) liveSources(ctx context.Context, kctx string) (*liveSources, error) {
+func (e *core) liveSources(ctx context.Context, kctx string) (*liveSources, error) {
 	if kctx == "" {
 		kctx = e.opts.Context
 	}
@@ -588,7 +588,7 @@ func (e *Engine) liveSources(ctx context.Context, kctx string) (*liveSources, er
 // repository Secrets (in the Application's namespace) or --chart-repo
 // names it; the version targetRevision pins, else the one Argo CD last
 // synced (status.sync.revision).
-func (e *Engine) resolveArgoChart(ctx context.Context, a app.App) (charts.Ref, []charts.Location, string, error) {
+func (e *core) resolveArgoChart(ctx context.Context, a app.App) (charts.Ref, []charts.Location, string, error) {
 	rc := a.Spec.Chart
 	ref := charts.Ref{Repo: rc.RepoURL, Chart: rc.Chart, Version: rc.Version}
 	why := "from " + redact.URL(rc.RepoURL)
@@ -613,7 +613,7 @@ func (e *Engine) resolveArgoChart(ctx context.Context, a app.App) (charts.Ref, [
 // Secrets of namespace ns name (label argocd.argoproj.io/secret-type:
 // repository or repo-creds; only their url, type and enableOCI are
 // read), kept as long as the Flux sources are.
-func (e *Engine) argoRepositories(ctx context.Context, kctx, ns string) ([]charts.Location, error) {
+func (e *core) argoRepositories(ctx context.Context, kctx, ns string) ([]charts.Location, error) {
 	if kctx == "" {
 		kctx = e.opts.Context
 	}

@@ -19,7 +19,7 @@ import (
 // missed. Apps heal and prune as their policies allow (never with
 // ReadOnly). One failing app never stops the others. Every goroutine Run
 // starts has stopped when it returns.
-func (e *Engine) Run(ctx context.Context) error {
+func (e *core) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// Named, so client-go's workqueue metrics (when a provider is set)
@@ -156,7 +156,7 @@ func (e *Engine) Run(ctx context.Context) error {
 
 // requeue asks Run (when it runs) for another pass over app name after
 // the debounce.
-func (e *Engine) requeue(name string) {
+func (e *core) requeue(name string) {
 	e.mu.Lock()
 	later := e.later
 	e.mu.Unlock()
@@ -170,7 +170,7 @@ func (e *Engine) requeue(name string) {
 //
 // A Resynced change names a kind (and namespace) only: it touches every
 // app with an object of that kind there.
-func (e *Engine) appsTouching(ch live.Change) []string {
+func (e *core) appsTouching(ch live.Change) []string {
 	key := refKey(ch.Ref)
 	kind := ch.Ref.Group + "/" + ch.Ref.Kind + "/"
 	if ch.Ref.Namespace != "" {

@@ -18,7 +18,7 @@ type appState struct {
 	// run serializes passes of the app.
 	run sync.Mutex
 
-	// Guarded by Engine.mu.
+	// Guarded by core.mu.
 	status  status.AppStatus
 	context string
 	// contextKey is the context name the App asked for ("" = current).
@@ -68,7 +68,7 @@ type cacheEntry struct {
 }
 
 // state returns (making it) the state of app name.
-func (e *Engine) state(name string) *appState {
+func (e *core) state(name string) *appState {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := e.states[name]
@@ -81,7 +81,7 @@ func (e *Engine) state(name string) *appState {
 
 // forget drops what the engine knows of app name (it stopped serving it):
 // it is no longer listed by Apps, and its next pass, if any, starts cold.
-func (e *Engine) forget(name string) {
+func (e *core) forget(name string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.states, name)
@@ -149,7 +149,7 @@ func (c *cluster) trackedKinds(ctx context.Context, app string) []schema.GroupVe
 
 // clusterFor returns the clients of a context, with informers when Run is
 // running.
-func (e *Engine) clusterFor(contextName string) (*cluster, error) {
+func (e *core) clusterFor(contextName string) (*cluster, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if c, ok := e.clusters[contextName]; ok {

@@ -169,7 +169,7 @@ func (p *pass) record(r ObjectResult) {
 // and, with Prune, tracked objects that left Git deleted. A frozen app is
 // refused (ErrFrozen) unless AllowFrozen. With DryRun nothing changes and
 // the result is the plan.
-func (e *Engine) Sync(ctx context.Context, name string, opts SyncOptions) (SyncResult, error) {
+func (e *core) Sync(ctx context.Context, name string, opts SyncOptions) (SyncResult, error) {
 	if e.opts.ReadOnly && !opts.DryRun {
 		return SyncResult{App: name}, fmt.Errorf("app %s: %w", name, ErrReadOnly)
 	}

@@ -26,7 +26,7 @@ const maxValuesFrom = 1 << 20
 // that path as a string. They go into h's Values (over the values files,
 // under spec.values); the strings taken from Secrets are returned so
 // that every output masks them, and the render is kept off disk.
-func (e *Engine) withValuesFrom(ctx context.Context, a app.App, cl *cluster, h *render.Helm) ([]string, error) {
+func (e *core) withValuesFrom(ctx context.Context, a app.App, cl *cluster, h *render.Helm) ([]string, error) {
 	if a.Spec.Helm == nil || len(a.Spec.Helm.ValuesFrom) == 0 {
 		return nil, nil
 	}

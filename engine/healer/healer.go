@@ -22,10 +22,20 @@ import (
 	"kdrift.dev/kdrift/engine/status"
 )
 
+// Engine is what a healer asks of the engine it makes a candidate: its
+// passes and events (Refresh, SubscribeAll, SetMarks), the statuses it
+// publishes (Declared, App) and the repository identity its Lease and
+// AppStatuses are named by.
+type Engine interface {
+	engine.Runner
+	engine.Reader
+	engine.RepoInfo
+}
+
 // Options configure Run.
 type Options struct {
 	// Engine is the engine whose Options.MayWrite is Gate.Open.
-	Engine *engine.Engine
+	Engine Engine
 	// Gate is the engine's write gate; Run sets it to its Elector.
 	Gate *leader.Gate
 	// Client and Dynamic reach the cluster that holds the Lease and the

@@ -82,6 +82,16 @@ func WriteAll(ctx context.Context, c Cluster, owned []app.OwnedFreeze, channel s
 	return out
 }
 
+// WriteWith is WriteAll in the cluster of a kubeconfig context's clients
+// ("" is the current context), or Unreachable when they cannot be made.
+func WriteWith(ctx context.Context, clients *live.Clients, contextName string, owned []app.OwnedFreeze, channel string) []Outcome {
+	cs, err := clients.For(contextName)
+	if err != nil {
+		return Unreachable(owned, channel, err)
+	}
+	return WriteAll(ctx, ClusterOf(cs), owned, channel)
+}
+
 // Unreachable are the outcomes of owned when the cluster's clients could
 // not be made (err): nothing was written, each says why and gives the
 // command.

@@ -6,7 +6,6 @@ import (
 
 	"kdrift.dev/kdrift/engine/actions"
 	"kdrift.dev/kdrift/engine/diff"
-	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/publish"
 	"kdrift.dev/kdrift/engine/status"
 )
@@ -22,8 +21,8 @@ type Roler interface {
 // leader: the fleet comes from the statuses the leader publishes (one
 // watch of the AppStatuses), and no compare or heal runs here. Opening an
 // object's diff compares that one object (a read and a dry-run,
-// engine.CompareOne); the ownership map compares every App once, when a
-// person opens it. Syncs and the Git actions are the Engine's: a
+// engine.Reader.CompareOne); the ownership map compares every App once,
+// when a person opens it. Syncs and the Git actions are the Engine's: a
 // sync applies Git as manager kdrift, the same manager and plan the leader
 // uses, so the leader then finds the app Synced and never heals it back.
 type Attached struct {
@@ -38,7 +37,7 @@ type Attached struct {
 // NewAttached follows the statuses w publishes (w not started yet:
 // it starts here); role is the top line's role; refresh asks the leader
 // to fetch now (ctrl+r). Close stops the watch.
-func NewAttached(ctx context.Context, eng *engine.Engine, opts actions.RepoOptions, w *publish.Watcher, role func() string, refresh func()) (*Attached, error) {
+func NewAttached(ctx context.Context, eng Reconciler, opts actions.RepoOptions, w *publish.Watcher, role func() string, refresh func()) (*Attached, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	b := &Attached{Engine: NewEngine(eng, opts), watcher: w, events: make(chan status.Event, 4096), cancel: cancel, role: role, refresh: refresh}
 	// The engine publishes nothing here: only the watch's events count.

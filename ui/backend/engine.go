@@ -10,7 +10,6 @@ import (
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/engine"
-	"kdrift.dev/kdrift/engine/ownerpause"
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/ui/report"
 )
@@ -18,10 +17,18 @@ import (
 // historyLimit bounds how many commits the history view lists.
 const historyLimit = 200
 
+// Reconciler is the reconcile engine as the Engine and Attached backends
+// use it: its passes and events, its reads and its syncs.
+type Reconciler interface {
+	engine.Runner
+	engine.Reader
+	engine.Actor
+}
+
 // Engine is the Backend of the real product: the reconcile engine
 // for status, diffs and syncs, and the Git actions for every commit.
 type Engine struct {
-	eng    *engine.Engine
+	eng    Reconciler
 	events <-chan status.Event
 	cancel func()
 
@@ -57,7 +64,7 @@ func (b *Engine) Role() string {
 // repository on first use with opts (a repository that cannot be opened
 // fails only the action that needed it, with the reason). Close ends the
 // subscription.
-func NewEngine(eng *engine.Engine, opts actions.RepoOptions) *Engine {
+func NewEngine(eng Reconciler, opts actions.RepoOptions) *Engine {
 	ch, cancel := eng.Subscribe()
 	return &Engine{
 		eng:    eng,
@@ -144,13 +151,7 @@ func (b *Engine) commit(ctx context.Context, do func(*actions.Repo) (actions.Res
 	if len(res.Owned) > 0 {
 		// The engine that heals these apps reads the branch only: the
 		// channel record reaches it through its live declaration.
-		var outs []ownerpause.Outcome
-		if cs, err := b.eng.ClientSet(""); err != nil {
-			outs = ownerpause.Unreachable(res.Owned, res.Channel, err)
-		} else {
-			outs = ownerpause.WriteAll(ctx, ownerpause.ClusterOf(cs), res.Owned, res.Channel)
-		}
-		for _, o := range outs {
+		for _, o := range b.eng.WriteOwnerFreezes(ctx, res.Owned, res.Channel) {
 			if o.Done {
 				out.Owners = append(out.Owners, o.App+": "+o.Message)
 			} else {
@@ -239,9 +240,9 @@ func (b *Engine) History(ctx context.Context, appName string) ([]status.Commit, 
 }
 
 // RevertPreview is the diff the revert would commit, file by file, and
-// under it what the cluster would change (engine.PreviewTree: renders and
-// dry-runs, nothing written); when the cluster cannot be compared, a line
-// says why.
+// under it what the cluster would change (engine.Reader.PreviewTree:
+// renders and dry-runs, nothing written); when the cluster cannot be
+// compared, a line says why.
 func (b *Engine) RevertPreview(ctx context.Context, hash string) (string, error) {
 	r, err := b.actionsRepo(ctx)
 	if err != nil {

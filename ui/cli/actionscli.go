@@ -113,13 +113,9 @@ func writeOwners(g *globalFlags, res actions.Result) []ownerpause.Outcome {
 	if len(res.Owned) == 0 {
 		return nil
 	}
-	cs, err := live.NewClients(g.kubeconfig, live.DefaultOptions()).For(g.context)
-	if err != nil {
-		return ownerpause.Unreachable(res.Owned, res.Channel, err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), ownerWriteTimeout)
 	defer cancel()
-	return ownerpause.WriteAll(ctx, ownerpause.ClusterOf(cs), res.Owned, res.Channel)
+	return ownerpause.WriteWith(ctx, live.NewClients(g.kubeconfig, live.DefaultOptions()), g.context, res.Owned, res.Channel)
 }
 
 // ownerWriteTimeout bounds the writes of writeOwners.

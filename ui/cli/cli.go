@@ -27,6 +27,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"kdrift.dev/kdrift/engine/engine"
+	"kdrift.dev/kdrift/engine/live"
 )
 
 // Exit codes shared by every subcommand (diff follows kubectl diff).
@@ -82,6 +83,10 @@ type globalFlags struct {
 	// serves, when set, is which Apps the engine looks after (a sharded
 	// controller's replica); not a flag.
 	serves func(app string) bool
+	// clients are the clients per kubeconfig context the command's
+	// engine uses (openEngine), so that a read beside it shares their
+	// connection; not a flag.
+	clients *live.Clients
 }
 
 func (g *globalFlags) register(fs *flag.FlagSet) {

@@ -55,12 +55,12 @@ The exit code follows kubectl diff: 0 in sync, 1 drift, 2 error.
 func runDiff(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, f *followFlags, name string) int {
 	oneShotGC()
 	e, err := openEngine(ctx, g, true, oneShot, name)
-	defer func() { g.timer.write(env.stderr, e) }()
+	defer func() { g.timer.write(env.stderr) }()
 	if err != nil {
 		return env.errorf("%v", err)
 	}
 	var a status.AppStatus
-	if apps, note, ok := readPublished(ctx, g, f, e, []string{name}); ok && apps[0].Complete() {
+	if apps, note, ok := readPublished(ctx, g, f, e.RepoInfo, []string{name}); ok && apps[0].Complete() {
 		fmt.Fprintln(env.stderr, "kdrift: "+note)
 		a = apps[0].AppStatus
 	} else {

@@ -136,7 +136,7 @@ func runOwners(ctx context.Context, env *cliEnv, f *ownersFlags, names []string)
 	}
 	oneShotGC()
 	e, err := openEngine(ctx, g, true, oneShot, limit...)
-	defer func() { g.timer.write(env.stderr, e) }()
+	defer func() { g.timer.write(env.stderr) }()
 	if err != nil {
 		return env.errorf("%v", err)
 	}

@@ -61,12 +61,12 @@ are listed under the table (pullRequests in -o json), until they merge.`,
 func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, f *followFlags, ff *forgeFlags, names []string) int {
 	oneShotGC()
 	e, err := openEngine(ctx, g, true, oneShot, names...)
-	defer func() { g.timer.write(env.stderr, e) }()
+	defer func() { g.timer.write(env.stderr) }()
 	if err != nil {
 		return env.errorf("%v", err)
 	}
 	var apps []status.AppStatus
-	if pub, note, ok := readPublished(ctx, g, f, e, names); ok {
+	if pub, note, ok := readPublished(ctx, g, f, e.RepoInfo, names); ok {
 		fmt.Fprintln(env.stderr, "kdrift: "+note)
 		for _, p := range pub {
 			apps = append(apps, p.AppStatus)

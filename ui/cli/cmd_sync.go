@@ -92,7 +92,7 @@ who gave it are recorded there.`,
 
 func runSync(ctx context.Context, env *cliEnv, f *syncFlags, name string) int {
 	e, err := openEngine(ctx, &f.globalFlags, false, oneShot, name)
-	defer func() { f.timer.write(env.stderr, e) }()
+	defer func() { f.timer.write(env.stderr) }()
 	if err != nil {
 		return env.errorf("%v", err)
 	}
@@ -103,7 +103,7 @@ func runSync(ctx context.Context, env *cliEnv, f *syncFlags, name string) int {
 		return env.errorf("--allow-older needs --reason \"…\": why the older revision is meant (it is recorded)")
 	}
 	if !f.dryRun {
-		useMarks(e, &f.globalFlags, f.lease.Namespace())
+		useMarks(e.Runner, e.RepoIdentity(), &f.globalFlags, f.lease.Namespace())
 	}
 	res, syncErr := e.Sync(ctx, name, engine.SyncOptions{Prune: f.prune, DryRun: f.dryRun, AllowFrozen: f.force, OverwriteFrozen: f.force, ConfirmPrune: f.confirmPrune, AllowOwned: f.owned,
 		AllowOlder: f.allowOlder, OlderReason: f.reason, OlderBy: whoSyncs()})
@@ -148,8 +148,9 @@ func runSync(ctx context.Context, env *cliEnv, f *syncFlags, name string) int {
 
 // useMarks makes a sync read and write the apps' applied revisions on the
 // AppStatuses of the home cluster when it serves them, as the healer
-// does; without them the sync knows only what it applies itself.
-func useMarks(e *engine.Engine, g *globalFlags, ns string) {
+// does (r keeps them, on the AppStatuses of repository identity id);
+// without them the sync knows only what it applies itself.
+func useMarks(r engine.Runner, id string, g *globalFlags, ns string) {
 	cs, dyn, err := homeClients(g)
 	if err != nil {
 		return
@@ -157,7 +158,7 @@ func useMarks(e *engine.Engine, g *globalFlags, ns string) {
 	if ok, err := publish.Served(cs); err != nil || !ok {
 		return
 	}
-	e.SetMarks(publish.NewMarks(dyn, ns, e.RepoIdentity()))
+	r.SetMarks(publish.NewMarks(dyn, ns, id))
 }
 
 // whoSyncs is who an --allow-older is recorded for: $KDRIFT_AUTHOR, else

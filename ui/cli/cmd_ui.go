@@ -141,10 +141,20 @@ func runUI(ctx context.Context, env *cliEnv, g *globalFlags, u *uiFlags) int {
 	return exitOK
 }
 
+// uiEngine is the engine as the UI's wiring uses it: the backends'
+// (backend.Reconciler), a healer candidate's (healer.Engine) and the
+// repository identity the leader is found by.
+type uiEngine interface {
+	engine.Runner
+	engine.Reader
+	engine.Actor
+	engine.RepoInfo
+}
+
 // attach follows the repository's leader when one is live and the cluster
 // serves AppStatus: the UI shows the published statuses and compares
 // nothing in the background. The Follower says when the leader is gone.
-func attach(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, ns string, e *engine.Engine, opts actions.RepoOptions, nudge func(actions.Result) string) (*backend.Attached, *leader.Follower, bool) {
+func attach(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, ns string, e uiEngine, opts actions.RepoOptions, nudge func(actions.Result) string) (*backend.Attached, *leader.Follower, bool) {
 	octx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if served, err := publish.Served(cs); err != nil || !served {
@@ -184,7 +194,7 @@ func attach(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface,
 // it heals only while it holds it. The namespace and the CRD are created
 // when the person's credentials allow; otherwise the terminal does not
 // heal, and the role says why.
-func candidate(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, ns string, e *engine.Engine, gate *leader.Gate) (role func() string, stop func()) {
+func candidate(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, ns string, e healer.Engine, gate *leader.Gate) (role func() string, stop func()) {
 	ectx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := publish.Ensure(ectx, cs, dyn, ns); err != nil {
@@ -229,7 +239,7 @@ func candidate(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interfa
 
 // runEngineUI runs the engine in the background and the UI in front until
 // the UI quits or ctx ends; then it stops the engine and waits for it.
-func runEngineUI(ctx context.Context, e *engine.Engine, actionOpts actions.RepoOptions, opts ui.Options, role func() string, nudge func(actions.Result) string) error {
+func runEngineUI(ctx context.Context, e backend.Reconciler, actionOpts actions.RepoOptions, opts ui.Options, role func() string, nudge func(actions.Result) string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	be := backend.NewEngine(e, actionOpts)

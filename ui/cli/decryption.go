@@ -34,6 +34,13 @@ func (d *decryptionFlags) parse() (namespace, name string, ok bool, err error) {
 	return namespace, name, true, nil
 }
 
+// keyedEngine is the engine as the controller's key loading uses it: its
+// keys, and a fresh pass once they changed.
+type keyedEngine interface {
+	engine.Keys
+	engine.Runner
+}
+
 // decryptionKeyPoll is how often the controller re-reads its decryption
 // Secret, so that a rotated key is used without a restart.
 const decryptionKeyPoll = time.Minute
@@ -41,7 +48,7 @@ const decryptionKeyPoll = time.Minute
 // loadDecryptionKeys reads the decryption Secret once, then re-reads it
 // every decryptionKeyPoll until ctx ends, reporting failures on warn
 // (keeping the keys it had).
-func (d *decryptionFlags) loadDecryptionKeys(ctx context.Context, e *engine.Engine, warn func(error)) error {
+func (d *decryptionFlags) loadDecryptionKeys(ctx context.Context, e keyedEngine, warn func(error)) error {
 	ns, name, ok, err := d.parse()
 	if err != nil {
 		return err
@@ -83,12 +90,12 @@ func (d *decryptionFlags) loadDecryptionKeys(ctx context.Context, e *engine.Engi
 }
 
 // loadFluxKeys scopes the keys of the Flux Kustomizations' decryption
-// Secrets to their Apps (see engine.LoadFluxDecryptionKeys), then again
-// every decryptionKeyPoll until ctx ends, so that a rotated key, a new
-// Kustomization or a new Secret is used without a restart. Secrets named
-// by the repository, not by the person: what cannot be read is a warning,
-// and the controller runs on with those files Encrypted.
-func loadFluxKeys(ctx context.Context, e *engine.Engine, warn func(error)) error {
+// Secrets to their Apps (see engine.Keys.LoadFluxDecryptionKeys), then
+// again every decryptionKeyPoll until ctx ends, so that a rotated key, a
+// new Kustomization or a new Secret is used without a restart. Secrets
+// named by the repository, not by the person: what cannot be read is a
+// warning, and the controller runs on with those files Encrypted.
+func loadFluxKeys(ctx context.Context, e keyedEngine, warn func(error)) error {
 	load := func() (string, bool) {
 		id, warnings, err := e.LoadFluxDecryptionKeys(ctx)
 		for _, w := range warnings {

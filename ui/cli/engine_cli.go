@@ -20,7 +20,7 @@ type engineUse int
 const (
 	// oneShot compares (or syncs) once and exits: renders are kept on
 	// disk between runs (render.DefaultCacheDir), and the cluster is
-	// reached while Git is read (engine.Engine.Warm).
+	// reached while Git is read (engine.Runner.Warm).
 	oneShot engineUse = iota
 	// terminal is the UI: renders are kept on disk; the cluster is not
 	// reached ahead, since the terminal may follow a leader and compare
@@ -80,11 +80,16 @@ func openEngine(ctx context.Context, g *globalFlags, readOnly bool, use engineUs
 		// applies what it read, always fetches.
 		opts.FetchFresh = oneShotFetchFresh
 	}
+	// The command's own reads of the cluster (the leader's published
+	// statuses) share the engine's connection.
+	opts.Clients = engine.NewClients(opts)
+	g.clients = opts.Clients
 	e, err := engine.New(opts)
 	g.timer.step(phaseOpen, start, err)
 	if err != nil {
 		return nil, err
 	}
+	g.timer.opened(e.RepoInfo)
 	if use != terminal {
 		// kustomize's set-up (without a disk cache) and the cluster's
 		// connection, version check and discovery run while Git is read.

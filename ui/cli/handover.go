@@ -10,7 +10,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"kdrift.dev/kdrift/engine/actions"
-	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/leader"
 	"kdrift.dev/kdrift/ui/backend"
 )
@@ -23,7 +22,7 @@ import (
 // after that: a new leader makes it a standby (it never writes without
 // the Lease), not a follower again.
 type handover struct {
-	e        *engine.Engine
+	e        uiEngine
 	gate     *leader.Gate
 	cs       kubernetes.Interface
 	dyn      dynamic.Interface

@@ -33,13 +33,13 @@ func (f *followFlags) register(fs *flag.FlagSet) {
 // CRD, no leader, an App not published, --context or --chart-repo given:
 // the leader fetched charts with its own flags, not this command's), and
 // the caller compares itself. note says whom the statuses come from.
-func readPublished(ctx context.Context, g *globalFlags, f *followFlags, e *engine.Engine, names []string) (apps []publish.Published, note string, ok bool) {
-	if f.live || g.context != "" || len(g.chartRepos) > 0 {
+func readPublished(ctx context.Context, g *globalFlags, f *followFlags, e engine.RepoInfo, names []string) (apps []publish.Published, note string, ok bool) {
+	if f.live || g.context != "" || len(g.chartRepos) > 0 || g.clients == nil {
 		return nil, "", false
 	}
-	// The engine's clients of that context: one connection, which the
-	// engine may have opened already (Engine.Warm).
-	home, err := e.ClientSet(g.context)
+	// The engine's clients of that context (openEngine): one connection,
+	// which the engine may have opened already (engine.Runner.Warm).
+	home, err := g.clients.For(g.context)
 	if err != nil {
 		return nil, "", false
 	}

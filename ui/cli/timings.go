@@ -34,6 +34,8 @@ var timingsOrder = []string{phaseStartup, phaseOpen, string(engine.PhaseFetch), 
 type timings struct {
 	mu    sync.Mutex
 	spans map[string]*timingSpan
+	// repo, once the engine is open, says whether its fetch was skipped.
+	repo engine.RepoInfo
 }
 
 // timingSpan is one phase's steps.
@@ -76,6 +78,17 @@ func (t *timings) add(phase string, from, to time.Duration, err error) {
 	}
 }
 
+// opened notes the command's engine, which says whether its fetch was
+// skipped.
+func (t *timings) opened(repo engine.RepoInfo) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.repo = repo
+}
+
 // Timed records an engine step (engine.Observer).
 func (t *timings) Timed(phase engine.Phase, _ string, took time.Duration, err error) {
 	if t == nil {
@@ -94,8 +107,9 @@ func (t *timings) Request(engine.Verb, error) {}
 // write prints the table: one row per phase that ran, with when it
 // started and ended and how long its steps took in all (steps of one
 // phase may run at once, and phases overlap: the cluster is reached
-// while Git is read). e, when set, says whether the fetch was skipped.
-func (t *timings) write(w io.Writer, e *engine.Engine) {
+// while Git is read). The engine, once opened, says whether the fetch was
+// skipped.
+func (t *timings) write(w io.Writer) {
 	if t == nil {
 		return
 	}
@@ -108,8 +122,8 @@ func (t *timings) write(w io.Writer, e *engine.Engine) {
 	for _, name := range timingsOrder {
 		s := t.spans[name]
 		if s == nil {
-			if name == string(engine.PhaseFetch) && e != nil {
-				if sk := e.Repo().FetchSkipped(); sk.Skipped {
+			if name == string(engine.PhaseFetch) && t.repo != nil {
+				if sk := t.repo.FetchSkipped(); sk.Skipped {
 					fmt.Fprintf(w, "  %-9s %8s %8s %8s  skipped: %s was fetched %s ago\n", name, "-", "-", "-", sk.Remote, sk.Age.Round(time.Millisecond))
 				}
 			}
