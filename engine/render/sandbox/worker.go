@@ -28,6 +28,10 @@ import (
 // subcommand of its own: a worker never reaches kdrift's command line.
 const WorkerArg = "__kdrift-render-worker"
 
+// workerGOGC is the worker's whole environment at start: no collection
+// until it serves (see startWorker).
+const workerGOGC = "GOGC=off"
+
 // netnsArg follows WorkerArg when the parent started the worker in a
 // network namespace of its own.
 const netnsArg = "netns"
@@ -46,6 +50,9 @@ func ServeIfWorker() {
 // workerMain confines the process, says hello with what is in force, and
 // serves requests on stdin/stdout until stdin ends.
 func workerMain(args []string) int {
+	// The parent started the worker with workerGOGC alone (startWorker):
+	// a render sees an empty environment.
+	_ = os.Unsetenv("GOGC")
 	in := bufio.NewReaderSize(os.Stdin, 64<<10)
 	out := bufio.NewWriterSize(os.Stdout, 64<<10)
 	netns := len(args) > 0 && args[0] == netnsArg
@@ -58,6 +65,7 @@ func workerMain(args []string) int {
 		return 3
 	}
 	warmUp()
+	debug.SetGCPercent(100)
 	p := &proxy{in: in, out: out}
 	for {
 		var d down
