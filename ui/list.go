@@ -66,15 +66,25 @@ func (l *list) move(a keymap.Action) bool {
 		if c < l.cursor || a == keymap.ActBottom {
 			dir = -1
 		}
-		for c >= 0 && c < l.n && !l.selectable(c) {
-			c += dir
-		}
-		if c < 0 || c >= l.n {
-			c = l.cursor
-		}
+		c = l.nearestSelectable(c, dir)
 	}
 	l.cursor = c
 	return true
+}
+
+// nearestSelectable is the first selectable row from c in the direction
+// dir, else the other way (top, or a page up, onto the first row of the
+// app view lands on its kind header: the resource under it is meant),
+// else the cursor's own row.
+func (l *list) nearestSelectable(c, dir int) int {
+	for _, d := range []int{dir, -dir} {
+		for i := c; i >= 0 && i < l.n; i += d {
+			if l.selectable(i) {
+				return i
+			}
+		}
+	}
+	return l.cursor
 }
 
 // page lays the list out on h rows: it scrolls so that the cursor shows

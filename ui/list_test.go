@@ -32,16 +32,19 @@ func TestListMoves(t *testing.T) {
 }
 
 // TestListSkipsUnselectableRows: the cursor never rests on a row the view
-// says is not selectable (the app view's kind headers), and stays where
-// it was when none lies that way.
+// says is not selectable (the app view's kind headers): it goes on past
+// one in the direction it moved, else back to the nearest selectable row
+// (top onto a header), else stays where it was.
 func TestListSkipsUnselectableRows(t *testing.T) {
 	header := []bool{true, false, false, true, false}
-	l := list{selectable: func(i int) bool { return !header[i] }}
+	l := list{selectable: func(i int) bool { return !header[i] }, height: 10}
 	l.keep(len(header), 1, func(int) bool { return false })
 	for _, s := range []struct {
 		a    keymap.Action
 		want int
-	}{{keymap.ActDown, 2}, {keymap.ActDown, 4}, {keymap.ActUp, 2}, {keymap.ActUp, 1}, {keymap.ActUp, 1}, {keymap.ActBottom, 4}} {
+	}{{keymap.ActDown, 2}, {keymap.ActDown, 4}, {keymap.ActUp, 2}, {keymap.ActUp, 1}, {keymap.ActUp, 1}, {keymap.ActBottom, 4},
+		// Top and page up onto a header land on the row under it.
+		{keymap.ActTop, 1}, {keymap.ActBottom, 4}, {keymap.ActPageUp, 1}} {
 		l.move(s.a)
 		if l.cursor != s.want {
 			t.Fatalf("after %v the cursor is %d, want %d", s.a, l.cursor, s.want)
