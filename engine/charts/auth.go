@@ -117,6 +117,6 @@ func needsCredentials(ref Ref, c *creds, sent bool, err error) *Error {
 		return fail(ref, err, "make the archive readable there without credentials, or vendor the chart into Git (helm pull --untar)",
 			"a host other than the repository's own asked for credentials; kdrift sends those of %s only to the repository's scheme, host and port (%v)", c.auth.By, err)
 	}
-	return fail(ref, err, "an Argo CD repository Secret with username and password for this URL supplies them (with Flux, kdrift reads the chart source-controller serves); or make the chart readable without credentials, or vendor it into Git (helm pull --untar)",
+	return fail(ref, err, "an Argo CD repository Secret with username and password for this URL supplies them (the artifact a Flux source serves needs none); or make the chart readable without credentials, or vendor it into Git (helm pull --untar)",
 		"the repository needs credentials and none were given (%v)", err)
 }
