@@ -119,3 +119,70 @@ spec:
 	put("creds-local", "repo-creds", map[string]string{"type": "helm", "url": helmRepo.URL, "username": user, "password": password})
 	check("template", status.SyncSynced, "with the credentials of Argo CD repository Secret argocd/creds-local")
 }
+
+// TestArgoOCIChartCredentialsOnACluster: an Argo CD source.chart from an
+// OCI registry that requires a login (repoURL without a scheme, the
+// repository Secret's enableOCI) is fetched with the Secret's username
+// and password, sent to that registry's host.
+func TestArgoOCIChartCredentialsOnACluster(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "argo-oci-creds")
+	const user, password = "kdrift-puller", "pw-7e41a9c03d"
+	reg := charttest.RegistryWith(t, charttest.Credentials{Username: user, Password: password})
+	reg.PushChart(t, "private/charts/vault", charttest.Chart{Name: "vault", Version: "2.0.1", Files: fluxtest.RemoteChart("vault", "2.0.1", "nginx:1.27")})
+	repo := gittest.Init(t)
+	repo.Git("remote", "add", "origin", "https://git.example.com/team/private-oci.git")
+	repo.Commit("an Argo CD chart app from a private registry", map[string]string{
+		"argocd/vault.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: vault-oci, namespace: argocd}
+spec:
+  project: default
+  source:
+    repoURL: ` + reg.Host + `/private/charts
+    chart: vault
+    targetRevision: 2.0.1
+    helm: {values: "environment: prod\n"}
+  destination: {server: https://kubernetes.default.svc, namespace: ` + ns + `}
+`,
+	})
+	applyAs(t, ns, "argocd-controller", `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vault-oci
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: vault}
+  template:
+    metadata:
+      labels: {app: vault}
+    spec:
+      containers:
+      - name: vault
+        image: nginx:1.27
+`, map[string]string{"app": "vault", "env": "prod"}, map[string]string{"argocd.argoproj.io/tracking-id": "vault-oci:apps/Deployment:" + ns + "/vault-oci"})
+	cs := enginetest.Clientset(t)
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "repo-vault-oci", Namespace: "argocd", Labels: map[string]string{"argocd.argoproj.io/secret-type": "repository"}},
+		StringData: map[string]string{"type": "helm", "enableOCI": "true", "url": reg.Host + "/private/charts", "username": user, "password": password}}
+	if _, err := cs.CoreV1().Secrets("argocd").Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.CoreV1().Secrets("argocd").Delete(context.Background(), sec.Name, metav1.DeleteOptions{})
+	})
+	e := newEngine(t, repo, nil)
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := appStatus(t, e, "vault-oci")
+	if c.Sync != status.SyncSynced || !strings.Contains(c.Chart, "with the credentials of Argo CD repository Secret argocd/repo-vault-oci") || reg.WithAuthorization() == 0 {
+		t.Fatalf("want Synced with the Secret's credentials (%d requests with some):\n%s\nchart %q", reg.WithAuthorization(), describe(c), c.Chart)
+	}
+	if strings.Contains(fmt.Sprintf("%+v", c), password) {
+		t.Fatal("the status holds the password")
+	}
+}
