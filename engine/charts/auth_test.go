@@ -53,7 +53,7 @@ func TestFetchHelmRepoWithCredentials(t *testing.T) {
 		t.Errorf("%d requests with credentials, want 1 (the index, refused)", repo.WithAuthorization())
 	}
 
-	// The location with credentials wins over a broader one without.
+	// The location with credentials wins over one without, listed first.
 	allowed := []charts.Location{{URL: repo.URL, By: "--chart-repo"}, {URL: repo.URL + "/", By: "Argo CD repository Secret argocd/private", Auth: secretAuth(password)}}
 	got := mustFetch(t, f, ref, allowed)
 	checkPodinfo(t, got)

@@ -657,6 +657,7 @@ func (e *core) argoRepositories(ctx context.Context, kctx, ns string) ([]charts.
 				u = "oci://" + u
 			}
 			s.locs = append(s.locs, charts.Location{URL: u, By: fmt.Sprintf("Argo CD repository Secret %s/%s (live on context %q)", ns, sec.GetName(), cs.Context)})
+			// And username and password, kept in memory for the fetch.
 			s.creds = append(s.creds, argoCredOf(sec.GetLabels()["argocd.argoproj.io/secret-type"], u, ns+"/"+sec.GetName(), field))
 		}
 	}
