@@ -171,3 +171,18 @@ func TestAuthPrintsNoPassword(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchIgnoresARedirectsOwnCredentials: a redirect to a URL with a
+// user and password does not make kdrift send them.
+func TestFetchIgnoresARedirectsOwnCredentials(t *testing.T) {
+	repo := charttest.HelmRepoWith(t, charttest.RepoOptions{Archives: charttest.ArchivesElsewhere}, podinfo)
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, strings.Replace(repo.URL, "http://", "http://someone:"+password+"@", 1)+r.URL.Path, http.StatusFound)
+	}))
+	defer redirector.Close()
+	allowed := []charts.Location{{URL: redirector.URL, By: "--chart-repo"}, {URL: repo.URL, By: "--chart-repo"}, {URL: repo.ArchiveHost.URL, By: "--chart-repo"}}
+	checkPodinfo(t, mustFetch(t, &charts.Fetcher{}, charts.Ref{Repo: redirector.URL, Chart: "podinfo", Version: "6.5.4"}, allowed))
+	if repo.WithAuthorization() != 0 || repo.ArchiveHost.WithAuthorization() != 0 {
+		t.Errorf("%d and %d requests with credentials, want none", repo.WithAuthorization(), repo.ArchiveHost.WithAuthorization())
+	}
+}
