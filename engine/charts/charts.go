@@ -40,8 +40,12 @@ type Ref struct {
 	Artifact string
 }
 
-// Location is one place charts may be fetched from, and who named it ("HelmRepository flux-system/podinfo (live)", "--chart-repo").
-type Location struct{ URL, By string }
+// Location is one place charts may be fetched from, who named it ("HelmRepository flux-system/podinfo (live)", "--chart-repo"),
+// and the credentials to fetch it with (nil: anonymous; see Auth).
+type Location struct {
+	URL, By string
+	Auth    *Auth `json:"-"`
+}
 
 // Chart is a fetched chart archive.
 type Chart struct {
@@ -141,13 +145,14 @@ var sha256Digest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 // The allowed check comes first, cache or not: a chart whose location no
 // longer is allowed is not served from the cache either.
 func (f *Fetcher) Fetch(ctx context.Context, ref Ref, allowed []Location) (*Chart, error) {
-	loc, by, err := permit(ref, allowed)
+	loc, chosen, err := permit(ref, allowed)
 	if err != nil {
 		return nil, err
 	}
 	if err := check(ref, loc); err != nil {
 		return nil, err
 	}
+	by := chosen.By
 	c := f.cache()
 	if ref.Digest != "" {
 		if ch := c.pinned(ref, loc); ch != nil {
@@ -159,17 +164,19 @@ func (f *Fetcher) Fetch(ctx context.Context, ref Ref, allowed []Location) (*Char
 	defer cancel()
 	client, done := f.client(newHops(allowed))
 	defer done()
+	cr := newCreds(loc, chosen.Auth)
 	var got *fetched
 	if loc.Scheme == "oci" {
-		got, err = f.fetchOCI(fctx, client, ref, loc)
+		got, err = f.fetchOCI(fctx, client, ref, loc, cr)
 	} else {
-		got, err = f.fetchHelmRepo(fctx, client, ref, loc)
+		got, err = f.fetchHelmRepo(fctx, client, ref, loc, cr)
 	}
 	if err != nil {
 		var ce *Error
 		if !errors.As(err, &ce) {
 			ce = fail(ref, err, "try again; if it persists, check the repository", "%v", err)
 		}
+		cr.scrub(ce)
 		if ctx.Err() == nil && fctx.Err() != nil {
 			ce.Offline = true
 			ce.Problem = fmt.Sprintf("the repository did not answer within %s", timeout)
@@ -227,27 +234,38 @@ func check(ref Ref, loc *url.URL) error {
 	return nil
 }
 
-// permit returns ref's location, normalized, and who allowed it, or the
-// Error that says no one did. It opens no connection.
-func permit(ref Ref, allowed []Location) (*url.URL, string, error) {
+// permit returns ref's location, normalized, and the allowed location
+// that permits it, or the Error that says none does. It opens no
+// connection. Of several that permit it, the most specific one with
+// credentials is chosen (a caller gives credentials only where they
+// apply), else the first.
+func permit(ref Ref, allowed []Location) (*url.URL, Location, error) {
 	raw := ref.location()
 	loc, err := normalize(raw)
 	if err != nil {
-		return nil, "", fail(ref, err, "give the repository as https://HOST/PATH (a Helm repository) or oci://HOST/PATH (an OCI registry)", "%q is not a chart repository location: %v", display(raw), err)
+		return nil, Location{}, fail(ref, err, "give the repository as https://HOST/PATH (a Helm repository) or oci://HOST/PATH (an OCI registry)", "%q is not a chart repository location: %v", display(raw), err)
 	}
 	if ref.Artifact != "" && loc.Scheme != "oci" {
-		return nil, "", fail(ref, nil, "give the artifact as oci://HOST/PATH", "an artifact location must be an OCI location")
+		return nil, Location{}, fail(ref, nil, "give the artifact as oci://HOST/PATH", "an artifact location must be an OCI location")
 	}
-	for _, a := range allowed {
+	var chosen *Location
+	depth := -1
+	for i, a := range allowed {
 		al, err := normalize(a.URL)
-		if err != nil {
+		if err != nil || !under(loc, al) {
 			continue
 		}
-		if under(loc, al) {
-			return loc, a.By, nil
+		if chosen == nil {
+			chosen = &allowed[i]
+		}
+		if a.Auth != nil && len(al.Path) > depth {
+			chosen, depth = &allowed[i], len(al.Path)
 		}
 	}
-	return nil, "", fail(ref, nil,
+	if chosen != nil {
+		return loc, *chosen, nil
+	}
+	return nil, Location{}, fail(ref, nil,
 		fmt.Sprintf("allow the repository with a Flux HelmRepository or OCIRepository in the cluster, an Argo CD repository Secret, or --chart-repo %s", display(raw)),
 		"no live Flux source, Argo CD repository Secret or --chart-repo names %s", display(raw))
 }

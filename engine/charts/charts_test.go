@@ -339,7 +339,7 @@ func TestFetchNeedsCredentials(t *testing.T) {
 	f := &charts.Fetcher{}
 	for _, repo := range []string{srv.URL, "oci://" + host + "/charts"} {
 		e := fetchErr(t, f, charts.Ref{Repo: repo, Chart: "podinfo", Version: "6.5.4"}, []charts.Location{{URL: repo}})
-		if !strings.Contains(e.Problem, "needs credentials; kdrift does not read repository credentials yet") || e.Offline {
+		if !strings.Contains(e.Problem, "needs credentials and none were given") || !strings.Contains(e.Fix, "Argo CD repository Secret with username and password") || e.Offline {
 			t.Errorf("%s: %v", repo, e)
 		}
 	}

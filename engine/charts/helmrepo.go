@@ -34,14 +34,14 @@ type indexEntry struct {
 // content-addressed cache when the index gives its digest, else from the
 // URL the entry names, which may be on another host under the hop rule;
 // its content is verified either way).
-func (f *Fetcher) fetchHelmRepo(ctx context.Context, client *http.Client, ref Ref, loc *url.URL) (*fetched, error) {
+func (f *Fetcher) fetchHelmRepo(ctx context.Context, client *http.Client, ref Ref, loc *url.URL, cr *creds) (*fetched, error) {
 	c := f.cache()
 	now := f.now()
 	ans := c.answer(ref, loc)
 	asked := ans == nil || !ans.fresh(now)
 	if asked {
 		var err error
-		if ans, err = f.askIndex(ctx, client, ref, loc, ans); err != nil {
+		if ans, err = f.askIndex(ctx, client, ref, loc, ans, cr); err != nil {
 			return nil, err
 		}
 		ans.At = now
@@ -65,7 +65,7 @@ func (f *Fetcher) fetchHelmRepo(ctx context.Context, client *http.Client, ref Re
 	if err != nil {
 		return nil, fail(ref, err, "ask the repository's owner to fix its index", "the index gives %q, which is not an http(s) URL, for this version", display(ans.ArchiveURL))
 	}
-	resp, err := get(ctx, client, ref, archiveURL, limit(f.MaxArchive, defaultMaxArchive), "the chart archive", nil)
+	resp, err := get(ctx, client, ref, archiveURL, limit(f.MaxArchive, defaultMaxArchive), "the chart archive", nil, cr)
 	if err != nil {
 		return nil, err
 	}
@@ -93,9 +93,9 @@ func wrongDigest(ref Ref, got string) *Error {
 // kept answer that is no longer fresh) the request is conditional on the
 // validators the index was served with, and a 304 keeps last's answer:
 // an unchanged index costs no body.
-func (f *Fetcher) askIndex(ctx context.Context, client *http.Client, ref Ref, loc *url.URL, last *answer) (*answer, error) {
+func (f *Fetcher) askIndex(ctx context.Context, client *http.Client, ref Ref, loc *url.URL, last *answer, cr *creds) (*answer, error) {
 	indexURL := loc.JoinPath("index.yaml")
-	resp, err := get(ctx, client, ref, indexURL, limit(f.MaxIndex, defaultMaxIndex), "index.yaml", last)
+	resp, err := get(ctx, client, ref, indexURL, limit(f.MaxIndex, defaultMaxIndex), "index.yaml", last, cr)
 	if err != nil {
 		return nil, err
 	}
@@ -149,8 +149,10 @@ func limit(n, def int64) int64 {
 
 // client is the HTTP client of one Fetch: a clone of Fetcher's transport
 // whose connections follow h (hops.go), no retries, at most maxRedirects
-// redirects. done closes its idle connections: a connection dialled under
-// one fetch's allowed locations is never reused by another's.
+// redirects, credentials only to the origin they were set for
+// (stripCredentials). done closes its idle connections: a connection
+// dialled under one fetch's allowed locations is never reused by
+// another's.
 func (f *Fetcher) client(h *hops) (client *http.Client, done func()) {
 	base := f.Transport
 	if base == nil {
@@ -168,6 +170,7 @@ func (f *Fetcher) client(h *hops) (client *http.Client, done func()) {
 			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 				return fmt.Errorf("a redirect to %s, which is not http(s)", req.URL.Scheme)
 			}
+			stripCredentials(req, via)
 			return nil
 		},
 	}, t.CloseIdleConnections
@@ -183,8 +186,9 @@ type response struct {
 
 // get reads u, at most max bytes, or returns the Error that says why not
 // (what names the thing read, for messages). With cond, the request is
-// conditional on cond's validators and a 304 is an answer.
-func get(ctx context.Context, client *http.Client, ref Ref, u *url.URL, max int64, what string, cond *answer) (*response, error) {
+// conditional on cond's validators and a 304 is an answer. cr's
+// credentials go with it when u is on their origin.
+func get(ctx context.Context, client *http.Client, ref Ref, u *url.URL, max int64, what string, cond *answer, cr *creds) (*response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, fail(ref, err, "check the repository URL", "%s: %v", u, err)
@@ -195,6 +199,7 @@ func get(ctx context.Context, client *http.Client, ref Ref, u *url.URL, max int6
 	if cond != nil && cond.LastModified != "" {
 		req.Header.Set("If-Modified-Since", cond.LastModified)
 	}
+	cr.apply(req)
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, transportError(ref, err, what)
@@ -205,7 +210,8 @@ func get(ctx context.Context, client *http.Client, ref Ref, u *url.URL, max int6
 	case resp.StatusCode == http.StatusNotModified && cond != nil && (cond.ETag != "" || cond.LastModified != ""):
 		return &response{notModified: true}, nil
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return nil, needsCredentials(ref, fmt.Errorf("GET %s: %s", u, resp.Status))
+		sent := resp.Request != nil && resp.Request.Header.Get("Authorization") != ""
+		return nil, needsCredentials(ref, cr, sent, fmt.Errorf("GET %s: %s", u, resp.Status))
 	case resp.StatusCode == http.StatusNotFound:
 		return nil, fail(ref, nil, "check the repository URL, chart and version", "%s is not there (GET %s answered %s)", what, u, resp.Status)
 	default:
@@ -236,13 +242,6 @@ func unreachableStatus(code int) bool {
 func tooBig(ref Ref, what string, max int64) *Error {
 	return fail(ref, nil, "fetching is bounded so that no repository can exhaust memory or disk: raise the bound only for a repository you trust",
 		"%s is larger than the limit of %d bytes", what, max)
-}
-
-// needsCredentials is the Error of a repository that refused anonymous
-// access.
-func needsCredentials(ref Ref, err error) *Error {
-	return fail(ref, err, "make the chart readable without credentials, or vendor it into Git (helm pull --untar)",
-		"the repository needs credentials; kdrift does not read repository credentials yet (%v)", err)
 }
 
 // transportError is the Error of a request that got no answer; Offline

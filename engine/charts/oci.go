@@ -25,9 +25,11 @@ const helmChartLayer = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 
 // fetchOCI fetches ref from an OCI registry: the manifest of tag
 // ref.Version (Helm's tags spell "+" as "_"), or of ref.Digest when set,
-// then its chart layer. Access is anonymous; loopback registries are
-// spoken to over plain HTTP, every other over HTTPS.
-func (f *Fetcher) fetchOCI(ctx context.Context, client *http.Client, ref Ref, loc *url.URL) (*fetched, error) {
+// then its chart layer. Anonymous unless cr gives credentials, which go
+// to the registry's host alone (oras exchanges them for a token where the
+// registry asks); loopback registries are spoken to over plain HTTP,
+// every other over HTTPS.
+func (f *Fetcher) fetchOCI(ctx context.Context, client *http.Client, ref Ref, loc *url.URL, cr *creds) (*fetched, error) {
 	repoPath := strings.TrimPrefix(loc.Path, "/")
 	if ref.Artifact == "" {
 		repoPath = strings.TrimPrefix(repoPath+"/"+ref.Chart, "/")
@@ -37,7 +39,7 @@ func (f *Fetcher) fetchOCI(ctx context.Context, client *http.Client, ref Ref, lo
 		return nil, fail(ref, err, "give the location as oci://HOST/PATH with a lower-case repository path", "%s is not an OCI repository: %v", display(loc.String()), err)
 	}
 	repo.PlainHTTP = loopback(loc.Hostname())
-	repo.Client = &auth.Client{Client: client, Cache: auth.NewCache()}
+	repo.Client = &auth.Client{Client: client, Cache: auth.NewCache(), Credential: cr.registry(loc)}
 	repo.MaxMetadataBytes = maxManifest
 
 	reference := ref.Digest
@@ -50,12 +52,12 @@ func (f *Fetcher) fetchOCI(ctx context.Context, client *http.Client, ref Ref, lo
 		desc, rc, err = repo.Manifests().FetchReference(ctx, strings.TrimPrefix(reference, "v"))
 	}
 	if err != nil {
-		return nil, ociError(ref, err, "the manifest")
+		return nil, ociError(ref, cr, err, "the manifest")
 	}
 	data, err := readBounded(rc, maxManifest)
 	rc.Close()
 	if err != nil {
-		return nil, ociError(ref, err, "the manifest")
+		return nil, ociError(ref, cr, err, "the manifest")
 	}
 	if data == nil {
 		return nil, tooBig(ref, "the manifest", maxManifest)
@@ -93,7 +95,7 @@ func (f *Fetcher) fetchOCI(ctx context.Context, client *http.Client, ref Ref, lo
 	}
 	archive, err := content.FetchAll(ctx, repo, *layer)
 	if err != nil {
-		return nil, ociError(ref, err, "the chart archive")
+		return nil, ociError(ref, cr, err, "the chart archive")
 	}
 	asum := sha256.Sum256(archive)
 	digest := "sha256:" + hex.EncodeToString(asum[:])
@@ -113,11 +115,11 @@ func readBounded(r io.Reader, max int64) ([]byte, error) {
 }
 
 // ociError is the Error of a registry request that failed.
-func ociError(ref Ref, err error, what string) *Error {
+func ociError(ref Ref, cr *creds, err error, what string) *Error {
 	var er *errcode.ErrorResponse
 	switch {
 	case errors.As(err, &er) && (er.StatusCode == 401 || er.StatusCode == 403), errors.Is(err, auth.ErrBasicCredentialNotFound):
-		return needsCredentials(ref, err)
+		return needsCredentials(ref, cr, cr != nil, err)
 	case (errors.Is(err, errdef.ErrNotFound) || errors.As(err, &er) && er.StatusCode == 404) && ref.Digest != "":
 		return fail(ref, err, "check the pinned digest: the cluster's source may name an artifact the registry no longer holds", "%s %s is not in the registry", what, ref.Digest)
 	case errors.Is(err, errdef.ErrNotFound), errors.As(err, &er) && er.StatusCode == 404:

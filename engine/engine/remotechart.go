@@ -79,9 +79,10 @@ type liveSources struct {
 // argoRepos are the locations the live Argo CD repository Secrets of one
 // namespace name, as read at a time, or why they could not be read.
 type argoRepos struct {
-	at   time.Time
-	locs []charts.Location
-	err  error
+	at    time.Time
+	locs  []charts.Location
+	creds []argoCred // chartcreds.go
+	err   error
 }
 
 // fetchedChart is a chart fetched and unpacked.
@@ -606,6 +607,8 @@ func (e *core) resolveArgoChart(ctx context.Context, a app.App) (charts.Ref, []c
 	if err != nil {
 		why += "; the Argo CD repository Secrets could not be read (" + err.Error() + ")"
 	}
+	locs, withCreds := e.withArgoCredentials(a.Spec.Destination.Context, a.Origin.Namespace, ref, locs)
+	why += withCreds
 	return ref, locs, why, nil
 }
 
@@ -654,6 +657,8 @@ func (e *core) argoRepositories(ctx context.Context, kctx, ns string) ([]charts.
 				u = "oci://" + u
 			}
 			s.locs = append(s.locs, charts.Location{URL: u, By: fmt.Sprintf("Argo CD repository Secret %s/%s (live on context %q)", ns, sec.GetName(), cs.Context)})
+			// And username and password, kept in memory for the fetch.
+			s.creds = append(s.creds, argoCredOf(sec.GetLabels()["argocd.argoproj.io/secret-type"], u, ns+"/"+sec.GetName(), field))
 		}
 	}
 	rc.mu.Lock()

@@ -5,6 +5,7 @@
 package charttest
 
 import (
+	"crypto/subtle"
 	"net"
 	"net/http"
 	"os"
@@ -57,9 +58,10 @@ func Package(t testing.TB, c Chart) []byte {
 	return data
 }
 
-// counter counts the connections and requests a test server accepts.
+// counter counts the connections and requests a test server accepts, and
+// the requests that carried an Authorization header.
 type counter struct {
-	conns, requests atomic.Int64
+	conns, requests, authorized atomic.Int64
 }
 
 // connState counts each new connection (http.Server.ConnState).
@@ -73,6 +75,9 @@ func (c *counter) connState(_ net.Conn, s http.ConnState) {
 func (c *counter) handler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.requests.Add(1)
+		if r.Header.Get("Authorization") != "" {
+			c.authorized.Add(1)
+		}
 		h.ServeHTTP(w, r)
 	})
 }
@@ -82,6 +87,31 @@ func (c *counter) Connections() int64 { return c.conns.Load() }
 
 // Requests is how many requests the server answered.
 func (c *counter) Requests() int64 { return c.requests.Load() }
+
+// WithAuthorization is how many requests came with an Authorization
+// header (any credentials, right or wrong).
+func (c *counter) WithAuthorization() int64 { return c.authorized.Load() }
+
+// Credentials are a username and password a server requires (HTTP basic
+// auth); the zero value requires none.
+type Credentials struct{ Username, Password string }
+
+// require answers 401 with a basic challenge to a request without c's
+// username and password, and passes the others to h; zero c passes all.
+func (c Credentials) require(h http.Handler) http.Handler {
+	if c == (Credentials{}) {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, pass, ok := r.BasicAuth()
+		if !ok || subtle.ConstantTimeCompare([]byte(user), []byte(c.Username)) != 1 || subtle.ConstantTimeCompare([]byte(pass), []byte(c.Password)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Basic realm="charttest"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
 
 // tag is the OCI tag Helm pushes a chart version under.
 func tag(version string) string { return strings.ReplaceAll(version, "+", "_") }

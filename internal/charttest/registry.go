@@ -19,6 +19,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/sirupsen/logrus"
 	"oras.land/oras-go/v2/registry/remote"
+	"oras.land/oras-go/v2/registry/remote/auth"
 )
 
 // The media types helm push writes.
@@ -36,11 +37,20 @@ type RegistryServer struct {
 	// Host is the registry's address, 127.0.0.1:PORT.
 	Host string
 	counter
-	srv *httptest.Server
+	srv     *httptest.Server
+	require Credentials
 }
 
 // Registry starts an empty OCI registry, stopped when the test ends.
 func Registry(t testing.TB) *RegistryServer {
+	t.Helper()
+	return RegistryWith(t, Credentials{})
+}
+
+// RegistryWith starts an empty OCI registry that requires the username
+// and password of require (basic auth, the challenge a registry without a
+// token service gives), stopped when the test ends.
+func RegistryWith(t testing.TB, require Credentials) *RegistryServer {
 	t.Helper()
 	config := &configuration.Configuration{
 		Storage: configuration.Storage{
@@ -56,8 +66,8 @@ func Registry(t testing.TB) *RegistryServer {
 	})
 	config.HTTP.Secret = "charttest"
 	app := handlers.NewApp(context.Background(), config)
-	r := &RegistryServer{}
-	r.srv = httptest.NewUnstartedServer(r.handler(app))
+	r := &RegistryServer{require: require}
+	r.srv = httptest.NewUnstartedServer(r.handler(require.require(app)))
 	r.srv.Config.ConnState = r.connState
 	r.srv.Start()
 	t.Cleanup(r.srv.Close)
@@ -81,6 +91,9 @@ func (r *RegistryServer) PushChart(t testing.TB, repoPath string, c Chart) (mani
 	}
 	repo.PlainHTTP = true
 	repo.Client = http.DefaultClient
+	if r.require != (Credentials{}) {
+		repo.Client = &auth.Client{Client: http.DefaultClient, Credential: auth.StaticCredential(r.Host, auth.Credential{Username: r.require.Username, Password: r.require.Password})}
+	}
 	archive := Package(t, c)
 	config, err := json.Marshal(map[string]string{"apiVersion": "v2", "name": c.Name, "version": c.Version})
 	if err != nil {
