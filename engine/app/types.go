@@ -124,6 +124,11 @@ type RemoteChart struct {
 	// live source of that name, and fetches from it only where
 	// --chart-repo allows.
 	Committed CommittedSource `json:"committed,omitzero"`
+	// ArgoSource is, for a chart among an Argo CD Application's
+	// spec.sources, its index there plus one (Argo CD records what it
+	// synced per source, at that index of status.sync.revisions); 0 for
+	// spec.source and for Flux.
+	ArgoSource int `json:"argoSource,omitempty"`
 }
 
 // CommittedSource is a Flux HelmRepository or OCIRepository as a commit

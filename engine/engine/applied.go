@@ -44,6 +44,14 @@ func (e *Engine) noteApplied(gk schema.GroupKind, objs []map[string]any) {
 	}
 }
 
+// appliedOf is what the owner of a last applied, as its live declaration
+// said at the last head load ("" when unknown).
+func (e *Engine) appliedOf(a app.App) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.applied[appliedKey(a.Origin.Kind, a.Origin.Namespace, a.Origin.Name)]
+}
+
 // readFluxApplied lists the live Flux Kustomizations and HelmReleases of
 // the destination context, when snap declares Flux, for the revisions and
 // chart versions they applied.
@@ -79,9 +87,7 @@ func (e *Engine) ownerApplied(a app.App, rev source.Revision) string {
 		// (chartApplied).
 		return ""
 	}
-	e.mu.Lock()
-	applied := e.applied[appliedKey(a.Origin.Kind, a.Origin.Namespace, a.Origin.Name)]
-	e.mu.Unlock()
+	applied := e.appliedOf(a)
 	if applied == "" {
 		return ""
 	}

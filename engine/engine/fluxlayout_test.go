@@ -79,12 +79,8 @@ func TestFluxReferenceLayoutOnACluster(t *testing.T) {
 
 	wantApps := func(e *engine.Engine) {
 		t.Helper()
-		var got []string
-		for _, a := range e.Apps() {
-			got = append(got, a.Name)
-		}
-		if strings.Join(got, " ") != "apps flux-system infra-configs podinfo" {
-			t.Fatalf("apps of clusters/production: %v\n%+v", got, e.Apps())
+		if got := appNames(e); got != "apps flux-system infra-configs podinfo" {
+			t.Fatalf("apps of clusters/production: %s\n%+v", got, e.Apps())
 		}
 		pi := appStatus(t, e, "podinfo")
 		if pi.Sync != status.SyncSynced || pi.Owner != "Flux HelmRelease "+ns+"/podinfo" || pi.Path != "charts/podinfo" {

@@ -163,9 +163,11 @@ func (e *Engine) chartApplied(a app.App, rc *renderedChart) string {
 	if a.Origin == nil || rc == nil {
 		return ""
 	}
-	e.mu.Lock()
-	applied := e.applied[appliedKey(a.Origin.Kind, a.Origin.Namespace, a.Origin.Name)]
-	e.mu.Unlock()
+	applied := e.appliedOf(a)
+	if c := a.Spec.Chart; c != nil && c.SourceKind == "" {
+		// Argo CD: the revision of the chart's own source.
+		applied, _ = c.ArgoSynced(applied)
+	}
 	if applied == "" {
 		return ""
 	}
@@ -547,14 +549,12 @@ func (e *Engine) resolveArgoChart(ctx context.Context, a app.App) (charts.Ref, [
 	ref := charts.Ref{Repo: rc.RepoURL, Chart: rc.Chart, Version: rc.Version}
 	why := "from " + redact.URL(rc.RepoURL)
 	if !charts.Exact(rc.Version) {
-		e.mu.Lock()
-		applied := e.applied[appliedKey(a.Origin.Kind, a.Origin.Namespace, a.Origin.Name)]
-		e.mu.Unlock()
+		applied, field := rc.ArgoSynced(e.appliedOf(a))
 		if !charts.Exact(applied) {
-			return ref, nil, "", &errChart{rc.Where(), fmt.Sprintf("targetRevision %q is not one version and Argo CD has not synced one (status.sync.revision); kdrift renders a chart only at the version the cluster resolved or at a pinned one", rc.Version), "pin targetRevision, or sync the Application once"}
+			return ref, nil, "", &errChart{rc.Where(), fmt.Sprintf("targetRevision %q is not one version and Argo CD has not synced one (%s); kdrift renders a chart only at the version the cluster resolved or at a pinned one", rc.Version, field), "pin targetRevision, or sync the Application once"}
 		}
 		ref.Version = applied
-		why += " (the version Argo CD last synced)"
+		why += " (the version Argo CD last synced, " + field + ")"
 	}
 	locs, err := e.argoRepositories(ctx, a.Spec.Destination.Context, a.Origin.Namespace)
 	if err != nil {
