@@ -565,8 +565,8 @@ func (e *Engine) resolveArgoChart(ctx context.Context, a app.App) (charts.Ref, [
 
 // argoRepositories lists the locations the live Argo CD repository
 // Secrets of namespace ns name (label argocd.argoproj.io/secret-type:
-// repository or repo-creds; only their url, type and enableOCI are
-// read), kept as long as the Flux sources are.
+// repository or repo-creds, type helm or oci; only their url, type and
+// enableOCI are read), kept as long as the Flux sources are.
 func (e *Engine) argoRepositories(ctx context.Context, kctx, ns string) ([]charts.Location, error) {
 	if kctx == "" {
 		kctx = e.opts.Context
@@ -600,11 +600,13 @@ func (e *Engine) argoRepositories(ctx context.Context, kctx, ns string) ([]chart
 				}
 				return strings.TrimSpace(string(b))
 			}
-			u := field("url")
-			if u == "" {
+			u, typ := field("url"), field("type")
+			if u == "" || typ != "helm" && typ != "oci" {
+				// A Git repository's Secret (type git, the default)
+				// says where Argo CD reads Git, not where charts are.
 				continue
 			}
-			if (field("type") == "oci" || field("enableOCI") == "true") && !strings.Contains(u, "://") {
+			if (typ == "oci" || field("enableOCI") == "true") && !strings.Contains(u, "://") {
 				u = "oci://" + u
 			}
 			s.locs = append(s.locs, charts.Location{URL: u, By: fmt.Sprintf("Argo CD repository Secret %s/%s (live on context %q)", ns, sec.GetName(), cs.Context)})

@@ -490,7 +490,8 @@ spec:
 // range also takes) with the Git values under valuesObject and the
 // release name, compares the Deployment field by field, and a scale is
 // drift owned by kubectl. A second app whose chart repository only Git
-// names is an Error and that host is never contacted.
+// (and a Git repository Secret) names is an Error and that host is never
+// contacted.
 func TestArgoMultiSourceRemoteChartOnACluster(t *testing.T) {
 	ctx := context.Background()
 	enginetest.InstallCRDs(t, "applications.argoproj.io.yaml")
@@ -539,10 +540,16 @@ spec:
 		obj["status"] = map[string]any{"sync": map[string]any{"status": "Synced", "revisions": []any{sha, "6.5.4"}}}
 		createFlux(t, apps, obj)
 	}
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "repo-web", Namespace: argoNS, Labels: map[string]string{"argocd.argoproj.io/secret-type": "repository"}},
-		StringData: map[string]string{"type": "helm", "name": "web", "url": helmRepo.URL}}
-	if _, err := enginetest.Clientset(t).CoreV1().Secrets(argoNS).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	// A Git repository's Secret names where Argo CD reads Git, never
+	// where a chart may be fetched from.
+	for name, data := range map[string]map[string]string{
+		"repo-web":   {"type": "helm", "name": "web", "url": helmRepo.URL},
+		"repo-rogue": {"type": "git", "url": "http://" + decoy + "/charts"},
+	} {
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: argoNS, Labels: map[string]string{"argocd.argoproj.io/secret-type": "repository"}}, StringData: data}
+		if _, err := enginetest.Clientset(t).CoreV1().Secrets(argoNS).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	m, _, _ := remoteAsHelmApplies("web", "nginx:1.27", ns)
 	l, a := argoManaged("shop", ns, "web")
