@@ -54,28 +54,34 @@ func (e *Engine) appliedOf(a app.App) string {
 
 // readFluxApplied lists the live Flux Kustomizations and HelmReleases of
 // the destination context, when snap declares Flux, for the revisions and
-// chart versions they applied.
-func (e *Engine) readFluxApplied(ctx context.Context, snap *source.Snapshot) {
+// chart versions they applied. It returns the live Kustomizations (nil
+// when not listed) and the context's name.
+func (e *Engine) readFluxApplied(ctx context.Context, snap *source.Snapshot) ([]map[string]any, string) {
 	if snap.Apps().Flux == nil {
-		return
+		return nil, ""
 	}
 	cs, err := e.clients.For(e.opts.Context)
 	if err != nil {
-		return
+		return nil, ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, liveFluxTimeout)
 	defer cancel()
+	var kustomizations []map[string]any
 	for _, gvk := range []schema.GroupVersionKind{fluxKustomizationGVK, fluxHelmReleaseGVK} {
 		ks, err := listFlux(ctx, cs, gvk)
 		if err != nil {
-			return // the pass reports an unreachable cluster
+			return nil, cs.Context // the pass reports an unreachable cluster
 		}
 		objs := make([]map[string]any, 0, len(ks))
 		for _, k := range ks {
 			objs = append(objs, k.Object)
 		}
 		e.noteApplied(gvk.GroupKind(), objs)
+		if gvk == fluxKustomizationGVK && ks != nil {
+			kustomizations = objs
+		}
 	}
+	return kustomizations, cs.Context
 }
 
 // ownerApplied says which revision the owner of a last applied, from its

@@ -147,3 +147,71 @@ func TestFluxReferenceLayoutOnACluster(t *testing.T) {
 		t.Fatalf("kdrift healed a release Flux owns: %v %v", d.Spec.Replicas, err)
 	}
 }
+
+// TestFluxLiveKustomizationsOnACluster: a Kustomization made with `flux
+// create kustomization` is in no file; the cluster's live Kustomization,
+// which reads this repository through the bootstrap GitRepository, lists
+// it with its path from the live spec, and the app is compared. A live
+// Kustomization of another repository is not listed.
+func TestFluxLiveKustomizationsOnACluster(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "flux-live")
+	const url = "https://git.example.com/team/flux-live.git"
+	repo := gittest.Init(t)
+	repo.Git("remote", "add", "origin", url)
+	repo.Commit("bootstrap only; the web Kustomization is made with flux create", map[string]string{
+		"clusters/production/flux-system/gotk-sync.yaml": `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec: {url: ` + url + `, interval: 1m, ref: {branch: main}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: flux-system, namespace: flux-system}
+spec: {path: ./clusters/production, prune: true, interval: 10m, sourceRef: {kind: GitRepository, name: flux-system}}
+`,
+		"apps/web/deploy.yaml": deploymentYAML("web", 2),
+	})
+	enginetest.InstallCRDs(t, "gitrepositories.source.toolkit.fluxcd.io.yaml", "kustomizations.kustomize.toolkit.fluxcd.io.yaml", "helmreleases.helm.toolkit.fluxcd.io.yaml")
+	if _, err := enginetest.Clientset(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "flux-system"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	gitRepos := schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
+	kustomizations := schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
+	for name, u := range map[string]string{"flux-system": url, "flux-live-other": "https://git.example.com/team/other.git"} {
+		createFlux(t, gitRepos, map[string]any{
+			"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+			"metadata": map[string]any{"name": name, "namespace": "flux-system"},
+			"spec":     map[string]any{"url": u, "interval": "1m0s", "ref": map[string]any{"branch": "main"}},
+		})
+	}
+	for _, k := range []struct{ name, path, source string }{
+		{"flux-system", "./clusters/production", "flux-system"},
+		{"flux-live-web", "./apps/web", "flux-system"},
+		{"flux-live-other", "./apps/web", "flux-live-other"},
+	} {
+		createFlux(t, kustomizations, map[string]any{
+			"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+			"metadata": map[string]any{"name": k.name, "namespace": "flux-system"},
+			"spec": map[string]any{"path": k.path, "prune": true, "interval": "10m0s", "targetNamespace": ns,
+				"sourceRef": map[string]any{"kind": "GitRepository", "name": k.source}},
+		})
+	}
+	applyAs(t, ns, "kustomize-controller", deploymentYAML("web", 2),
+		map[string]string{"kustomize.toolkit.fluxcd.io/name": "flux-live-web", "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}, nil)
+
+	e := newEngine(t, repo, nil)
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := appNames(e); got != "flux-live-web flux-system" {
+		t.Fatalf("apps %s; want Git's bootstrap and the live Kustomization of this repository", got)
+	}
+	s := appStatus(t, e, "flux-live-web")
+	if s.Sync != status.SyncSynced || s.Owner != "Flux Kustomization flux-system/flux-live-web" || !strings.Contains(s.OwnerFile, "live in the cluster") || s.Path != "apps/web" {
+		t.Fatalf("the live Kustomization must be compared:\n%s owner=%q file=%q path=%q", describe(s), s.Owner, s.OwnerFile, s.Path)
+	}
+	if src := e.AppSource(); !strings.Contains(src, "1 live Flux Kustomization on context") {
+		t.Fatalf("the header must say where the list came from: %q", src)
+	}
+}
