@@ -9,7 +9,8 @@ import (
 // argoSources reads an Application's spec.sources. Exactly one source is
 // rendered: a folder of this repository (path) or a chart of a Helm
 // repository or an OCI registry (chart), returned with its field name and
-// index. The ref sources must be this repository: they name its root for
+// index. The ref sources a values file reads must be this repository
+// (another repository's is ignored otherwise): they name its root for
 // the rendered source's helm.valueFiles ($values/x/values.yaml becomes
 // /x/values.yaml, a file kdrift reads from the same tree, the way a
 // chart folder of the repository reads it). Argo CD renders every source
@@ -17,6 +18,7 @@ import (
 // a second one is a problem that names both.
 func argoSources(sources []any, same func(string) bool) (map[string]any, string, int, *problem) {
 	refs := map[string]bool{}
+	foreign := map[string]*problem{}
 	var src map[string]any
 	field, index := "", -1
 	for i, e := range sources {
@@ -39,10 +41,15 @@ func argoSources(sources []any, same func(string) bool) (map[string]any, string,
 			}
 			src, field, index = s, f, i
 			continue
+		case strings.TrimSpace(p) == "" && ref == "":
+			return nil, "", 0, &problem{f, "has no path, chart or ref, so kdrift cannot tell what Argo CD renders from it", "give the folder to render in path, or remove the source"}
 		case same == nil || !same(repoURL):
-			if ref != "" && strings.TrimSpace(p) == "" {
-				return nil, "", 0, &problem{f + ".repoURL", fmt.Sprintf("is ref %q of another repository (%s); kdrift reads $%s value files from this repository only", ref, repoURL, ref),
+			if strings.TrimSpace(p) == "" {
+				// A ref of another repository: an error only when a
+				// values file reads through it.
+				foreign[ref] = &problem{f + ".repoURL", fmt.Sprintf("is ref %q of another repository (%s); kdrift reads $%s value files from this repository only", ref, repoURL, ref),
 					"keep the value files in this repository, or declare the app in " + Dir + "/"}
+				continue
 			}
 			return nil, "", 0, &problem{f + ".repoURL", fmt.Sprintf("names another repository (%s), which kdrift cannot fetch yet (it reads this repository only)", repoURL),
 				"keep every source of the app in this repository, or declare the app in " + Dir + "/"}
@@ -75,6 +82,9 @@ func argoSources(sources []any, same func(string) bool) (map[string]any, string,
 		}
 		vf := fmt.Sprintf("%s.helm.valueFiles[%d]", field, i)
 		ref, rest, _ := strings.Cut(strings.TrimPrefix(s, "$"), "/")
+		if p := foreign[ref]; p != nil && !refs[ref] {
+			return nil, "", 0, p
+		}
 		if !refs[ref] {
 			return nil, "", 0, &problem{vf, fmt.Sprintf("%q names ref %q, which no source of spec.sources declares", s, ref),
 				"add a source with ref: " + ref + " for this repository, or fix the name"}

@@ -115,8 +115,17 @@ func TestArgoMultiSourceRefusals(t *testing.T) {
     ref: values`, `envs/staging/values.yaml does not exist in this revision`},
 		{"other repository", `  - repoURL: https://git.example.com/team/gitops.git
     path: charts/guestbook
+    helm: {valueFiles: [$values/envs/prod/values.yaml]}
   - repoURL: https://git.example.com/other/values.git
     ref: values`, `spec.sources[1].repoURL: is ref "values" of another repository (https://git.example.com/other/values.git)`},
+		{"folder of another repository", `  - repoURL: https://git.example.com/team/gitops.git
+    path: charts/guestbook
+  - repoURL: https://git.example.com/other/values.git
+    path: envs`, `spec.sources[1].repoURL: names another repository (https://git.example.com/other/values.git), which kdrift cannot fetch yet`},
+		{"nothing to say", `  - repoURL: https://git.example.com/team/gitops.git
+    path: charts/guestbook
+  - repoURL: https://git.example.com/team/gitops.git
+    targetRevision: main`, `spec.sources[1]: has no path, chart or ref`},
 		{"unknown ref", `  - repoURL: https://git.example.com/team/gitops.git
     path: charts/guestbook
     helm: {valueFiles: [$vals/envs/prod/values.yaml]}`, `names ref "vals", which no source of spec.sources declares`},
@@ -187,5 +196,20 @@ func TestArgoSyncedRevision(t *testing.T) {
 		if got != c.want || from != c.from {
 			t.Errorf("source %d of %q: %q from %s, want %q from %s", c.source, c.applied, got, from, c.want, c.from)
 		}
+	}
+}
+
+// TestArgoMultiSourceUnusedForeignRef: a ref source of another
+// repository that no values file reads changes nothing kdrift renders.
+func TestArgoMultiSourceUnusedForeignRef(t *testing.T) {
+	res := Discover(multiSource(`  - repoURL: https://git.example.com/team/gitops.git
+    path: charts/guestbook
+    helm: {valueFiles: [$values/envs/prod/values.yaml]}
+  - repoURL: https://git.example.com/team/gitops.git
+    ref: values
+  - repoURL: https://git.example.com/other/config.git
+    ref: config`), DiscoverOptions{SameRepo: sameRepo})
+	if a, ok := res.Find("guestbook"); !ok || a.Spec.Path != "charts/guestbook" {
+		t.Fatalf("the app must be read:\n%s", invalidText(res))
 	}
 }
