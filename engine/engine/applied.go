@@ -52,36 +52,46 @@ func (e *Engine) appliedOf(a app.App) string {
 	return e.applied[appliedKey(a.Origin.Kind, a.Origin.Namespace, a.Origin.Name)]
 }
 
+// liveFluxLists are the live Flux declarations readFluxApplied listed on
+// one context; nil lists when they were not listed.
+type liveFluxLists struct {
+	kustomizations, helmReleases []map[string]any
+	context                      string
+}
+
 // readFluxApplied lists the live Flux Kustomizations and HelmReleases of
 // the destination context, when snap declares Flux, for the revisions and
-// chart versions they applied. It returns the live Kustomizations (nil
-// when not listed) and the context's name.
-func (e *Engine) readFluxApplied(ctx context.Context, snap *source.Snapshot) ([]map[string]any, string) {
+// chart versions they applied; it returns the lists.
+func (e *Engine) readFluxApplied(ctx context.Context, snap *source.Snapshot) liveFluxLists {
 	if snap.Apps().Flux == nil {
-		return nil, ""
+		return liveFluxLists{}
 	}
 	cs, err := e.clients.For(e.opts.Context)
 	if err != nil {
-		return nil, ""
+		return liveFluxLists{}
 	}
 	ctx, cancel := context.WithTimeout(ctx, liveFluxTimeout)
 	defer cancel()
-	var kustomizations []map[string]any
+	out := liveFluxLists{context: cs.Context}
 	for _, gvk := range []schema.GroupVersionKind{fluxKustomizationGVK, fluxHelmReleaseGVK} {
 		ks, err := listFlux(ctx, cs, gvk)
 		if err != nil {
-			return nil, cs.Context // the pass reports an unreachable cluster
+			return liveFluxLists{} // the pass reports an unreachable cluster
 		}
 		objs := make([]map[string]any, 0, len(ks))
 		for _, k := range ks {
 			objs = append(objs, k.Object)
 		}
 		e.noteApplied(gvk.GroupKind(), objs)
-		if gvk == fluxKustomizationGVK && ks != nil {
-			kustomizations = objs
+		switch {
+		case ks == nil:
+		case gvk == fluxKustomizationGVK:
+			out.kustomizations = objs
+		default:
+			out.helmReleases = objs
 		}
 	}
-	return kustomizations, cs.Context
+	return out
 }
 
 // ownerApplied says which revision the owner of a last applied, from its

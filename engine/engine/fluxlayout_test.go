@@ -151,8 +151,10 @@ func TestFluxReferenceLayoutOnACluster(t *testing.T) {
 // TestFluxLiveKustomizationsOnACluster: a Kustomization made with `flux
 // create kustomization` is in no file; the cluster's live Kustomization,
 // which reads this repository through the bootstrap GitRepository, lists
-// it with its path from the live spec, and the app is compared. A live
-// Kustomization of another repository is not listed.
+// it with its path from the live spec, and the app is compared; so is a
+// HelmRelease made with `flux create helmrelease` from a chart folder of
+// this repository. A live Kustomization of another repository is not
+// listed.
 func TestFluxLiveKustomizationsOnACluster(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t, "flux-live")
@@ -170,7 +172,9 @@ kind: Kustomization
 metadata: {name: flux-system, namespace: flux-system}
 spec: {path: ./clusters/production, prune: true, interval: 10m, sourceRef: {kind: GitRepository, name: flux-system}}
 `,
-		"apps/web/deploy.yaml": deploymentYAML("web", 2),
+		"apps/web/deploy.yaml":              deploymentYAML("web", 2),
+		"charts/hello/Chart.yaml":           "apiVersion: v2\nname: hello\nversion: 1.0.0\n",
+		"charts/hello/templates/hello.yaml": deploymentYAML("hello", 1),
 	})
 	enginetest.InstallCRDs(t, "gitrepositories.source.toolkit.fluxcd.io.yaml", "kustomizations.kustomize.toolkit.fluxcd.io.yaml", "helmreleases.helm.toolkit.fluxcd.io.yaml")
 	if _, err := enginetest.Clientset(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "flux-system"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -199,19 +203,33 @@ spec: {path: ./clusters/production, prune: true, interval: 10m, sourceRef: {kind
 	}
 	applyAs(t, ns, "kustomize-controller", deploymentYAML("web", 2),
 		map[string]string{"kustomize.toolkit.fluxcd.io/name": "flux-live-web", "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}, nil)
+	// A HelmRelease made with `flux create helmrelease`, its chart a folder
+	// of this repository.
+	createFlux(t, schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}, map[string]any{
+		"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+		"metadata": map[string]any{"name": "flux-live-hello", "namespace": ns},
+		"spec": map[string]any{"interval": "10m", "releaseName": "hello", "chart": map[string]any{"spec": map[string]any{"chart": "./charts/hello",
+			"sourceRef": map[string]any{"kind": "GitRepository", "name": "flux-system", "namespace": "flux-system"}}}},
+	})
+	applyAs(t, ns, "helm-controller", deploymentYAML("hello", 1),
+		map[string]string{"app.kubernetes.io/managed-by": "Helm", "helm.toolkit.fluxcd.io/name": "flux-live-hello", "helm.toolkit.fluxcd.io/namespace": ns},
+		map[string]string{"meta.helm.sh/release-name": "hello", "meta.helm.sh/release-namespace": ns})
 
 	e := newEngine(t, repo, nil)
 	if err := e.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := appNames(e); got != "flux-live-web flux-system" {
-		t.Fatalf("apps %s; want Git's bootstrap and the live Kustomization of this repository", got)
+	if got := appNames(e); got != "flux-live-hello flux-live-web flux-system" {
+		t.Fatalf("apps %s; want Git's bootstrap and the live Kustomization and HelmRelease of this repository", got)
+	}
+	if h := appStatus(t, e, "flux-live-hello"); h.Sync != status.SyncSynced || len(h.Resources) != 1 || !strings.Contains(h.OwnerFile, "live in the cluster") || h.Path != "charts/hello" {
+		t.Fatalf("the live HelmRelease's chart must be compared:\n%s file=%q path=%q", describe(h), h.OwnerFile, h.Path)
 	}
 	s := appStatus(t, e, "flux-live-web")
 	if s.Sync != status.SyncSynced || s.Owner != "Flux Kustomization flux-system/flux-live-web" || !strings.Contains(s.OwnerFile, "live in the cluster") || s.Path != "apps/web" {
 		t.Fatalf("the live Kustomization must be compared:\n%s owner=%q file=%q path=%q", describe(s), s.Owner, s.OwnerFile, s.Path)
 	}
-	if src := e.AppSource(); !strings.Contains(src, "1 live Flux Kustomization on context") {
+	if src := e.AppSource(); !strings.Contains(src, "1 live Flux Kustomization and 1 live Flux HelmRelease on context") {
 		t.Fatalf("the header must say where the list came from: %q", src)
 	}
 }

@@ -203,23 +203,34 @@ func (e *Engine) FluxCluster() string {
 	return ""
 }
 
-// withLiveKustomizations is apps plus the live Flux Kustomizations ks
-// (as readFluxApplied listed them on context kctx: no other request)
-// that read this repository and that Git does not declare, and from,
-// where the list came from, with them counted.
-func (e *Engine) withLiveKustomizations(apps app.LoadResult, snap *source.Snapshot, ks []map[string]any, kctx, from string) (app.LoadResult, string) {
-	if ks == nil {
+// withLiveFlux is apps plus the live Flux Kustomizations and
+// HelmReleases of lists (as readFluxApplied listed them: no other
+// request) that come from this repository and that Git does not declare
+// (app.LiveKustomizations, app.LiveHelmReleases), and from, where the
+// list came from, with them counted.
+func (e *Engine) withLiveFlux(apps app.LoadResult, snap *source.Snapshot, lists liveFluxLists, from string) (app.LoadResult, string) {
+	if lists.kustomizations == nil {
 		return apps, from
 	}
 	e.mu.Lock()
 	repos := e.fluxRepos
 	e.mu.Unlock()
-	res, added := snap.WithLiveKustomizations(apps, ks, repos, kctx)
-	switch added {
-	case 0:
-		return res, from
-	case 1:
-		return res, fmt.Sprintf("%s; 1 live Flux Kustomization on context %q that Git does not declare", from, kctx)
+	res, ks := snap.WithLiveKustomizations(apps, lists.kustomizations, repos, lists.context)
+	res, hrs := snap.WithLiveHelmReleases(res, lists.helmReleases, repos, lists.context)
+	var added []string
+	for _, c := range []struct {
+		n    int
+		kind string
+	}{{ks, "Kustomization"}, {hrs, "HelmRelease"}} {
+		switch {
+		case c.n == 1:
+			added = append(added, "1 live Flux "+c.kind)
+		case c.n > 1:
+			added = append(added, fmt.Sprintf("%d live Flux %ss", c.n, c.kind))
+		}
 	}
-	return res, fmt.Sprintf("%s; %d live Flux Kustomizations on context %q that Git does not declare", from, added, kctx)
+	if len(added) == 0 {
+		return res, from
+	}
+	return res, fmt.Sprintf("%s; %s on context %q that Git does not declare", from, strings.Join(added, " and "), lists.context)
 }

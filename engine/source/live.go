@@ -20,3 +20,11 @@ func (s *Snapshot) WithLiveApplications(live []map[string]any, context string) (
 func (s *Snapshot) WithLiveKustomizations(res app.LoadResult, live []map[string]any, repos map[string]string, context string) (app.LoadResult, int) {
 	return app.LiveKustomizations(res, s, live, repos, context, app.DiscoverOptions{SameRepo: s.h.sameRepo()})
 }
+
+// WithLiveHelmReleases is res (what WithLiveKustomizations made) plus the
+// live Flux HelmReleases of the cluster of kubeconfig context that come
+// from this repository and that the commit does not declare (see
+// app.LiveHelmReleases), and how many were added.
+func (s *Snapshot) WithLiveHelmReleases(res app.LoadResult, live []map[string]any, repos map[string]string, context string) (app.LoadResult, int) {
+	return app.LiveHelmReleases(res, s, live, repos, context, app.DiscoverOptions{SameRepo: s.h.sameRepo()})
+}
