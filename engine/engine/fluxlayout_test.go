@@ -162,19 +162,10 @@ func TestFluxLiveKustomizationsOnACluster(t *testing.T) {
 	repo := gittest.Init(t)
 	repo.Git("remote", "add", "origin", url)
 	repo.Commit("bootstrap only; the web Kustomization is made with flux create", map[string]string{
-		"clusters/production/flux-system/gotk-sync.yaml": `apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata: {name: flux-system, namespace: flux-system}
-spec: {url: ` + url + `, interval: 1m, ref: {branch: main}}
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: flux-system, namespace: flux-system}
-spec: {path: ./clusters/production, prune: true, interval: 10m, sourceRef: {kind: GitRepository, name: flux-system}}
-`,
-		"apps/web/deploy.yaml":              deploymentYAML("web", 2),
-		"charts/hello/Chart.yaml":           "apiVersion: v2\nname: hello\nversion: 1.0.0\n",
-		"charts/hello/templates/hello.yaml": deploymentYAML("hello", 1),
+		"clusters/production/flux-system/gotk-sync.yaml": fluxtest.BootstrapSync(url, "clusters/production"),
+		"apps/web/deploy.yaml":                           deploymentYAML("web", 2),
+		"charts/hello/Chart.yaml":                        "apiVersion: v2\nname: hello\nversion: 1.0.0\n",
+		"charts/hello/templates/hello.yaml":              deploymentYAML("hello", 1),
 	})
 	enginetest.InstallCRDs(t, "gitrepositories.source.toolkit.fluxcd.io.yaml", "kustomizations.kustomize.toolkit.fluxcd.io.yaml", "helmreleases.helm.toolkit.fluxcd.io.yaml")
 	if _, err := enginetest.Clientset(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "flux-system"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
