@@ -573,7 +573,7 @@ spec:
 	if shop.OwnerApplied != "Argo CD applied 6.5.4, the version kdrift renders" {
 		t.Fatalf("owner applied: %q", shop.OwnerApplied)
 	}
-	if rogue := appStatus(t, e, "rogue"); rogue.Sync != status.SyncError || !strings.Contains(rogue.Error, "--chart-repo") {
+	if rogue := appStatus(t, e, "rogue"); rogue.Sync != status.SyncError || !strings.Contains(rogue.Error, "--chart-repo") || !strings.Contains(rogue.Error, "(spec.sources[1])") {
 		t.Fatalf("a chart repository only Git names must be an Error naming the flag:\n%s", describe(rogue))
 	}
 
