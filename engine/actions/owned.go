@@ -48,8 +48,12 @@ func checkEditable(a app.App) error {
 		return nil
 	}
 	if a.Origin.Live {
-		return fmt.Errorf("App %s: its %s is %s, so there is no document to commit the change to; commit the Application to this repository, or change it with argocd",
-			a.Metadata.Name, a.Origin.Kind, a.Origin.Where())
+		cli := "argocd"
+		if a.Origin.Engine == app.EngineFlux {
+			cli = "flux"
+		}
+		return fmt.Errorf("App %s: its %s is %s, so there is no document to commit the change to; commit the %s to this repository, or change it with %s",
+			a.Metadata.Name, a.Origin.Kind, a.Origin.Where(), a.Origin.Kind, cli)
 	}
 	if a.Origin.GeneratorKind != "" {
 		return fmt.Errorf("App %s: its %s is %s, not a document kdrift can edit in place (the %s would undo the edit); change the %s's template in %s",

@@ -125,14 +125,14 @@ func argoApp(fsys fs.FS, body *yaml3.Node, file string, doc, line int, generated
 		return bad("", "cannot be read as an Argo CD Application: "+err.Error(), "fix the document")
 	}
 	s := a.Spec
-	src := "spec.source"
+	src, sourceIndex := "spec.source", -1
 	switch {
 	case len(s.Sources) > 0:
-		one, field, p := argoSources(s.Sources, opts.SameRepo)
+		one, field, index, p := argoSources(s.Sources, opts.SameRepo)
 		if p != nil {
 			return bad(p.field, p.problem, p.fix)
 		}
-		s.Source, src = one, field
+		s.Source, src, sourceIndex = one, field, index
 	case s.Source == nil:
 		return bad(src, "is missing", "give spec.source with repoURL and path")
 	}
@@ -148,7 +148,7 @@ func argoApp(fsys fs.FS, body *yaml3.Node, file string, doc, line int, generated
 				return bad(src+"."+k, "is set on a chart source, which Argo CD renders with Helm only", "remove it")
 			}
 		}
-		out.Spec.Chart = &RemoteChart{RepoURL: argoChartRepo(repoURL), Chart: c, Version: targetRevision(s.Source)}
+		out.Spec.Chart = &RemoteChart{RepoURL: argoChartRepo(repoURL), Chart: c, Version: targetRevision(s.Source), ArgoSource: sourceIndex + 1}
 		out.Spec.Path = RemoteChartPath("Application", ns, name)
 		h, p := argoHelm(s.Source, src)
 		if p != nil {

@@ -1,10 +1,7 @@
 package app
 
 import (
-	"fmt"
 	"io/fs"
-	"sort"
-	"strings"
 
 	yaml3 "gopkg.in/yaml.v3"
 )
@@ -22,59 +19,27 @@ const MaxLiveApplications = 5000
 // its path and sources from the live spec, its origin the cluster. It
 // returns the new result (res is not modified) and how many it added.
 func LiveApplications(res LoadResult, fsys fs.FS, live []map[string]any, context string, opts DiscoverOptions) (LoadResult, int) {
-	known := map[string]bool{}
-	names := map[string]bool{}
-	for _, a := range res.Apps {
-		names[a.Metadata.Name] = true
-		if a.Origin != nil && a.Origin.Engine == EngineArgoCD {
-			known[a.Origin.QualifiedName()] = true
+	return addLive(res, live, context, "Application", func(obj map[string]any) (found, bool) {
+		if !liveFromRepo(obj, opts.SameRepo) {
+			return found{}, false
 		}
+		node, ok := liveDocument(ArgoAPIVersion, "Application", obj)
+		if !ok {
+			return found{}, false
+		}
+		return argoApp(fsys, node, "", 0, 0, "", "", opts), true
+	})
+}
+
+// liveDocument is a live object as the declaration Git would hold: its
+// apiVersion, kind, the metadata a declaration has and its spec.
+func liveDocument(apiVersion, kind string, obj map[string]any) (*yaml3.Node, bool) {
+	doc := map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": liveMeta(obj), "spec": obj["spec"]}
+	var node yaml3.Node
+	if err := node.Encode(jsonable(doc)); err != nil {
+		return nil, false
 	}
-	for _, in := range res.Invalid {
-		names[in.Name] = true
-		known[in.Name] = true // a broken declaration of this NAMESPACE/NAME, or of NAME
-	}
-	out := LoadResult{Apps: append([]App(nil), res.Apps...), Invalid: append([]Invalid(nil), res.Invalid...)}
-	sort.SliceStable(live, func(i, j int) bool { return liveKey(live[i]) < liveKey(live[j]) })
-	added := 0
-	for i, obj := range live {
-		if i >= MaxLiveApplications {
-			break
-		}
-		key := liveKey(obj)
-		ns, name, _ := strings.Cut(key, "/")
-		if name == "" || known[key] || known[name] || !liveFromRepo(obj, opts.SameRepo) {
-			continue
-		}
-		doc := map[string]any{"apiVersion": ArgoAPIVersion, "kind": "Application", "metadata": liveMeta(obj), "spec": obj["spec"]}
-		var node yaml3.Node
-		if err := node.Encode(jsonable(doc)); err != nil {
-			continue
-		}
-		where := fmt.Sprintf("live in the cluster of %s (not in Git)", contextName(context))
-		f := argoApp(fsys, &node, "", 0, 0, "", "", opts)
-		shown := name
-		if names[name] {
-			shown = ns + "/" + name
-		}
-		names[shown] = true
-		if f.app != nil {
-			f.app.Origin.Live, f.app.Origin.LiveContext = true, context
-			f.app.Metadata.Name = shown
-			out.Apps = append(out.Apps, *f.app)
-		} else if f.invalid != nil {
-			in := *f.invalid
-			in.Name, in.File = shown, where
-			if e, ok := in.Err.(*Error); ok {
-				e.File, e.App = where, shown
-			}
-			out.Invalid = append(out.Invalid, in)
-		}
-		added++
-	}
-	sort.SliceStable(out.Apps, func(i, j int) bool { return out.Apps[i].Metadata.Name < out.Apps[j].Metadata.Name })
-	sort.SliceStable(out.Invalid, func(i, j int) bool { return out.Invalid[i].Name < out.Invalid[j].Name })
-	return out, added
+	return &node, true
 }
 
 // contextName is a kubeconfig context as a person reads it.

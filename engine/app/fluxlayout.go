@@ -45,6 +45,9 @@ type FluxLayout struct {
 	// bootstrap Kustomization applies (its spec.path holds its own file),
 	// or else the folders of Kustomizations declared more than once.
 	Candidates []string
+	// Repos are the URLs of the GitRepositories the tree declares, by
+	// NAMESPACE/NAME: what a live Kustomization's sourceRef is read by.
+	Repos map[string]string `json:",omitempty"`
 }
 
 // fluxRepos are the GitRepositories a Flux declaration may name: the
@@ -52,15 +55,22 @@ type FluxLayout struct {
 // folder is chosen and neither declares it, the bootstrap GitRepository
 // as this repository.
 func (d *discovery) fluxRepos() map[string]gitRepository {
-	fc := d.opts.Flux
+	return withClusterRepos(d.repos, d.opts.Flux)
+}
+
+// withClusterRepos is the GitRepositories the tree declares (declared)
+// with, from cluster fc (nil for none), its live GitRepositories the
+// tree lacks and, when a cluster folder is chosen and neither declares
+// it, the bootstrap GitRepository as this repository.
+func withClusterRepos(declared map[string]gitRepository, fc *FluxCluster) map[string]gitRepository {
 	if fc == nil {
-		return d.repos
+		return declared
 	}
-	out := make(map[string]gitRepository, len(d.repos)+len(fc.Repos)+1)
+	out := make(map[string]gitRepository, len(declared)+len(fc.Repos)+1)
 	for k, u := range fc.Repos {
 		out[k] = gitRepository{url: u, file: "the cluster's live GitRepository " + k}
 	}
-	for k, r := range d.repos {
+	for k, r := range declared {
 		out[k] = r
 	}
 	if _, ok := out[FluxBootstrapRepo]; !ok && fc.Path != "" {
@@ -139,6 +149,12 @@ func (d *discovery) layout() *FluxLayout {
 		return nil
 	}
 	l := &FluxLayout{Kustomizations: d.kustomizations, Left: d.left, Candidates: d.candidates}
+	for k, r := range d.repos {
+		if l.Repos == nil {
+			l.Repos = map[string]string{}
+		}
+		l.Repos[k] = r.url
+	}
 	if fc := d.opts.Flux; fc != nil && fc.Path != "" {
 		l.ClusterPath, l.From = fc.Path, fc.From
 	}

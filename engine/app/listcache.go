@@ -445,7 +445,7 @@ func sumDelta(t versionedTree, name, id string, children *ChildCache) (int, int6
 
 // listFormat names the list file's format; a change makes an old file
 // empty.
-const listFormat = "kdrift-apps/4"
+const listFormat = "kdrift-apps/5"
 
 // maxLists is how many app lists a ChildCache keeps (the newest): the
 // head, a local commit ahead of it, the channel's.

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"strings"
 
 	yaml3 "gopkg.in/yaml.v3"
@@ -58,13 +59,33 @@ func (argoCDTool) Paused(o *Origin) string {
 func (argoCDTool) Leaves(*unstructured.Unstructured) string { return "" }
 
 // Applied: status.sync.revision, or a multi-source Application's
-// status.sync.revisions.
+// status.sync.revisions, one per source in order, joined by
+// argoRevisionsSep.
 func (argoCDTool) Applied(obj map[string]any) string {
-	if r, _, _ := unstructured.NestedString(obj, "status", "sync", "revision"); r != "" {
-		return r
+	if rs, _, _ := unstructured.NestedStringSlice(obj, "status", "sync", "revisions"); len(rs) > 0 {
+		return strings.Join(rs, argoRevisionsSep)
 	}
-	rs, _, _ := unstructured.NestedStringSlice(obj, "status", "sync", "revisions")
-	return strings.Join(rs, ", ")
+	r, _, _ := unstructured.NestedString(obj, "status", "sync", "revision")
+	return r
+}
+
+// argoRevisionsSep joins a multi-source Application's revisions in what
+// Applied returns (neither a commit nor a chart version holds it).
+const argoRevisionsSep = ", "
+
+// ArgoSynced is, of what Applied read from chart c's live Application,
+// the revision Argo CD last synced for c's source ("" when it says none),
+// and the status field that holds it.
+func (c *RemoteChart) ArgoSynced(applied string) (string, string) {
+	if c.ArgoSource == 0 {
+		return applied, "status.sync.revision"
+	}
+	field := fmt.Sprintf("status.sync.revisions[%d]", c.ArgoSource-1)
+	revs := strings.Split(applied, argoRevisionsSep)
+	if applied == "" || len(revs) < c.ArgoSource {
+		return "", field
+	}
+	return revs[c.ArgoSource-1], field
 }
 
 // Tracking: Argo CD's resource tracking annotation. (Its

@@ -124,6 +124,11 @@ type RemoteChart struct {
 	// live source of that name, and fetches from it only where
 	// --chart-repo allows.
 	Committed CommittedSource `json:"committed,omitzero"`
+	// ArgoSource is, for a chart among an Argo CD Application's
+	// spec.sources, its index there plus one (Argo CD records what it
+	// synced per source, at that index of status.sync.revisions); 0 for
+	// spec.source and for Flux.
+	ArgoSource int `json:"argoSource,omitempty"`
 }
 
 // CommittedSource is a Flux HelmRepository or OCIRepository as a commit
@@ -159,7 +164,8 @@ func RemoteChartPath(kind, namespace, name string) string {
 }
 
 // Where says where the chart is as a person reads it: "chart podinfo
-// 6.x from HelmRepository flux-system/podinfo".
+// 6.x from HelmRepository flux-system/podinfo", "chart web 6.5.4 from
+// https://charts.example.com (spec.sources[1])".
 func (c *RemoteChart) Where() string {
 	what := "chart"
 	if c.Chart != "" {
@@ -170,6 +176,9 @@ func (c *RemoteChart) Where() string {
 	}
 	if c.SourceKind != "" {
 		return fmt.Sprintf("%s from %s %s/%s", what, c.SourceKind, c.SourceNamespace, c.SourceName)
+	}
+	if c.ArgoSource > 0 {
+		return fmt.Sprintf("%s from %s (spec.sources[%d])", what, c.RepoURL, c.ArgoSource-1)
 	}
 	return what + " from " + c.RepoURL
 }

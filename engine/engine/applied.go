@@ -44,30 +44,54 @@ func (e *core) noteApplied(gk schema.GroupKind, objs []map[string]any) {
 	}
 }
 
+// appliedOf is what the owner of a last applied, as its live declaration
+// said at the last head load ("" when unknown).
+func (e *core) appliedOf(a app.App) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.applied[appliedKey(a.Origin.Kind, a.Origin.Namespace, a.Origin.Name)]
+}
+
+// liveFluxLists are the live Flux declarations readFluxApplied listed on
+// one context; nil lists when they were not listed.
+type liveFluxLists struct {
+	kustomizations, helmReleases []map[string]any
+	context                      string
+}
+
 // readFluxApplied lists the live Flux Kustomizations and HelmReleases of
 // the destination context, when snap declares Flux, for the revisions and
-// chart versions they applied.
-func (e *core) readFluxApplied(ctx context.Context, snap *source.Snapshot) {
+// chart versions they applied; it returns the lists.
+func (e *core) readFluxApplied(ctx context.Context, snap *source.Snapshot) liveFluxLists {
 	if snap.Apps().Flux == nil {
-		return
+		return liveFluxLists{}
 	}
 	cs, err := e.clients.For(e.opts.Context)
 	if err != nil {
-		return
+		return liveFluxLists{}
 	}
 	ctx, cancel := context.WithTimeout(ctx, liveFluxTimeout)
 	defer cancel()
+	out := liveFluxLists{context: cs.Context}
 	for _, gvk := range []schema.GroupVersionKind{fluxKustomizationGVK, fluxHelmReleaseGVK} {
 		ks, err := listFlux(ctx, cs, gvk)
 		if err != nil {
-			return // the pass reports an unreachable cluster
+			return liveFluxLists{} // the pass reports an unreachable cluster
 		}
 		objs := make([]map[string]any, 0, len(ks))
 		for _, k := range ks {
 			objs = append(objs, k.Object)
 		}
 		e.noteApplied(gvk.GroupKind(), objs)
+		switch {
+		case ks == nil:
+		case gvk == fluxKustomizationGVK:
+			out.kustomizations = objs
+		default:
+			out.helmReleases = objs
+		}
 	}
+	return out
 }
 
 // ownerApplied says which revision the owner of a last applied, from its
@@ -79,9 +103,7 @@ func (e *core) ownerApplied(a app.App, rev source.Revision) string {
 		// (chartApplied).
 		return ""
 	}
-	e.mu.Lock()
-	applied := e.applied[appliedKey(a.Origin.Kind, a.Origin.Namespace, a.Origin.Name)]
-	e.mu.Unlock()
+	applied := e.appliedOf(a)
 	if applied == "" {
 		return ""
 	}

@@ -90,12 +90,8 @@ spec:
 	if err := e.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, s := range e.Apps() {
-		names = append(names, s.Name)
-	}
-	if strings.Join(names, ",") != "guestbook,podinfo,web" {
-		t.Fatalf("apps %v; want the two the ApplicationSet generates (not the excluded one) and web", names)
+	if names := appNames(e); names != "guestbook podinfo web" {
+		t.Fatalf("apps %s; want the two the ApplicationSet generates (not the excluded one) and web", names)
 	}
 	for _, name := range []string{"guestbook", "podinfo", "web"} {
 		s := appStatus(t, e, name)
@@ -167,12 +163,8 @@ spec:
 	if err := e.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, s := range e.Apps() {
-		names = append(names, s.Name)
-	}
-	if strings.Join(names, ",") != "guestbook-live" {
-		t.Fatalf("apps %v; want the live Application of this repository only", names)
+	if names := appNames(e); names != "guestbook-live" {
+		t.Fatalf("apps %s; want the live Application of this repository only", names)
 	}
 	s := appStatus(t, e, "guestbook-live")
 	if s.Sync != status.SyncSynced || s.Owner != "Argo CD Application "+argoNS+"/guestbook-live" || !strings.Contains(s.OwnerFile, "live in the cluster") || s.Path != "deploy/guestbook" {

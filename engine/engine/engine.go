@@ -263,9 +263,12 @@ type core struct {
 	passes, dryRuns, localCompares, applies atomic.Int64
 
 	// fluxOnce reads the live Flux objects once (resolveFlux);
-	// fluxNote (guarded by mu) says why they were not used, if so.
-	fluxOnce sync.Once
-	fluxNote string
+	// fluxNote (guarded by mu) says why they were not used, if so;
+	// fluxRepos (guarded by mu) are the URLs of the live GitRepositories
+	// that read found, by NAMESPACE/NAME (nil when not read).
+	fluxOnce  sync.Once
+	fluxNote  string
+	fluxRepos map[string]string
 	// applied (guarded by mu) is, by "KIND/NAMESPACE/NAME" of a live
 	// Argo CD or Flux declaration, the revision its controller last
 	// applied (app.AppliedReader), as read at the last head load.

@@ -79,12 +79,8 @@ func TestFluxReferenceLayoutOnACluster(t *testing.T) {
 
 	wantApps := func(e *engine.Engine) {
 		t.Helper()
-		var got []string
-		for _, a := range e.Apps() {
-			got = append(got, a.Name)
-		}
-		if strings.Join(got, " ") != "apps flux-system infra-configs podinfo" {
-			t.Fatalf("apps of clusters/production: %v\n%+v", got, e.Apps())
+		if got := appNames(e); got != "apps flux-system infra-configs podinfo" {
+			t.Fatalf("apps of clusters/production: %s\n%+v", got, e.Apps())
 		}
 		pi := appStatus(t, e, "podinfo")
 		if pi.Sync != status.SyncSynced || pi.Owner != "Flux HelmRelease "+ns+"/podinfo" || pi.Path != "charts/podinfo" {
@@ -149,5 +145,82 @@ func TestFluxReferenceLayoutOnACluster(t *testing.T) {
 	}
 	if d, err := deps.Get(ctx, "podinfo", metav1.GetOptions{}); err != nil || *d.Spec.Replicas != 5 {
 		t.Fatalf("kdrift healed a release Flux owns: %v %v", d.Spec.Replicas, err)
+	}
+}
+
+// TestFluxLiveKustomizationsOnACluster: a Kustomization made with `flux
+// create kustomization` is in no file; the cluster's live Kustomization,
+// which reads this repository through the bootstrap GitRepository, lists
+// it with its path from the live spec, and the app is compared; so is a
+// HelmRelease made with `flux create helmrelease` from a chart folder of
+// this repository. A live Kustomization of another repository is not
+// listed.
+func TestFluxLiveKustomizationsOnACluster(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "flux-live")
+	const url = "https://git.example.com/team/flux-live.git"
+	repo := gittest.Init(t)
+	repo.Git("remote", "add", "origin", url)
+	repo.Commit("bootstrap only; the web Kustomization is made with flux create", map[string]string{
+		"clusters/production/flux-system/gotk-sync.yaml": fluxtest.BootstrapSync(url, "clusters/production"),
+		"apps/web/deploy.yaml":                           deploymentYAML("web", 2),
+		"charts/hello/Chart.yaml":                        "apiVersion: v2\nname: hello\nversion: 1.0.0\n",
+		"charts/hello/templates/hello.yaml":              deploymentYAML("hello", 1),
+	})
+	enginetest.InstallCRDs(t, "gitrepositories.source.toolkit.fluxcd.io.yaml", "kustomizations.kustomize.toolkit.fluxcd.io.yaml", "helmreleases.helm.toolkit.fluxcd.io.yaml")
+	if _, err := enginetest.Clientset(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "flux-system"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	gitRepos := schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
+	kustomizations := schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
+	for name, u := range map[string]string{"flux-system": url, "flux-live-other": "https://git.example.com/team/other.git"} {
+		createFlux(t, gitRepos, map[string]any{
+			"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+			"metadata": map[string]any{"name": name, "namespace": "flux-system"},
+			"spec":     map[string]any{"url": u, "interval": "1m0s", "ref": map[string]any{"branch": "main"}},
+		})
+	}
+	for _, k := range []struct{ name, path, source string }{
+		{"flux-system", "./clusters/production", "flux-system"},
+		{"flux-live-web", "./apps/web", "flux-system"},
+		{"flux-live-other", "./apps/web", "flux-live-other"},
+	} {
+		createFlux(t, kustomizations, map[string]any{
+			"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+			"metadata": map[string]any{"name": k.name, "namespace": "flux-system"},
+			"spec": map[string]any{"path": k.path, "prune": true, "interval": "10m0s", "targetNamespace": ns,
+				"sourceRef": map[string]any{"kind": "GitRepository", "name": k.source}},
+		})
+	}
+	applyAs(t, ns, "kustomize-controller", deploymentYAML("web", 2),
+		map[string]string{"kustomize.toolkit.fluxcd.io/name": "flux-live-web", "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}, nil)
+	// A HelmRelease made with `flux create helmrelease`, its chart a folder
+	// of this repository.
+	createFlux(t, schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}, map[string]any{
+		"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+		"metadata": map[string]any{"name": "flux-live-hello", "namespace": ns},
+		"spec": map[string]any{"interval": "10m", "releaseName": "hello", "chart": map[string]any{"spec": map[string]any{"chart": "./charts/hello",
+			"sourceRef": map[string]any{"kind": "GitRepository", "name": "flux-system", "namespace": "flux-system"}}}},
+	})
+	applyAs(t, ns, "helm-controller", deploymentYAML("hello", 1),
+		map[string]string{"app.kubernetes.io/managed-by": "Helm", "helm.toolkit.fluxcd.io/name": "flux-live-hello", "helm.toolkit.fluxcd.io/namespace": ns},
+		map[string]string{"meta.helm.sh/release-name": "hello", "meta.helm.sh/release-namespace": ns})
+
+	e := newEngine(t, repo, nil)
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := appNames(e); got != "flux-live-hello flux-live-web flux-system" {
+		t.Fatalf("apps %s; want Git's bootstrap and the live Kustomization and HelmRelease of this repository", got)
+	}
+	if h := appStatus(t, e, "flux-live-hello"); h.Sync != status.SyncSynced || len(h.Resources) != 1 || !strings.Contains(h.OwnerFile, "live in the cluster") || h.Path != "charts/hello" {
+		t.Fatalf("the live HelmRelease's chart must be compared:\n%s file=%q path=%q", describe(h), h.OwnerFile, h.Path)
+	}
+	s := appStatus(t, e, "flux-live-web")
+	if s.Sync != status.SyncSynced || s.Owner != "Flux Kustomization flux-system/flux-live-web" || !strings.Contains(s.OwnerFile, "live in the cluster") || s.Path != "apps/web" {
+		t.Fatalf("the live Kustomization must be compared:\n%s owner=%q file=%q path=%q", describe(s), s.Owner, s.OwnerFile, s.Path)
+	}
+	if src := e.AppSource(); !strings.Contains(src, "1 live Flux Kustomization and 1 live Flux HelmRelease on context") {
+		t.Fatalf("the header must say where the list came from: %q", src)
 	}
 }

@@ -64,9 +64,9 @@ func (e *core) resolveFlux(ctx context.Context, rev source.Revision) {
 		}
 		ctx, cancel := context.WithTimeout(ctx, liveFluxTimeout)
 		defer cancel()
-		fc, note := e.liveFlux(ctx)
+		fc, repos, note := e.liveFlux(ctx)
 		e.mu.Lock()
-		e.fluxNote = note
+		e.fluxNote, e.fluxRepos = note, repos
 		e.mu.Unlock()
 		if fc != nil {
 			e.repo.SetFlux(fc)
@@ -76,23 +76,24 @@ func (e *core) resolveFlux(ctx context.Context, rev source.Revision) {
 
 // liveFlux reads the live Kustomizations and GitRepositories of the
 // destination context and returns the cluster folder they name, or nil
-// and why not ("" when the cluster runs no Flux).
-func (e *core) liveFlux(ctx context.Context) (*app.FluxCluster, string) {
+// and why not ("" when the cluster runs no Flux), with the live
+// GitRepositories' URLs by NAMESPACE/NAME (nil when not read).
+func (e *core) liveFlux(ctx context.Context) (*app.FluxCluster, map[string]string, string) {
 	cs, err := e.clients.For(e.opts.Context)
 	if err != nil {
-		return nil, "Flux's live objects not read: " + err.Error()
+		return nil, nil, "Flux's live objects not read: " + err.Error()
 	}
 	ks, err := listFlux(ctx, cs, fluxKustomizationGVK)
 	if err != nil || ks == nil {
 		if err != nil {
-			return nil, fmt.Sprintf("Flux's live Kustomizations not read on context %q: %v", cs.Context, err)
+			return nil, nil, fmt.Sprintf("Flux's live Kustomizations not read on context %q: %v", cs.Context, err)
 		}
-		return nil, ""
+		return nil, nil, ""
 	}
 	repos := map[string]string{}
 	grs, err := listFlux(ctx, cs, fluxGitRepositoryGVK)
 	if err != nil {
-		return nil, fmt.Sprintf("Flux's live GitRepositories not read on context %q: %v", cs.Context, err)
+		return nil, nil, fmt.Sprintf("Flux's live GitRepositories not read on context %q: %v", cs.Context, err)
 	}
 	for _, g := range grs {
 		u, _, _ := unstructured.NestedString(g.Object, "spec", "url")
@@ -100,10 +101,10 @@ func (e *core) liveFlux(ctx context.Context) (*app.FluxCluster, string) {
 	}
 	fc, note := entryPath(ks, repos, e.repo.SameRepo)
 	if fc == nil {
-		return nil, fmt.Sprintf("Flux runs on context %q, but %s", cs.Context, note)
+		return nil, repos, fmt.Sprintf("Flux runs on context %q, but %s", cs.Context, note)
 	}
 	fc.From = fmt.Sprintf("%s on context %q", fc.From, cs.Context)
-	return fc, ""
+	return fc, repos, ""
 }
 
 // entryPath picks the cluster folder among the live Kustomizations ks
@@ -200,4 +201,36 @@ func (e *core) FluxCluster() string {
 		return "Flux: every cluster folder of the repository is read; pass --cluster-path with one of " + strings.Join(l.Candidates, ", ")
 	}
 	return ""
+}
+
+// withLiveFlux is apps plus the live Flux Kustomizations and
+// HelmReleases of lists (as readFluxApplied listed them: no other
+// request) that come from this repository and that Git does not declare
+// (app.LiveKustomizations, app.LiveHelmReleases), and from, where the
+// list came from, with them counted.
+func (e *core) withLiveFlux(apps app.LoadResult, snap *source.Snapshot, lists liveFluxLists, from string) (app.LoadResult, string) {
+	if lists.kustomizations == nil {
+		return apps, from
+	}
+	e.mu.Lock()
+	repos := e.fluxRepos
+	e.mu.Unlock()
+	res, ks := snap.WithLiveKustomizations(apps, lists.kustomizations, repos, lists.context)
+	res, hrs := snap.WithLiveHelmReleases(res, lists.helmReleases, repos, lists.context)
+	var added []string
+	for _, c := range []struct {
+		n    int
+		kind string
+	}{{ks, "Kustomization"}, {hrs, "HelmRelease"}} {
+		switch {
+		case c.n == 1:
+			added = append(added, "1 live Flux "+c.kind)
+		case c.n > 1:
+			added = append(added, fmt.Sprintf("%d live Flux %ss", c.n, c.kind))
+		}
+	}
+	if len(added) == 0 {
+		return res, from
+	}
+	return res, fmt.Sprintf("%s; %s on context %q that Git does not declare", from, strings.Join(added, " and "), lists.context)
 }

@@ -65,6 +65,15 @@ spec:
 `, name, replicas)
 }
 
+// appNames is the names of e's apps, in its order, separated by spaces.
+func appNames(e *engine.Engine) string {
+	var names []string
+	for _, a := range e.Apps() {
+		names = append(names, a.Name)
+	}
+	return strings.Join(names, " ")
+}
+
 // namespace makes a fresh namespace for one test.
 func namespace(t *testing.T, name string) string {
 	t.Helper()

@@ -50,8 +50,9 @@ func (e *core) loadHead(ctx context.Context, fetch bool) error {
 	e.mu.Unlock()
 	if same {
 		e.opts.Observer.Timed(PhaseGit, "", time.Since(gitStart), nil)
-		e.readFluxApplied(ctx, cur)
+		flux := e.readFluxApplied(ctx, cur)
 		apps, from := e.withLiveApplications(ctx, cur, rev)
+		apps, from = e.withLiveFlux(apps, cur, flux, from)
 		apps = withSettings(apps, cur)
 		e.mu.Lock()
 		e.apps, e.appSource = apps, from
@@ -65,8 +66,9 @@ func (e *core) loadHead(ctx context.Context, fetch bool) error {
 	}
 	e.opts.Observer.Timed(PhaseGit, "", time.Since(gitStart), nil)
 	discStart := time.Now()
-	e.readFluxApplied(ctx, snap)
+	flux := e.readFluxApplied(ctx, snap)
 	apps, from := e.withLiveApplications(ctx, snap, rev)
+	apps, from = e.withLiveFlux(apps, snap, flux, from)
 	apps = withSettings(apps, snap)
 	e.opts.Observer.Timed(PhaseDiscover, "", time.Since(discStart), nil)
 	e.mu.Lock()

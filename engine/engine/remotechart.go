@@ -198,9 +198,11 @@ func (e *core) chartApplied(a app.App, rc *renderedChart) string {
 	if a.Origin == nil || rc == nil {
 		return ""
 	}
-	e.mu.Lock()
-	applied := e.applied[appliedKey(a.Origin.Kind, a.Origin.Namespace, a.Origin.Name)]
-	e.mu.Unlock()
+	applied := e.appliedOf(a)
+	if c := a.Spec.Chart; c != nil && c.SourceKind == "" {
+		// Argo CD: the revision of the chart's own source.
+		applied, _ = c.ArgoSynced(applied)
+	}
 	if applied == "" {
 		return ""
 	}
@@ -594,14 +596,12 @@ func (e *core) resolveArgoChart(ctx context.Context, a app.App) (charts.Ref, []c
 	ref := charts.Ref{Repo: rc.RepoURL, Chart: rc.Chart, Version: rc.Version}
 	why := "from " + redact.URL(rc.RepoURL)
 	if !charts.Exact(rc.Version) {
-		e.mu.Lock()
-		applied := e.applied[appliedKey(a.Origin.Kind, a.Origin.Namespace, a.Origin.Name)]
-		e.mu.Unlock()
+		applied, field := rc.ArgoSynced(e.appliedOf(a))
 		if !charts.Exact(applied) {
-			return ref, nil, "", &errChart{rc.Where(), fmt.Sprintf("targetRevision %q is not one version and Argo CD has not synced one (status.sync.revision); kdrift renders a chart only at the version the cluster resolved or at a pinned one", rc.Version), "pin targetRevision, or sync the Application once"}
+			return ref, nil, "", &errChart{rc.Where(), fmt.Sprintf("targetRevision %q is not one version and Argo CD has not synced one (%s); kdrift renders a chart only at the version the cluster resolved or at a pinned one", rc.Version, field), "pin targetRevision, or sync the Application once"}
 		}
 		ref.Version = applied
-		why += " (the version Argo CD last synced)"
+		why += " (the version Argo CD last synced, " + field + ")"
 	}
 	locs, err := e.argoRepositories(ctx, a.Spec.Destination.Context, a.Origin.Namespace)
 	if err != nil {
@@ -614,8 +614,9 @@ func (e *core) resolveArgoChart(ctx context.Context, a app.App) (charts.Ref, []c
 
 // argoRepositories lists the locations the live Argo CD repository
 // Secrets of namespace ns name (label argocd.argoproj.io/secret-type:
-// repository or repo-creds; only their url, type and enableOCI are
-// read), kept as long as the Flux sources are.
+// repository or repo-creds, type helm or oci; their url, type and
+// enableOCI, and username and password, kept in memory only: see
+// chartcreds.go), kept as long as the Flux sources are.
 func (e *core) argoRepositories(ctx context.Context, kctx, ns string) ([]charts.Location, error) {
 	if kctx == "" {
 		kctx = e.opts.Context
@@ -649,11 +650,13 @@ func (e *core) argoRepositories(ctx context.Context, kctx, ns string) ([]charts.
 				}
 				return strings.TrimSpace(string(b))
 			}
-			u := field("url")
-			if u == "" {
+			u, typ := field("url"), field("type")
+			if u == "" || typ != "helm" && typ != "oci" {
+				// A Git repository's Secret (type git, the default)
+				// says where Argo CD reads Git, not where charts are.
 				continue
 			}
-			if (field("type") == "oci" || field("enableOCI") == "true") && !strings.Contains(u, "://") {
+			if (typ == "oci" || field("enableOCI") == "true") && !strings.Contains(u, "://") {
 				u = "oci://" + u
 			}
 			s.locs = append(s.locs, charts.Location{URL: u, By: fmt.Sprintf("Argo CD repository Secret %s/%s (live on context %q)", ns, sec.GetName(), cs.Context)})

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
 
 	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/engine"
@@ -233,12 +234,8 @@ spec:
 	if err := e.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, a := range e.Apps() {
-		got = append(got, a.Name)
-	}
-	if strings.Join(got, " ") != "apps cache flux-system infra-configs podinfo rogue web" {
-		t.Fatalf("apps of clusters/production: %v", got)
+	if got := appNames(e); got != "apps cache flux-system infra-configs podinfo rogue web" {
+		t.Fatalf("apps of clusters/production: %s", got)
 	}
 	cache := appStatus(t, e, "cache")
 	if cache.Sync != status.SyncSynced || len(cache.Resources) != 1 {
@@ -492,6 +489,123 @@ spec:
 	}
 }
 
+// TestArgoMultiSourceRemoteChartOnACluster: the usual Argo CD pairing of
+// a chart from a Helm repository (a version range) with values kept in
+// Git ($values of a ref source of this repository), on a cluster whose
+// Argo CD synced version 6.5.4 of that source (status.sync.revisions at
+// the chart's index) and whose repository Secret names the Helm
+// repository on loopback. kdrift renders 6.5.4 (not the newer 6.5.5 the
+// range also takes) with the Git values under valuesObject and the
+// release name, compares the Deployment field by field, and a scale is
+// drift owned by kubectl. A second app whose chart repository only Git
+// (and a Git repository Secret) names is an Error and that host is never
+// contacted.
+func TestArgoMultiSourceRemoteChartOnACluster(t *testing.T) {
+	ctx := context.Background()
+	enginetest.InstallCRDs(t, "applications.argoproj.io.yaml")
+	ns := namespace(t, "argo-multi-chart")
+	argoNS := namespace(t, "argo-multi-chart-argocd")
+	decoy, decoyConns := countingListener(t)
+	helmRepo := charttest.HelmRepo(t,
+		charttest.Chart{Name: "web", Version: "6.5.4", Files: fluxtest.RemoteChart("web", "6.5.4", "nginx:1.27")},
+		charttest.Chart{Name: "web", Version: "6.5.5", Files: fluxtest.RemoteChart("web", "6.5.5", "nginx:1.28")})
+	const url = "https://git.example.com/team/multi.git"
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	application := func(name, release, chartRepo string) string {
+		return `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: ` + name + `, namespace: ` + argoNS + `}
+spec:
+  project: default
+  sources:
+  - repoURL: ` + url + `
+    targetRevision: main
+    ref: values
+  - repoURL: ` + chartRepo + `
+    chart: web
+    targetRevision: 6.5.*
+    helm:
+      releaseName: ` + release + `
+      valueFiles: [$values/envs/prod/web.yaml]
+      valuesObject: {environment: production}
+  destination: {server: https://kubernetes.default.svc, namespace: ` + ns + `}
+`
+	}
+	repo := gittest.Init(t)
+	repo.Git("remote", "add", "origin", url)
+	repo.Commit("multi-source Applications with remote charts", map[string]string{
+		"envs/prod/web.yaml": "replicaCount: 3\nenvironment: prod\n",
+		"argocd/shop.yaml":   application("shop", "web", helmRepo.URL),
+		"argocd/rogue.yaml":  application("rogue", "rogue", "http://"+decoy+"/charts"),
+	})
+	// Argo CD's view: the Applications as synced, and the repository.
+	apps := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}
+	for _, name := range []string{"shop", "rogue"} {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(application(name, name, helmRepo.URL)), &obj); err != nil {
+			t.Fatal(err)
+		}
+		obj["status"] = map[string]any{"sync": map[string]any{"status": "Synced", "revisions": []any{sha, "6.5.4"}}}
+		createFlux(t, apps, obj)
+	}
+	// A Git repository's Secret names where Argo CD reads Git, never
+	// where a chart may be fetched from.
+	for name, data := range map[string]map[string]string{
+		"repo-web":   {"type": "helm", "name": "web", "url": helmRepo.URL},
+		"repo-rogue": {"type": "git", "url": "http://" + decoy + "/charts"},
+	} {
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: argoNS, Labels: map[string]string{"argocd.argoproj.io/secret-type": "repository"}}, StringData: data}
+		if _, err := enginetest.Clientset(t).CoreV1().Secrets(argoNS).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, _, _ := remoteAsHelmApplies("web", "nginx:1.27", ns)
+	l, a := argoManaged("shop", ns, "web")
+	l["app"], l["env"] = "web", "production"
+	applyAs(t, ns, "argocd-controller", m, l, a)
+
+	e := newEngine(t, repo, func(o *engine.Options) { o.ChartCacheDir = t.TempDir() })
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := appNames(e); got != "rogue shop" {
+		t.Fatalf("apps %s: Git's declarations, not the live copies", got)
+	}
+	shop := appStatus(t, e, "shop")
+	if shop.Sync != status.SyncSynced || len(shop.Resources) != 1 {
+		t.Fatalf("the chart with Git's values must compare Synced:\n%s", describe(shop))
+	}
+	if !strings.Contains(shop.Chart, "chart web 6.5.4 (sha256:") || !strings.Contains(shop.Chart, "status.sync.revisions[1]") {
+		t.Fatalf("which chart was rendered: %q", shop.Chart)
+	}
+	if shop.OwnerApplied != "Argo CD applied 6.5.4, the version kdrift renders" {
+		t.Fatalf("owner applied: %q", shop.OwnerApplied)
+	}
+	if rogue := appStatus(t, e, "rogue"); rogue.Sync != status.SyncError || !strings.Contains(rogue.Error, "--chart-repo") || !strings.Contains(rogue.Error, "(spec.sources[1])") {
+		t.Fatalf("a chart repository only Git names must be an Error naming the flag:\n%s", describe(rogue))
+	}
+
+	// A kubectl scale is drift owned by kubectl, against Git's replicas 3.
+	scaleAs(t, ns, "web", "kubectl", 5)
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	shop = appStatus(t, e, "shop")
+	r, _ := resource(shop, "Deployment", "web")
+	f, ok := field(r, "/spec/replicas")
+	if shop.Sync != status.SyncOutOfSync || !ok || fmt.Sprint(f.Desired) != "3" || fmt.Sprint(f.Live) != "5" || f.Class != status.OwnerPerson || len(f.Owners) == 0 || f.Owners[0].Manager != "kubectl" {
+		t.Fatalf("the scale must be drift owned by kubectl against replicas 3:\n%s", describe(shop))
+	}
+	for _, f := range r.Fields {
+		if !f.Extra && f.Path != "/spec/replicas" {
+			t.Fatalf("only the scaled field differs from Git's render:\n%s", describe(shop))
+		}
+	}
+	if n := decoyConns.Load(); n != 0 {
+		t.Fatalf("the host only a committed file names was contacted %d times", n)
+	}
+}
+
 // TestFluxArtifactGeneratorOnACluster: Flux 2.7's layout, the apps
 // Kustomization reading an ExternalArtifact an ArtifactGenerator makes of
 // the repository: kdrift rebuilds it, finds the HelmRelease it applies and
@@ -511,12 +625,8 @@ func TestFluxArtifactGeneratorOnACluster(t *testing.T) {
 	if err := e.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, a := range e.Apps() {
-		got = append(got, a.Name)
-	}
-	if strings.Join(got, " ") != "apps flux-system infra-configs podinfo" {
-		t.Fatalf("apps: %v", got)
+	if got := appNames(e); got != "apps flux-system infra-configs podinfo" {
+		t.Fatalf("apps: %s", got)
 	}
 	if apps := appStatus(t, e, "apps"); apps.Path != "@artifacts/flux-system/apps/production" {
 		t.Fatalf("apps reads the artifact: %q", apps.Path)

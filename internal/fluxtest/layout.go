@@ -85,28 +85,7 @@ spec:
 	}
 	for _, c := range Clusters {
 		env := strings.TrimPrefix(c, "clusters/")
-		files[c+"/flux-system/gotk-sync.yaml"] = `# Written by flux bootstrap --path=./` + c + `
-apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata:
-  name: flux-system
-  namespace: flux-system
-spec:
-  interval: 1m0s
-  ref: {branch: main}
-  url: ` + url + `
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: flux-system
-  namespace: flux-system
-spec:
-  interval: 10m0s
-  path: ./` + c + `
-  prune: true
-  sourceRef: {kind: GitRepository, name: flux-system}
-`
+		files[c+"/flux-system/gotk-sync.yaml"] = BootstrapSync(url, c)
 		files[c+"/flux-system/kustomization.yaml"] = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [gotk-sync.yaml]\n"
 		files[c+"/infrastructure.yaml"] = `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
@@ -153,4 +132,33 @@ spec:
 		files[k] = strings.ReplaceAll(v, "namespace: NS", "namespace: "+ns)
 	}
 	return files
+}
+
+// BootstrapSync is the gotk-sync.yaml `flux bootstrap --path=./PATH`
+// commits for a repository whose URL is url: the GitRepository and the
+// Kustomization flux-system/flux-system that applies the cluster folder
+// path.
+func BootstrapSync(url, path string) string {
+	return `# Written by flux bootstrap --path=./` + path + `
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: flux-system
+  namespace: flux-system
+spec:
+  interval: 1m0s
+  ref: {branch: main}
+  url: ` + url + `
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: flux-system
+  namespace: flux-system
+spec:
+  interval: 10m0s
+  path: ./` + path + `
+  prune: true
+  sourceRef: {kind: GitRepository, name: flux-system}
+`
 }

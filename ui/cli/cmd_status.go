@@ -79,7 +79,7 @@ func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, 
 		if fc := e.FluxCluster(); fc != "" {
 			fmt.Fprintln(env.stderr, "kdrift: "+fc)
 		}
-		if src := e.AppSource(); strings.Contains(src, "Argo CD") {
+		if src := e.AppSource(); strings.Contains(src, "Argo CD") || strings.Contains(src, "live Flux") {
 			fmt.Fprintln(env.stderr, "kdrift: "+src)
 		}
 	}
