@@ -105,7 +105,7 @@ func Discover(fsys fs.FS, opts DiscoverOptions) LoadResult {
 // reads (a recorder when its reads are recorded) and raw the tree
 // itself, or nil when fsys is.
 func discover(fsys fs.FS, raw fs.FS, opts DiscoverOptions) (LoadResult, *discovery) {
-	res := Load(fsys, ".")
+	res := load(fsys, ".", newKeptAppFiles(fsys, opts.Children))
 	if opts.Context == nil {
 		opts.Context = context.Background()
 	}

@@ -53,6 +53,12 @@ type ChildCache struct {
 	listsDirty  bool
 	// listHit says a list was taken from lists.
 	listHit bool
+	// appFiles are App files parsed without error, by path and blob
+	// (appfiles.go), and those used since the last Save.
+	appFiles     map[string]json.RawMessage
+	usedAppFiles map[string]bool
+	// appFileHits counts the App files served from appFiles.
+	appFileHits int
 }
 
 // DirSummary is what discovery's walk counted in one folder, recursively:
@@ -89,10 +95,12 @@ type childFile struct {
 	Scope   string                `json:"scope"`
 	Entries map[string]childEntry `json:"entries"`
 	Dirs    map[string]DirSummary `json:"dirs,omitempty"`
+	// AppFiles are the Apps of App files, by "PATH NUL BLOB" (appfiles.go).
+	AppFiles map[string]json.RawMessage `json:"appFiles,omitempty"`
 }
 
 // childFormat names the file format; a change makes an old file empty.
-const childFormat = "kdrift-discover/2"
+const childFormat = "kdrift-discover/3"
 
 // maxChildFile bounds the cache file read and written: past it the
 // cache is kept in memory only.
@@ -103,7 +111,8 @@ const maxChildFile = 32 << 20
 // identity repo and the kdrift binary are part of its key: another binary
 // renders anew).
 func NewChildCache(dir, repoDir, repo string) *ChildCache {
-	c := &ChildCache{scope: childFormat + "\x00" + render.BinaryID() + "\x00" + repo, entries: map[string]childEntry{}, dirs: map[string]DirSummary{}, used: map[string]bool{}, usedDirs: map[string]bool{}}
+	c := &ChildCache{scope: childFormat + "\x00" + render.BinaryID() + "\x00" + repo, entries: map[string]childEntry{}, dirs: map[string]DirSummary{}, used: map[string]bool{}, usedDirs: map[string]bool{},
+		appFiles: map[string]json.RawMessage{}, usedAppFiles: map[string]bool{}}
 	if dir != "" && render.BinaryID() != "" {
 		sum := sha256.Sum256([]byte(repoDir + "\x00" + repo))
 		c.file = filepath.Join(dir, hex.EncodeToString(sum[:16])+".json")
@@ -136,6 +145,9 @@ func (c *ChildCache) load() {
 	c.entries = cf.Entries
 	if cf.Dirs != nil {
 		c.dirs = cf.Dirs
+	}
+	if cf.AppFiles != nil {
+		c.appFiles = cf.AppFiles
 	}
 }
 
@@ -232,22 +244,22 @@ const maxChildEntries = 100_000
 func (c *ChildCache) Save() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.entries)+len(c.dirs) > maxChildEntries {
-		c.entries, c.dirs = used(c.entries, c.used), used(c.dirs, c.usedDirs)
-		c.used, c.usedDirs = map[string]bool{}, map[string]bool{}
+	if len(c.entries)+len(c.dirs)+len(c.appFiles) > maxChildEntries {
+		c.entries, c.dirs, c.appFiles = used(c.entries, c.used), used(c.dirs, c.usedDirs), used(c.appFiles, c.usedAppFiles)
+		c.used, c.usedDirs, c.usedAppFiles = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	}
 	c.saveLists()
 	if !c.dirty || c.file == "" {
 		return
 	}
 	c.dirty = false
-	entries, dirs := used(c.entries, c.used), used(c.dirs, c.usedDirs)
+	entries, dirs, appFiles := used(c.entries, c.used), used(c.dirs, c.usedDirs), used(c.appFiles, c.usedAppFiles)
 	if c.listHit {
 		// An app list was taken whole: what it rests on was not looked
 		// up, and stays.
-		entries, dirs = c.entries, c.dirs
+		entries, dirs, appFiles = c.entries, c.dirs, c.appFiles
 	}
-	data, err := json.Marshal(childFile{Format: childFormat, Scope: c.scope, Entries: entries, Dirs: dirs})
+	data, err := json.Marshal(childFile{Format: childFormat, Scope: c.scope, Entries: entries, Dirs: dirs, AppFiles: appFiles})
 	if err == nil {
 		writeCacheFile(c.file, data, maxChildFile)
 	}

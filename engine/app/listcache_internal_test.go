@@ -123,13 +123,8 @@ func TestAppListCacheReuse(t *testing.T) {
 		{"a marker appears in a counted folder", map[string]string{"apps/b/app.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: d\nspec:\n  source:\n    repoURL: https://example.com/x\n    path: apps/c\n"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			first := NewChildCache(dir, "/repo", "https://example.com/x")
-			Discover(base, DiscoverOptions{Children: first})
-			first.Save()
 			tree := base.with(tc.change)
-			c := NewChildCache(dir, "/repo", "https://example.com/x")
-			got := Discover(tree, DiscoverOptions{Children: c})
+			c, got := rediscover(t, base, tree)
 			if c.listHit != tc.reused {
 				t.Errorf("list taken from the cache: %v, want %v", c.listHit, tc.reused)
 			}
@@ -138,6 +133,19 @@ func TestAppListCacheReuse(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rediscover discovers base with a cache kept in a folder, then tree
+// with a new cache on that folder (a later process), and returns that
+// cache and what it found.
+func rediscover(t *testing.T, base, tree gitTree) (*ChildCache, LoadResult) {
+	t.Helper()
+	dir := t.TempDir()
+	first := NewChildCache(dir, "/repo", "https://example.com/x")
+	Discover(base, DiscoverOptions{Children: first})
+	first.Save()
+	c := NewChildCache(dir, "/repo", "https://example.com/x")
+	return c, Discover(tree, DiscoverOptions{Children: c})
 }
 
 // TestAppListCacheCorruptFile: a list file that is not one (garbage,
@@ -184,6 +192,57 @@ func TestAppListCacheCorruptFile(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("list:\n%+v\nwant (no cache):\n%+v", got, want)
+			}
+		})
+	}
+}
+
+// TestKeptAppFiles: when the app list must be found again, an App file
+// whose blob was parsed before without error is not parsed again (a new
+// process: a new ChildCache on the same folder), a changed one is, one
+// with errors is never kept, and the list is always the one discovery
+// without a cache finds, errors and their lines included.
+func TestKeptAppFiles(t *testing.T) {
+	if render.BinaryID() == "" {
+		t.Fatal("the test binary has no identity (os.Executable could not be read and hashed), so the cache would stay in memory and this test would prove nothing")
+	}
+	kdriftApp := func(name, path string) string {
+		return "apiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata:\n  name: " + name + "\n  labels: {team: x}\nspec:\n  path: " + path + "\n  destination:\n    namespace: x\n"
+	}
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+	base := gitTree{fstest.MapFS{}}.with(map[string]string{
+		".kdrift/a.yaml":      kdriftApp("a", "apps/a") + "---\n" + kdriftApp("a2", "apps/a"),
+		".kdrift/b.yaml":      kdriftApp("b", "apps/b"),
+		".kdrift/broken.yaml": "apiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata:\n  name: broken\nspec:\n  path: [\n",
+		"apps/a/cm.yaml":      cm,
+		"apps/b/cm.yaml":      cm,
+		"apps/c/cm.yaml":      cm,
+	})
+	for _, tc := range []struct {
+		name   string
+		change map[string]string
+		hits   int
+	}{
+		// The list is found again (a folder an App names is gone), with
+		// the three good documents' two files kept.
+		{"an App's folder is removed", map[string]string{"apps/b/cm.yaml": ""}, 2},
+		{"an App file changes", map[string]string{".kdrift/b.yaml": kdriftApp("b", "apps/c")}, 1},
+		// A kept file's App is now declared twice: the error names the
+		// line in the kept file, which is read for it.
+		{"a name declared again", map[string]string{".kdrift/c.yaml": kdriftApp("b", "apps/c")}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tree := base.with(tc.change)
+			c, got := rediscover(t, base, tree)
+			if c.listHit || c.appFileHits != tc.hits {
+				t.Errorf("list taken whole %v, App files kept %d; want false and %d", c.listHit, c.appFileHits, tc.hits)
+			}
+			want := Discover(tree, DiscoverOptions{})
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("list:\n%+v\nwant (no cache):\n%+v", got, want)
+			}
+			if fmt.Sprint(got.Invalid) != fmt.Sprint(want.Invalid) || len(want.Invalid) == 0 {
+				t.Errorf("errors:\n%v\nwant:\n%v", got.Invalid, want.Invalid)
 			}
 		})
 	}

@@ -78,6 +78,12 @@ func (r LoadResult) FindInvalid(name string) (Invalid, bool) {
 // declared more than once. Valid Apps come back with spec.path cleaned
 // ("./a/b/" becomes "a/b"). A repository without .kdrift has no Apps.
 func Load(fsys fs.FS, root string) LoadResult {
+	return load(fsys, root, nil)
+}
+
+// load is Load, taking the Apps of an App file from kept when it holds
+// that file's blob (discovery's cache; nil parses every file).
+func load(fsys fs.FS, root string, kept *keptAppFiles) LoadResult {
 	var res LoadResult
 	repo := fsys
 	if root != "" && root != "." {
@@ -107,6 +113,10 @@ func Load(fsys fs.FS, root string) LoadResult {
 		if file == SettingsFile {
 			continue // the Settings document (settings.go), not an App
 		}
+		if apps, ok := kept.get(file); ok {
+			parsed = append(parsed, apps...)
+			continue
+		}
 		if info, err := e.Info(); err == nil && info.Size() > render.DefaultMaxFileBytes {
 			res.Invalid = append(res.Invalid, Invalid{File: file, Err: &Error{File: file,
 				Problem: fmt.Sprintf("is %d bytes, more than the %d an App file may have", info.Size(), render.DefaultMaxFileBytes), Fix: "split the Apps over several files"}})
@@ -118,6 +128,9 @@ func Load(fsys fs.FS, root string) LoadResult {
 			continue
 		}
 		apps, errs := Parse(file, data)
+		if len(errs) == 0 {
+			kept.put(file, apps)
+		}
 		contents[file] = data
 		parsed = append(parsed, apps...)
 		res.Invalid = append(res.Invalid, groupErrors(file, errs)...)
@@ -144,6 +157,10 @@ func Load(fsys fs.FS, root string) LoadResult {
 			for _, err := range errs {
 				var e *Error
 				if errors.As(err, &e) && e.Line == 0 {
+					if _, read := contents[a.File]; !read {
+						// A kept file's Apps were not read this time.
+						contents[a.File], _ = fs.ReadFile(repo, a.File)
+					}
 					e.Line = findLine(contents[a.File], a.Metadata.Name, e.Field)
 				}
 			}
