@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -392,7 +393,8 @@ func (e *listEntry) valid(t versionedTree, key string, same func(string) bool, c
 		return false
 	}
 	files, bytes := e.Files, e.Bytes
-	for k, id := range deps {
+	for _, k := range checkOrder(deps) {
+		id := deps[k]
 		op, name, ok := strings.Cut(k, "\x00")
 		if !ok {
 			return false
@@ -416,6 +418,33 @@ func (e *listEntry) valid(t versionedTree, key string, same func(string) bool, c
 		}
 	}
 	return files <= MaxDiscoverFiles && bytes <= MaxDiscoverBytes
+}
+
+// checkOrder is the order valid checks deps in: a folder's tree hash
+// first (one lookup answers for everything under it, and a commit to an
+// app's folder shows there at once), the walk's counts last (a changed
+// folder is walked again to count it), the rest by name in between.
+func checkOrder(deps map[string]string) []string {
+	rank := func(k string) int {
+		switch op, _, _ := strings.Cut(k, "\x00"); op {
+		case opTree:
+			return 0
+		case opSum:
+			return 2
+		}
+		return 1
+	}
+	keys := make([]string, 0, len(deps))
+	for k := range deps {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra - rb
+		}
+		return strings.Compare(a, b)
+	})
+	return keys
 }
 
 // sumDelta is how much more the walk counts in folder name of t than
