@@ -22,55 +22,30 @@ import (
 // in the engine"). Any other host in a status is not followed.
 const sourceControllerService = "source-controller"
 
-// servedArtifact is the chart archive the live Flux source of App a's
-// remote chart serves, when its status resolved exactly ref (the version,
-// and for an OCIRepository the manifest digest, that resolveChart chose):
-// source-controller fetched it with the source's own credentials, and it
-// is what helm-controller installs. nil when there is none to read, with
-// why not ("" when the chart is not Flux's or the status names no
-// artifact).
-func (e *core) servedArtifact(ctx context.Context, a app.App, ref charts.Ref) (*charts.Served, string) {
-	rc := a.Spec.Chart
-	if rc == nil || rc.SourceKind == "" {
+// resolver is the live Flux source whose status resolved the exact chart
+// resolveChart chose (a HelmChart's version, an OCIRepository's version
+// and manifest digest), on the context named on.
+type resolver struct {
+	kind, namespace, name, on string
+	obj                       map[string]any
+}
+
+// servedArtifact is the chart archive that by, the live Flux source which
+// resolved ref, serves: source-controller fetched it with the source's
+// own credentials, and it is what helm-controller installs. nil when
+// there is none to read, with why not ("" when no live source resolved
+// the version or its status names no artifact).
+func (e *core) servedArtifact(a app.App, ref charts.Ref, by *resolver) (*charts.Served, string) {
+	if by == nil {
 		return nil, ""
 	}
-	src, err := e.liveSources(ctx, a.Spec.Destination.Context)
-	if err != nil {
-		return nil, ""
-	}
-	var kind, ns, name string
-	var obj map[string]any
-	switch rc.SourceKind {
-	case "OCIRepository":
-		kind, ns, name = "OCIRepository", rc.SourceNamespace, rc.SourceName
-		obj = src.objs[kind+"/"+ns+"/"+name]
-		rev, _, _ := unstructured.NestedString(obj, "status", "artifact", "revision")
-		if obj == nil || ref.Digest == "" || rev != ref.Version+"@"+ref.Digest {
-			return nil, ""
-		}
-	case "HelmRepository", "HelmChart":
-		kind, ns, name = "HelmChart", rc.SourceNamespace, rc.HelmChart
-		obj = src.objs[kind+"/"+ns+"/"+name]
-		if obj == nil {
-			return nil, ""
-		}
-		if rc.SourceKind == "HelmRepository" {
-			if v, _ := helmChartVersion(obj, rc.Chart, rc.SourceName, rc.Version); v != ref.Version {
-				return nil, ""
-			}
-		} else if rev, _, _ := unstructured.NestedString(obj, "status", "artifact", "revision"); rev != ref.Version {
-			return nil, ""
-		}
-	default:
-		return nil, ""
-	}
-	raw, _, _ := unstructured.NestedString(obj, "status", "artifact", "url")
-	digest, _, _ := unstructured.NestedString(obj, "status", "artifact", "digest")
-	size, _, _ := unstructured.NestedInt64(obj, "status", "artifact", "size")
+	raw, _, _ := unstructured.NestedString(by.obj, "status", "artifact", "url")
+	digest, _, _ := unstructured.NestedString(by.obj, "status", "artifact", "digest")
+	size, _, _ := unstructured.NestedInt64(by.obj, "status", "artifact", "size")
 	if raw == "" || digest == "" {
 		return nil, ""
 	}
-	what := fmt.Sprintf("%s %s/%s", kind, ns, name)
+	what := fmt.Sprintf("%s %s/%s", by.kind, by.namespace, by.name)
 	svc, err := proxyTarget(raw)
 	if err != nil {
 		return nil, fmt.Sprintf("the artifact of %s is not read (%v)", what, err)
@@ -81,7 +56,7 @@ func (e *core) servedArtifact(ctx context.Context, a app.App, ref charts.Ref) (*
 	}
 	return &charts.Served{
 		Ref: ref, Digest: digest, Size: size,
-		By: fmt.Sprintf("the artifact source-controller serves for %s (%s)", what, src.ctxName),
+		By: fmt.Sprintf("the artifact source-controller serves for %s (%s)", what, by.on),
 		Open: func(ctx context.Context) (io.ReadCloser, error) {
 			cs, err := e.clients.For(kctx)
 			if err != nil {

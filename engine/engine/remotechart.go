@@ -158,11 +158,11 @@ func (e *core) chartTree(ctx context.Context, a app.App, snap *source.Snapshot) 
 	if a.Spec.Chart == nil {
 		return snap, nil, nil
 	}
-	ref, allowed, why, err := e.resolveChart(ctx, a)
+	ref, allowed, why, by, err := e.resolveChart(ctx, a)
 	if err != nil {
 		return nil, nil, err
 	}
-	served, notServed := e.servedArtifact(ctx, a, ref)
+	served, notServed := e.servedArtifact(a, ref, by)
 	fc, err := e.charts.fetch(ctx, ref, allowed, served)
 	if err != nil && notServed != "" {
 		return nil, nil, fmt.Errorf("%s: %w (%s)", a.Spec.Chart.Where(), err, notServed)
@@ -348,15 +348,16 @@ func (e *errChart) Error() string { return e.what + ": " + e.problem + "; " + e.
 // from the live Flux source objects of its cluster: the repository their
 // spec names (the only location, with --chart-repo's, a fetch may use)
 // and the version their status resolved. why says where both came from.
-func (e *core) resolveChart(ctx context.Context, a app.App) (ref charts.Ref, allowed []charts.Location, why string, err error) {
+func (e *core) resolveChart(ctx context.Context, a app.App) (ref charts.Ref, allowed []charts.Location, why string, by *resolver, err error) {
 	rc := a.Spec.Chart
 	what := rc.Where()
 	if rc.SourceKind == "" {
-		return e.resolveArgoChart(ctx, a)
+		ref, allowed, why, err := e.resolveArgoChart(ctx, a)
+		return ref, allowed, why, nil, err
 	}
 	src, err := e.liveSources(ctx, a.Spec.Destination.Context)
 	if err != nil {
-		return ref, nil, "", &errSourcesUnreachable{what: what, err: err}
+		return ref, nil, "", nil, &errSourcesUnreachable{what: what, err: err}
 	}
 	on := "on " + src.ctxName
 	if (rc.SourceKind == "HelmRepository" || rc.SourceKind == "OCIRepository") && rc.Committed != (app.CommittedSource{}) &&
@@ -364,7 +365,7 @@ func (e *core) resolveChart(ctx context.Context, a app.App) (ref charts.Ref, all
 		// No live source of that name: the cluster has no Flux, or
 		// not this source yet. A live one always wins.
 		ref, why, err := e.committedChart(rc, on)
-		return ref, nil, why, err
+		return ref, nil, why, nil, err
 	}
 	get := func(kind, ns, name string) (map[string]any, error) {
 		if o := src.objs[kind+"/"+ns+"/"+name]; o != nil {
@@ -380,7 +381,7 @@ func (e *core) resolveChart(ctx context.Context, a app.App) (ref charts.Ref, all
 	case "OCIRepository":
 		obj, err := get("OCIRepository", rc.SourceNamespace, rc.SourceName)
 		if err != nil {
-			return ref, nil, "", err
+			return ref, nil, "", nil, err
 		}
 		url, _, _ := unstructured.NestedString(obj, "spec", "url")
 		ref = charts.Ref{Artifact: url, Chart: lastSegment(url)}
@@ -392,6 +393,7 @@ func (e *core) resolveChart(ctx context.Context, a app.App) (ref charts.Ref, all
 		case ok && charts.Exact(v) && strings.HasPrefix(d, "sha256:"):
 			ref.Version, ref.Digest = v, d
 			why = fmt.Sprintf("from OCIRepository %s/%s %s (its resolved artifact %s)", rc.SourceNamespace, rc.SourceName, on, rev)
+			by = &resolver{kind: "OCIRepository", namespace: rc.SourceNamespace, name: rc.SourceName, obj: obj, on: src.ctxName}
 		case digest != "" && charts.Exact(tag):
 			ref.Version, ref.Digest = tag, digest
 			why = fmt.Sprintf("from OCIRepository %s/%s %s (its pinned digest)", rc.SourceNamespace, rc.SourceName, on)
@@ -403,10 +405,10 @@ func (e *core) resolveChart(ctx context.Context, a app.App) (ref charts.Ref, all
 			if semverRange != "" {
 				asked = semverRange
 			}
-			return ref, nil, "", &errChart{what, fmt.Sprintf("OCIRepository %s/%s asks for %q and has not resolved a version yet (status.artifact is empty)", rc.SourceNamespace, rc.SourceName, asked), "wait for Flux to reconcile the source (flux reconcile source oci), or pin spec.ref.tag to one version"}
+			return ref, nil, "", nil, &errChart{what, fmt.Sprintf("OCIRepository %s/%s asks for %q and has not resolved a version yet (status.artifact is empty)", rc.SourceNamespace, rc.SourceName, asked), "wait for Flux to reconcile the source (flux reconcile source oci), or pin spec.ref.tag to one version"}
 		}
 		loc := charts.Location{URL: url, By: fmt.Sprintf("OCIRepository %s/%s (live %s)", rc.SourceNamespace, rc.SourceName, on)}
-		return ref, []charts.Location{loc}, why, nil
+		return ref, []charts.Location{loc}, why, by, nil
 	case "HelmChart", "HelmRepository":
 		hcNS, hcName := rc.SourceNamespace, rc.HelmChart
 		var hc map[string]any
@@ -414,39 +416,40 @@ func (e *core) resolveChart(ctx context.Context, a app.App) (ref charts.Ref, all
 		if rc.SourceKind == "HelmChart" {
 			hc, err = get("HelmChart", hcNS, hcName)
 			if err != nil {
-				return ref, nil, "", err
+				return ref, nil, "", nil, err
 			}
 			kind, _, _ := unstructured.NestedString(hc, "spec", "sourceRef", "kind")
 			repoName, _, _ = unstructured.NestedString(hc, "spec", "sourceRef", "name")
 			chart, _, _ = unstructured.NestedString(hc, "spec", "chart")
 			version, _, _ = unstructured.NestedString(hc, "spec", "version")
 			if kind != "HelmRepository" {
-				return ref, nil, "", &errChart{what, fmt.Sprintf("HelmChart %s/%s takes its chart from a %s, which kdrift does not read through a HelmChart", hcNS, hcName, kind), "point the HelmRelease's chart.spec at the chart"}
+				return ref, nil, "", nil, &errChart{what, fmt.Sprintf("HelmChart %s/%s takes its chart from a %s, which kdrift does not read through a HelmChart", hcNS, hcName, kind), "point the HelmRelease's chart.spec at the chart"}
 			}
 		} else {
 			hc = src.objs["HelmChart/"+hcNS+"/"+hcName]
 		}
 		repo, err := get("HelmRepository", repoNS, repoName)
 		if err != nil {
-			return ref, nil, "", err
+			return ref, nil, "", nil, err
 		}
 		url, _, _ := unstructured.NestedString(repo, "spec", "url")
 		ref = charts.Ref{Repo: url, Chart: chart}
-		resolved, by := helmChartVersion(hc, chart, repoName, version)
+		resolved, note := helmChartVersion(hc, chart, repoName, version)
 		switch {
 		case resolved != "":
 			ref.Version = resolved
-			why = fmt.Sprintf("from HelmRepository %s/%s %s (version resolved by HelmChart %s/%s%s)", repoNS, repoName, on, hcNS, hcName, by)
+			why = fmt.Sprintf("from HelmRepository %s/%s %s (version resolved by HelmChart %s/%s%s)", repoNS, repoName, on, hcNS, hcName, note)
+			by = &resolver{kind: "HelmChart", namespace: hcNS, name: hcName, obj: hc, on: src.ctxName}
 		case charts.Exact(version):
 			ref.Version = version
 			why = fmt.Sprintf("from HelmRepository %s/%s %s (the pinned version)", repoNS, repoName, on)
 		default:
-			return ref, nil, "", &errChart{what, fmt.Sprintf("version %q is a range and the cluster has not resolved it (HelmChart %s/%s %s); kdrift renders a chart only at the version the cluster resolved or at a pinned one", version, hcNS, hcName, by), "wait for Flux to reconcile the HelmRelease, or pin chart.spec.version"}
+			return ref, nil, "", nil, &errChart{what, fmt.Sprintf("version %q is a range and the cluster has not resolved it (HelmChart %s/%s %s); kdrift renders a chart only at the version the cluster resolved or at a pinned one", version, hcNS, hcName, note), "wait for Flux to reconcile the HelmRelease, or pin chart.spec.version"}
 		}
 		loc := charts.Location{URL: url, By: fmt.Sprintf("HelmRepository %s/%s (live %s)", repoNS, repoName, on)}
-		return ref, []charts.Location{loc}, why, nil
+		return ref, []charts.Location{loc}, why, by, nil
 	}
-	return ref, nil, "", &errChart{what, "kdrift does not read charts from a " + rc.SourceKind, "compare this release with flux diff"}
+	return ref, nil, "", nil, &errChart{what, "kdrift does not read charts from a " + rc.SourceKind, "compare this release with flux diff"}
 }
 
 // committedChart resolves a HelmRelease's chart from the HelmRepository
