@@ -159,7 +159,7 @@ func startRSSFleet(b *testing.B) {
 	if rssFleet.dir != "" {
 		return
 	}
-	namespaceB(b, rssNamespace)
+	keepNamespace(b, rssNamespace)
 	dir, err := os.MkdirTemp("", "kdrift-rss-")
 	if err != nil {
 		b.Fatal(err)

@@ -45,7 +45,7 @@ func percentiles(b *testing.B, prefix string, ds []time.Duration) {
 // running engine that has synced it.
 func benchApp(b *testing.B, name string, selfHeal bool) (*engine.Engine, *recorderB, func(int32)) {
 	ctx := context.Background()
-	namespaceB(b, name)
+	keepNamespace(b, name)
 	repo := gittest.Init(b)
 	repo.Commit("app", map[string]string{
 		".kdrift/app.yaml":    appYAML(name, "deploy/app", name, selfHeal, false, ""),
@@ -510,7 +510,7 @@ func setupOverlay(b *testing.B, shape fleetShape) string {
 	// never takes over objects another repository tracks.
 	round := overlayRounds.Add(1)
 	ns := fmt.Sprintf("bench-diff-%d-%d", shape.objects, round)
-	namespaceB(b, ns)
+	keepNamespace(b, ns)
 	files := map[string]string{".kdrift/app.yaml": appYAML("overlay", "deploy/overlay", ns, false, false, "")}
 	var res []string
 	for o := 0; o < shape.objects; o++ {
@@ -527,7 +527,7 @@ func setupOverlay(b *testing.B, shape fleetShape) string {
 	dir := b.TempDir()
 	otherNS := fmt.Sprintf("bench-others-%d", round)
 	if shape.others > 0 {
-		namespaceB(b, otherNS)
+		keepNamespace(b, otherNS)
 	}
 	var otherApps []string
 	for a := 0; a < shape.others; a++ {
@@ -707,9 +707,11 @@ func makeNamespace(name string) error {
 	return err
 }
 
-func namespaceB(b *testing.B, name string) {
-	b.Helper()
+// keepNamespace creates a namespace, keeping one that exists (one that
+// other tests or rounds share, such as argocd or flux-system).
+func keepNamespace(tb testing.TB, name string) {
+	tb.Helper()
 	if err := makeNamespace(name); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kdrift.dev/kdrift/engine/status"
@@ -45,27 +44,10 @@ spec:
   destination: {server: https://kubernetes.default.svc, namespace: ` + ns + `}
 `,
 	})
-	applyAs(t, ns, "argocd-controller", `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: vault
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: vault}
-  template:
-    metadata:
-      labels: {app: vault}
-    spec:
-      containers:
-      - name: vault
-        image: nginx:1.27
-`, map[string]string{"app": "vault", "env": "prod"}, map[string]string{"argocd.argoproj.io/tracking-id": "vault:apps/Deployment:" + ns + "/vault"})
+	applyVaultAsArgo(t, ns, "vault")
 
 	cs := enginetest.Clientset(t)
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	keepNamespace(t, "argocd")
 	put := func(name, secretType string, data map[string]string) {
 		t.Helper()
 		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "argocd", Labels: map[string]string{"argocd.argoproj.io/secret-type": secretType}}, StringData: data}
@@ -146,26 +128,9 @@ spec:
   destination: {server: https://kubernetes.default.svc, namespace: ` + ns + `}
 `,
 	})
-	applyAs(t, ns, "argocd-controller", `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: vault-oci
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: vault}
-  template:
-    metadata:
-      labels: {app: vault}
-    spec:
-      containers:
-      - name: vault
-        image: nginx:1.27
-`, map[string]string{"app": "vault", "env": "prod"}, map[string]string{"argocd.argoproj.io/tracking-id": "vault-oci:apps/Deployment:" + ns + "/vault-oci"})
+	applyVaultAsArgo(t, ns, "vault-oci")
 	cs := enginetest.Clientset(t)
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	keepNamespace(t, "argocd")
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "repo-vault-oci", Namespace: "argocd", Labels: map[string]string{"argocd.argoproj.io/secret-type": "repository"}},
 		StringData: map[string]string{"type": "helm", "enableOCI": "true", "url": reg.Host + "/private/charts", "username": user, "password": password}}
 	if _, err := cs.CoreV1().Secrets("argocd").Create(ctx, sec, metav1.CreateOptions{}); err != nil {
@@ -185,4 +150,27 @@ spec:
 	if strings.Contains(fmt.Sprintf("%+v", c), password) {
 		t.Fatal("the status holds the password")
 	}
+}
+
+// applyVaultAsArgo applies Deployment name in ns as Argo CD leaves the
+// vault chart's (image nginx:1.27, environment prod) for Application
+// name.
+func applyVaultAsArgo(t *testing.T, ns, name string) {
+	t.Helper()
+	applyAs(t, ns, "argocd-controller", `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: `+name+`
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: vault}
+  template:
+    metadata:
+      labels: {app: vault}
+    spec:
+      containers:
+      - name: vault
+        image: nginx:1.27
+`, map[string]string{"app": "vault", "env": "prod"}, map[string]string{"argocd.argoproj.io/tracking-id": name + ":apps/Deployment:" + ns + "/" + name})
 }

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -86,9 +85,7 @@ func installFluxCRDs(t *testing.T) {
 func bootstrapFlux(t *testing.T, url string) {
 	t.Helper()
 	installFluxCRDs(t)
-	if _, err := enginetest.Clientset(t).CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "flux-system"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	keepNamespace(t, "flux-system")
 	createFlux(t, schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}, map[string]any{
 		"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
 		"metadata": map[string]any{"name": "flux-system", "namespace": "flux-system"},
@@ -468,9 +465,7 @@ spec:
 
 	// The cluster's Argo CD has the repository.
 	cs := enginetest.Clientset(t)
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	keepNamespace(t, "argocd")
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "repo-cache", Namespace: "argocd", Labels: map[string]string{"argocd.argoproj.io/secret-type": "repository"}},
 		StringData: map[string]string{"type": "helm", "name": "cache", "url": helmRepo.URL}}
 	if _, err := cs.CoreV1().Secrets("argocd").Create(ctx, sec, metav1.CreateOptions{}); err != nil {
