@@ -36,26 +36,27 @@ func newKeptAppFiles(fsys fs.FS, cache *ChildCache) *keptAppFiles {
 	return k
 }
 
-// key is file's key in the cache: its path and blob; "" when the tree
-// does not name the blob.
-func (k *keptAppFiles) key(file string) string {
-	id, err := k.tree.EntryID(file)
-	if err != nil || id == "" || id == "dir" {
+// blob is file's blob as the tree names it (what idOf says of a read of
+// it), "" when the tree does not name one.
+func (k *keptAppFiles) blob(file string) string {
+	if k == nil {
 		return ""
 	}
-	return file + "\x00" + id
+	id, err := k.tree.EntryID(file)
+	if err != nil || id == "dir" {
+		return ""
+	}
+	return id
 }
 
-// get returns the Apps of file when its blob's are kept, and records the
-// read as a ReadFile of it would (the app list then depends on it).
-func (k *keptAppFiles) get(file string) ([]App, bool) {
-	if k == nil {
+// get returns the Apps of file, whose blob is id, when they are kept,
+// and records the read as a ReadFile of it would (the app list then
+// depends on it).
+func (k *keptAppFiles) get(file, id string) ([]App, bool) {
+	if id == "" {
 		return nil, false
 	}
-	key := k.key(file)
-	if key == "" {
-		return nil, false
-	}
+	key := file + "\x00" + id
 	c := k.cache
 	c.mu.Lock()
 	c.load()
@@ -76,22 +77,19 @@ func (k *keptAppFiles) get(file string) ([]App, bool) {
 		apps[i].File = file
 	}
 	if k.rec != nil {
-		k.rec.note(opRead, file, nil)
+		k.rec.noted(opRead, file, id)
 	}
 	return apps, true
 }
 
-// put keeps the Apps Parse gave for file, when JSON gives them back
+// put keeps the Apps Parse gave for file, whose blob is id, when JSON gives them back
 // exactly (the fields JSON leaves out are set only for other tools'
 // declarations, never by Parse: the check keeps it so).
-func (k *keptAppFiles) put(file string, apps []App) {
-	if k == nil {
+func (k *keptAppFiles) put(file, id string, apps []App) {
+	if id == "" {
 		return
 	}
-	key := k.key(file)
-	if key == "" {
-		return
-	}
+	key := file + "\x00" + id
 	raw, err := json.Marshal(apps)
 	if err != nil {
 		return

@@ -115,6 +115,11 @@ func (r *recorder) note(op, name string, err error) {
 		r.mu.Unlock()
 		return
 	}
+	r.noted(op, name, id)
+}
+
+// noted records that op on name showed id (what idOf says of it).
+func (r *recorder) noted(op, name, id string) {
 	r.mu.Lock()
 	r.log = append(r.log, dep{key: op + "\x00" + name, id: id})
 	r.mu.Unlock()

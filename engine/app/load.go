@@ -113,7 +113,8 @@ func load(fsys fs.FS, root string, kept *keptAppFiles) LoadResult {
 		if file == SettingsFile {
 			continue // the Settings document (settings.go), not an App
 		}
-		if apps, ok := kept.get(file); ok {
+		blob := kept.blob(file)
+		if apps, ok := kept.get(file, blob); ok {
 			parsed = append(parsed, apps...)
 			continue
 		}
@@ -129,7 +130,7 @@ func load(fsys fs.FS, root string, kept *keptAppFiles) LoadResult {
 		}
 		apps, errs := Parse(file, data)
 		if len(errs) == 0 {
-			kept.put(file, apps)
+			kept.put(file, blob, apps)
 		}
 		contents[file] = data
 		parsed = append(parsed, apps...)
