@@ -80,6 +80,9 @@ func (s *Snapshot) TreeHash(dir string) (string, error) {
 	if e != nil && e.Mode != filemode.Dir {
 		return "", &fs.PathError{Op: "treehash", Path: dir, Err: fmt.Errorf("not a folder: %w", fs.ErrNotExist)}
 	}
+	if e != nil {
+		return e.Hash.String(), nil // its parent names it: no need to read it
+	}
 	t, err := s.tree(real)
 	if err != nil {
 		return "", &fs.PathError{Op: "treehash", Path: dir, Err: err}
@@ -128,6 +131,130 @@ func (s *Snapshot) ListingID(name string) (string, error) {
 		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", en.Name, en.Mode, id)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ErrShapeChanged says a folder's entries differ from an earlier tree's
+// in more than their contents: a name or a mode.
+var ErrShapeChanged = errors.New("the folder's entries changed")
+
+// ChangedEntries names the entries of folder dir whose object differs
+// from the same entry in the tree whose hash is since (an earlier
+// version of dir, read from the object store). It fails with
+// ErrShapeChanged when an entry was added, removed or changed mode, and
+// with another error when either tree cannot be read.
+func (s *Snapshot) ChangedEntries(dir, since string) ([]string, error) {
+	real, e, err := s.resolve("changes", dir)
+	if err != nil {
+		return nil, err
+	}
+	if e != nil && e.Mode != filemode.Dir {
+		return nil, &fs.PathError{Op: "changes", Path: dir, Err: fmt.Errorf("not a folder: %w", fs.ErrNotExist)}
+	}
+	now, err := s.tree(real)
+	if err != nil {
+		return nil, &fs.PathError{Op: "changes", Path: dir, Err: err}
+	}
+	was, err := s.treeByHash(since)
+	if err != nil {
+		return nil, &fs.PathError{Op: "changes", Path: dir, Err: err}
+	}
+	if len(now.Entries) != len(was.Entries) {
+		return nil, ErrShapeChanged
+	}
+	var changed []string
+	for i, en := range now.Entries {
+		old := was.Entries[i]
+		if en.Name != old.Name || en.Mode != old.Mode {
+			return nil, ErrShapeChanged
+		}
+		if en.Hash != old.Hash {
+			changed = append(changed, en.Name)
+		}
+	}
+	return changed, nil
+}
+
+// treeByHash reads the tree object whose hash is hash.
+func (s *Snapshot) treeByHash(hash string) (*object.Tree, error) {
+	if !plumbing.IsHash(hash) {
+		return nil, fmt.Errorf("%q is not a tree hash", hash)
+	}
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	t, err := object.GetTree(s.h.repo.Storer, plumbing.NewHash(hash))
+	if err != nil {
+		return nil, fmt.Errorf("reading tree %s: %w", hash, err)
+	}
+	return t, nil
+}
+
+// ErrTooManyChanges says ChangedPaths met more changed entries than it
+// was allowed to list.
+var ErrTooManyChanges = errors.New("too many changed entries")
+
+// ChangedPaths lists what changed between the root tree whose hash is
+// since (an earlier commit's, read from the object store) and this
+// snapshot's, by path, following no symbolic link: an entry added,
+// removed or changed (its value is true), or a folder that is a folder
+// in both with other contents (false; what changed in it is listed
+// too). It reads only the folders that differ, and fails with
+// ErrTooManyChanges past max entries.
+func (s *Snapshot) ChangedPaths(since string, max int) (map[string]bool, error) {
+	was, err := s.treeByHash(since)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	if err := s.diffTrees(was, s.root, "", out, max); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// diffTrees adds to out what differs between trees a and b of folder
+// prefix ("" for the root).
+func (s *Snapshot) diffTrees(a, b *object.Tree, prefix string, out map[string]bool, max int) error {
+	old := make(map[string]object.TreeEntry, len(a.Entries))
+	for _, e := range a.Entries {
+		old[e.Name] = e
+	}
+	seen := make(map[string]bool, len(b.Entries))
+	for _, e := range b.Entries {
+		seen[e.Name] = true
+		o, ok := old[e.Name]
+		if ok && o.Mode == e.Mode && o.Hash == e.Hash {
+			continue
+		}
+		name := path.Join(prefix, e.Name)
+		if len(out) >= max {
+			return ErrTooManyChanges
+		}
+		if !ok || o.Mode != filemode.Dir || e.Mode != filemode.Dir {
+			out[name] = true
+			continue
+		}
+		out[name] = false
+		ta, err := s.treeByHash(o.Hash.String())
+		if err != nil {
+			return err
+		}
+		tb, err := s.treeByHash(e.Hash.String())
+		if err != nil {
+			return err
+		}
+		if err := s.diffTrees(ta, tb, name, out, max); err != nil {
+			return err
+		}
+	}
+	for _, e := range a.Entries {
+		if !seen[e.Name] {
+			if len(out) >= max {
+				return ErrTooManyChanges
+			}
+			out[path.Join(prefix, e.Name)] = true
+		}
+	}
+	return nil
 }
 
 // RealPath is name with every symbolic link resolved: the path whose

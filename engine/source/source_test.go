@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -447,5 +449,104 @@ func TestSnapshotSymlinks(t *testing.T) {
 	}
 	if err := fstest.TestFS(prod, "cm.yaml", "base-link"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestChangedPaths: what a snapshot says changed since an earlier root
+// tree is what `git diff-tree -r -t` says (every changed file and every
+// folder on the way), with the entries added, removed or replaced told
+// apart from folders whose contents differ; ChangedEntries says which
+// entries of one folder changed, and refuses a folder whose entries did.
+func TestChangedPaths(t *testing.T) {
+	ctx := context.Background()
+	work := gittest.Init(t)
+	first := work.Commit("first", map[string]string{
+		"apps/a/kustomization.yaml": "resources: [cm.yaml]\n",
+		"apps/a/cm.yaml":            "a: 1\n",
+		"apps/b/cm.yaml":            "b: 1\n",
+		"apps/c/cm.yaml":            "c: 1\n",
+		"gone/x.yaml":               "x: 1\n",
+		"README.md":                 "readme\n",
+	})
+	if err := os.RemoveAll(filepath.Join(work.Dir, "gone")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(work.Dir, "apps/c")); err != nil {
+		t.Fatal(err)
+	}
+	second := work.Commit("second", map[string]string{
+		"apps/a/cm.yaml":    "a: 2\n", // changed
+		"apps/c":            "now a file\n",
+		"new/deep/y.yaml":   "y: 1\n", // added with its folders
+		"apps/b/extra.yaml": "e: 1\n", // added beside an unchanged file
+	})
+	r, err := source.Open(ctx, source.Options{Location: work.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstSnap, err := r.Snapshot(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldRoot, err := firstSnap.TreeHash(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := r.Snapshot(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := snap.ChangedPaths(oldRoot, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{
+		"apps": false, "apps/a": false, "apps/a/cm.yaml": true,
+		"apps/b": false, "apps/b/extra.yaml": true,
+		"apps/c": true, "gone": true, "new": true,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ChangedPaths = %v\nwant %v", got, want)
+	}
+	// Git agrees: every path it names is listed, or inside an entry
+	// listed as added, removed or replaced (whose insides are not).
+	for _, line := range strings.Split(work.Git("diff-tree", "-r", "-t", "--name-only", "--no-commit-id", first, second), "\n") {
+		if line == "" {
+			continue
+		}
+		covered := false
+		for p := line; p != "."; p = path.Dir(p) {
+			if replaced, ok := got[p]; ok && (p == line || replaced) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			t.Errorf("git diff-tree names %s, ChangedPaths does not cover it", line)
+		}
+	}
+	if _, err := snap.ChangedPaths(oldRoot, 3); !errors.Is(err, source.ErrTooManyChanges) {
+		t.Errorf("ChangedPaths past its bound = %v, want ErrTooManyChanges", err)
+	}
+	if _, err := snap.ChangedPaths("0123", 100); err == nil {
+		t.Error("ChangedPaths of a malformed hash succeeded")
+	}
+
+	oldA, err := firstSnap.TreeHash("apps/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names, err := snap.ChangedEntries("apps/a", oldA); err != nil || !reflect.DeepEqual(names, []string{"cm.yaml"}) {
+		t.Errorf("ChangedEntries(apps/a) = %v, %v; want [cm.yaml]", names, err)
+	}
+	oldB, err := firstSnap.TreeHash("apps/b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := snap.ChangedEntries("apps/b", oldB); !errors.Is(err, source.ErrShapeChanged) {
+		t.Errorf("ChangedEntries of a folder with a new file = %v, want ErrShapeChanged", err)
+	}
+	if names, err := snap.ChangedEntries("apps/a", work.Git("rev-parse", second+":apps/a")); err != nil || len(names) != 0 {
+		t.Errorf("ChangedEntries against itself = %v, %v; want none", names, err)
 	}
 }
