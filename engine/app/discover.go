@@ -473,10 +473,16 @@ func (d *discovery) renderChildren(queue []parent) {
 // names of what it put out (see dropBases) and its declarations; ok is
 // false when it does not render.
 func (d *discovery) renderParent(tree render.Tree, p parent) (inputs []string, out map[string]bool, decls []numbered, ok bool) {
-	hasher, _ := d.fsys.(treeHasher)
+	raw := d.tree()
+	hasher, _ := raw.(treeHasher)
 	cache := d.opts.Children
 	if cache != nil && hasher != nil {
-		if e, hit := cache.get(hasher, p); hit {
+		e, hit := cache.get(hasher, p)
+		if !hit {
+			e, hit = cache.quiet(raw, p)
+		}
+		if hit {
+			d.rec.render(p, e.Inputs, len(e.Declarations) == 0)
 			out = map[string]bool{}
 			for _, k := range e.Out {
 				out[k] = true
@@ -501,18 +507,6 @@ func (d *discovery) renderParent(tree render.Tree, p parent) (inputs []string, o
 		return nil, nil, nil, false
 	}
 	inputs = d.opts.Renderer.Inputs(p.path)
-	if d.rec != nil {
-		// The render read the tree itself: what it read is its inputs.
-		if len(inputs) == 0 {
-			d.rec.fail()
-		}
-		for _, in := range inputs {
-			_, _ = d.rec.TreeHash(in)
-		}
-	}
-	if cache != nil && hasher != nil {
-		cache.put(hasher, p, inputs, objs)
-	}
 	out = map[string]bool{}
 	for i, o := range objs {
 		out[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = true
@@ -520,6 +514,24 @@ func (d *discovery) renderParent(tree render.Tree, p parent) (inputs []string, o
 		if isDeclaration(o) {
 			decls = append(decls, numbered{doc: i + 1, obj: o})
 		}
+	}
+	if d.rec != nil {
+		// The render read the tree itself: what it read is its inputs.
+		hashes := make(map[string]string, len(inputs))
+		for _, in := range inputs {
+			h, err := hasher.TreeHash(in)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				d.rec.fail()
+			}
+			hashes[in] = h
+		}
+		if len(inputs) == 0 {
+			d.rec.fail()
+		}
+		d.rec.render(p, hashes, len(decls) == 0)
+	}
+	if cache != nil && hasher != nil {
+		cache.put(hasher, p, inputs, objs)
 	}
 	return inputs, out, decls, true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -192,6 +193,34 @@ func (c *ChildCache) get(tree treeHasher, p parent) (childEntry, bool) {
 			return childEntry{}, false
 		}
 	}
+	return e, true
+}
+
+// quiet is p's entry brought up to tree without rendering p, when its
+// kept render yielded no declaration and the new one cannot yield any
+// either (quietRender); the entry is kept with the new tree hashes.
+func (c *ChildCache) quiet(tree fs.FS, p parent) (childEntry, bool) {
+	qt, ok := tree.(quietTree)
+	if !ok || !quietParent(p) {
+		return childEntry{}, false
+	}
+	c.mu.Lock()
+	c.load()
+	e, ok := c.entries[childKey(p)]
+	c.mu.Unlock()
+	if !ok || len(e.Inputs) == 0 || len(e.Declarations) > 0 {
+		return childEntry{}, false
+	}
+	inputs, ok := quietRender(qt, p.path, e.Inputs)
+	if !ok {
+		return childEntry{}, false
+	}
+	e = childEntry{Inputs: inputs}
+	c.mu.Lock()
+	c.entries[childKey(p)] = e
+	c.used[childKey(p)] = true
+	c.dirty = true
+	c.mu.Unlock()
 	return e, true
 }
 

@@ -5,9 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/render"
 	"kdrift.dev/kdrift/engine/source"
 	"kdrift.dev/kdrift/internal/fluxtest"
 	"kdrift.dev/kdrift/internal/gittest"
@@ -153,4 +158,116 @@ func discoverAt(t *testing.T, repo *gittest.Repo, hash, cacheDir string, flux *a
 		t.Fatal(err)
 	}
 	return discoveryOf(t, snap.Apps())
+}
+
+// countingRenderer is a Renderer that counts the renders discovery asks
+// for.
+type countingRenderer struct {
+	app.Renderer
+	renders int
+}
+
+func (c *countingRenderer) RenderApp(ctx context.Context, tree render.Tree, dir string, h *render.Helm) ([]*unstructured.Unstructured, error) {
+	c.renders++
+	return c.Renderer.RenderApp(ctx, tree, dir, h)
+}
+
+// TestDiscoverCacheQuietRenders: after a commit that changes only what
+// a non-generating kustomize app reads, discovery with the cache renders
+// nothing (from the kept list, and from the kept renders when the list
+// is gone) and finds exactly what discovery without a cache finds; a
+// change that could make a render yield a declaration (a marker, an
+// escape, a kustomization) renders that app again.
+func TestDiscoverCacheQuietRenders(t *testing.T) {
+	t.Parallel()
+	const repoURL = "https://github.com/example/gitops"
+	application := func(name, apiVersion, path string) string {
+		return "apiVersion: " + apiVersion + "\nkind: Application\nmetadata:\n  name: " + name + "\n  namespace: argocd\nspec:\n  source:\n    repoURL: " + repoURL + "\n    path: " + path + "\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: x\n"
+	}
+	files := map[string]string{
+		"bootstrap/root.yaml":          application("root", "argoproj.io/v1alpha1", "apps-root"),
+		"apps-root/kustomization.yaml": "resources: [a.yaml]\n",
+		"apps-root/a.yaml":             application("a", "argoproj.io/v1alpha1", "guestbook"),
+		"guestbook/cm.yaml":            cm,
+	}
+	for i := 0; i < 4; i++ {
+		dir := fmt.Sprintf("plain/app-%02d", i)
+		files[dir+"/kustomization.yaml"] = "resources: [cm.yaml]\n"
+		files[dir+"/cm.yaml"] = cm
+		files[fmt.Sprintf(".kdrift/app-%02d.yaml", i)] = "apiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata:\n  name: " + fmt.Sprintf("app-%02d", i) + "\nspec:\n  path: " + dir + "\n  destination:\n    namespace: x\n"
+	}
+	repo := gittest.Init(t)
+	hash := repo.Commit("base", files)
+	r, err := source.Open(context.Background(), source.Options{Location: repo.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := t.TempDir()
+	discover := func(hash string, cached bool) (string, int) {
+		t.Helper()
+		if err := r.Fetch(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := r.Snapshot(hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr := &countingRenderer{Renderer: render.NewRenderer()}
+		opts := app.DiscoverOptions{SameRepo: func(u string) bool { return u == repoURL }, Renderer: rr}
+		if cached {
+			opts.Children = app.NewChildCache(cacheDir, repo.Dir, repoURL)
+		}
+		res := app.Discover(snap, opts)
+		if cached {
+			opts.Children.Save()
+		}
+		return discoveryOf(t, res), rr.renders
+	}
+	dropLists := func() {
+		t.Helper()
+		lists, err := filepath.Glob(filepath.Join(cacheDir, "*.apps.json"))
+		if err != nil || len(lists) != 1 {
+			t.Fatalf("app list files: %v, %v", lists, err)
+		}
+		if err := os.Remove(lists[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, _ := discover(hash, false)
+	if got, n := discover(hash, true); got != want || n != 5 {
+		t.Fatalf("first discovery: %d renders, want 5 (4 apps, the root)\n%s\nwant\n%s", n, got, want)
+	}
+	for _, step := range []struct {
+		name   string
+		change map[string]string
+		// renders is how many renders a discovery from the kept list
+		// makes.
+		renders int
+		// declares names an app the change makes one of the apps generate.
+		declares string
+	}{
+		{name: "a ConfigMap of one app", change: map[string]string{"plain/app-01/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: y}\ndata: {k: v2}\n"}},
+		{name: "a file added to one app, another's changed", change: map[string]string{"plain/app-02/unused.yaml": "k: v\n", "plain/app-03/cm.yaml": cm + "data: {k: v3}\n"}, renders: 1},
+		{name: "a marker in one app's data", change: map[string]string{"plain/app-01/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: y}\ndata: {k: argoproj.io}\n"}, renders: 1},
+		{name: "an Application spelled with an escape", change: map[string]string{"plain/app-03/cm.yaml": application("escaped", `"argoproj\x2eio/v1alpha1"`, "guestbook")}, renders: 1, declares: "escaped"},
+		{name: "a kustomization", change: map[string]string{"plain/app-00/kustomization.yaml": "resources: [cm.yaml]\nnamePrefix: p-\n"}, renders: 1},
+	} {
+		hash = repo.Commit(step.name, step.change)
+		want, _ := discover(hash, false)
+		if step.declares != "" && !strings.Contains(want, `"name":"`+step.declares+`"`) {
+			t.Fatalf("%s: discovery without a cache does not find %s:\n%s", step.name, step.declares, want)
+		}
+		// From the kept list, and from the kept renders alone: the
+		// cache is one step behind in both.
+		if got, n := discover(hash, true); got != want || n != step.renders {
+			t.Fatalf("%s: from the kept list: %d renders, want %d\n%s\nwant\n%s", step.name, n, step.renders, got, want)
+		}
+		if got, n := discover(hash, true); got != want || n != 0 {
+			t.Fatalf("%s: again: %d renders, want 0\n%s\nwant\n%s", step.name, n, got, want)
+		}
+		dropLists()
+		if got, n := discover(hash, true); got != want || n != 0 {
+			t.Fatalf("%s: from the kept renders, list gone: %d renders, want 0\n%s\nwant\n%s", step.name, n, got, want)
+		}
+	}
 }

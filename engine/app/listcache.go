@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"reflect"
 	"slices"
 	"strings"
@@ -42,7 +43,23 @@ const (
 	// opSum is a folder the walk counted and found no marker in; its
 	// value is "TREEHASH FILES BYTES".
 	opSum = "sum"
+	// opRender is a render of a parent (its path is the parent's key,
+	// childKey); its value is a renderDep in JSON.
+	opRender = "render"
 )
+
+// renderDep is what a recorded render read, and whether a later tree
+// may be checked for a quiet render (quiet.go) instead of rendering.
+type renderDep struct {
+	// Path is the parent's folder.
+	Path string `json:"path"`
+	// Inputs are the folders the render read, by tree hash ("" for one
+	// that did not exist).
+	Inputs map[string]string `json:"inputs"`
+	// Quiet says the render yielded no declaration and the parent is
+	// built by kustomize alone (quietParent).
+	Quiet bool `json:"quiet,omitempty"`
+}
 
 // recorder is the tree discovery reads while its result is recorded:
 // every read goes to the tree, and what it showed is kept.
@@ -58,8 +75,12 @@ type recorder struct {
 	broken bool
 }
 
-// dep is one recorded read: its key and what it showed.
-type dep struct{ key, id string }
+// dep is one recorded read: its key, what it showed, and whether it
+// followed a symbolic link (recorder.linked).
+type dep struct {
+	key, id string
+	linked  bool
+}
 
 var (
 	_ fs.ReadDirFS  = (*recorder)(nil)
@@ -120,9 +141,22 @@ func (r *recorder) note(op, name string, err error) {
 
 // noted records that op on name showed id (what idOf says of it).
 func (r *recorder) noted(op, name, id string) {
+	linked := strings.HasPrefix(id, "!") || r.linked(name)
 	r.mu.Lock()
-	r.log = append(r.log, dep{key: op + "\x00" + name, id: id})
+	r.log = append(r.log, dep{key: op + "\x00" + name, id: id, linked: linked})
 	r.mu.Unlock()
+}
+
+// linked reports whether name's look-up follows a symbolic link, or may
+// (it cannot be resolved): such a read is checked in a later tree by
+// reading it again, whatever that tree's changes (see changedPaths).
+func (r *recorder) linked(name string) bool {
+	rp, ok := r.tree.(interface{ RealPath(string) (string, error) })
+	if !ok {
+		return true
+	}
+	real, err := rp.RealPath(name)
+	return err != nil || real != path.Clean(name)
 }
 
 // mark is where the log is now; nil records nothing.
@@ -144,7 +178,28 @@ func (r *recorder) summary(mark int, dir, hash string, s DirSummary) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.log = append(r.log[:mark], dep{key: opSum + "\x00" + dir, id: fmt.Sprintf("%s %d %d", hash, s.Files, s.Bytes)})
+	r.log = append(r.log[:mark], dep{key: opSum + "\x00" + dir, id: fmt.Sprintf("%s %d %d", hash, s.Files, s.Bytes), linked: r.linked(dir)})
+}
+
+// render records that p's render read inputs (folders by tree hash, ""
+// for one that did not exist) and yielded no declaration when none is
+// set.
+func (r *recorder) render(p parent, inputs map[string]string, none bool) {
+	if r == nil {
+		return
+	}
+	id, err := json.Marshal(renderDep{Path: p.path, Inputs: inputs, Quiet: none && quietParent(p)})
+	if err != nil {
+		r.fail()
+		return
+	}
+	linked := false
+	for in := range inputs {
+		linked = linked || r.linked(in)
+	}
+	r.mu.Lock()
+	r.log = append(r.log, dep{key: opRender + "\x00" + childKey(p), id: string(id), linked: linked})
+	r.mu.Unlock()
 }
 
 // fail says the result must not be kept.
@@ -225,6 +280,9 @@ type listEntry struct {
 	// Deps are the reads, by OP NUL PATH (a JSON object of strings,
 	// decoded only when Root differs).
 	Deps json.RawMessage `json:"deps"`
+	// Linked are the keys of the reads that followed a symbolic link
+	// (recorder.linked).
+	Linked []string `json:"linked,omitempty"`
 	// Files and Bytes are what the walk counted against its budgets.
 	Files int   `json:"files"`
 	Bytes int64 `json:"bytes"`
@@ -378,51 +436,160 @@ func listOptsKey(opts DiscoverOptions) string {
 }
 
 // valid reports whether e's list is the list of tree t with options key
-// and SameRepo same: each recorded read shows the same in t, and the
-// folders the walk counted still hold no marker and fit the budgets.
-// children counts folders the walk had not seen.
-func (e *listEntry) valid(t versionedTree, key string, same func(string) bool, children *ChildCache) bool {
+// and SameRepo same: each recorded read shows the same in t, the folders
+// the walk counted still hold no marker and fit the budgets, and each
+// render read the same folders or is still quiet (quietRender). It
+// returns the entry as recorded in t: e itself for the same tree, else
+// with t's root, counts and what the reads show there. children counts
+// folders the walk had not seen.
+func (e *listEntry) valid(t versionedTree, key string, same func(string) bool, children *ChildCache) (listEntry, bool) {
 	if e.Opts != key {
-		return false
+		return listEntry{}, false
 	}
 	for u, ok := range e.Same {
 		if same == nil || same(u) != ok {
-			return false
+			return listEntry{}, false
 		}
 	}
-	if root, err := t.TreeHash("."); err == nil && root == e.Root {
-		return true // the same tree: every read shows the same
+	root, err := t.TreeHash(".")
+	if err == nil && root == e.Root {
+		return *e, true // the same tree: every read shows the same
 	}
 	var deps map[string]string
-	if json.Unmarshal(e.Deps, &deps) != nil || deps == nil {
-		return false
+	if err != nil || json.Unmarshal(e.Deps, &deps) != nil || deps == nil {
+		return listEntry{}, false
+	}
+	// What changed since e's tree, when the tree can say: a read that
+	// followed no symbolic link and met no change shows the same.
+	var changed map[string]bool
+	if pd, ok := t.(pathDiffer); ok {
+		changed, _ = pd.ChangedPaths(e.Root, maxListChanges)
+	}
+	linked := make(map[string]bool, len(e.Linked))
+	for _, k := range e.Linked {
+		linked[k] = true
 	}
 	files, bytes := e.Files, e.Bytes
 	for _, k := range checkOrder(deps) {
 		id := deps[k]
 		op, name, ok := strings.Cut(k, "\x00")
 		if !ok {
-			return false
+			return listEntry{}, false
 		}
-		if op == opSum {
-			df, db, ok := sumDelta(t, name, id, children)
+		if changed != nil && !linked[k] && !affected(op, name, id, changed) {
+			continue
+		}
+		switch {
+		case op == opSum:
+			df, db, now, ok := sumDelta(t, name, id, children)
 			if !ok {
-				return false
+				return listEntry{}, false
 			}
 			files, bytes = files+df, bytes+db
-			continue
-		}
-		if strings.HasPrefix(id, "!") {
-			if failure(t, op, name) != id[1:] {
-				return false
+			deps[k] = now
+		case op == opRender:
+			now, ok := renderStill(t, id)
+			if !ok {
+				return listEntry{}, false
 			}
-			continue
-		}
-		if got, err := idOf(t, op, name); err != nil || got != id {
-			return false
+			deps[k] = now
+		case strings.HasPrefix(id, "!"):
+			if failure(t, op, name) != id[1:] {
+				return listEntry{}, false
+			}
+		default:
+			if got, err := idOf(t, op, name); err != nil || got != id {
+				return listEntry{}, false
+			}
 		}
 	}
-	return files <= MaxDiscoverFiles && bytes <= MaxDiscoverBytes
+	if files > MaxDiscoverFiles || bytes > MaxDiscoverBytes {
+		return listEntry{}, false
+	}
+
+	raw, err := json.Marshal(deps)
+	if err != nil {
+		return listEntry{}, false
+	}
+	return listEntry{Root: root, Opts: e.Opts, Same: e.Same, Deps: raw, Files: files, Bytes: bytes, Result: e.Result}, true
+}
+
+// pathDiffer is a tree that can list what changed since an earlier root
+// tree (source.Snapshot can).
+type pathDiffer interface {
+	ChangedPaths(since string, max int) (map[string]bool, error)
+}
+
+// maxListChanges bounds the changes valid lists; past it every read is
+// checked.
+const maxListChanges = 2000
+
+// affected reports whether a read (op on name, recorded as id) that
+// followed no symbolic link may show something else after the changes
+// changed lists (ChangedPaths: by path, true for an entry added, removed
+// or replaced, false for a folder whose contents differ). A folder that
+// holds a change is listed itself, so a read of a folder (its listing,
+// its tree hash, what the walk counted there) is affected when its path
+// is listed; a read of a file or a Stat when its own path is; any read
+// when a folder on its path was replaced.
+func affected(op, name, id string, changed map[string]bool) bool {
+	if op == opRender {
+		var rd renderDep
+		if json.Unmarshal([]byte(id), &rd) != nil {
+			return true
+		}
+		for in := range rd.Inputs {
+			if affected(opTree, in, "", changed) {
+				return true
+			}
+		}
+		return false
+	}
+	if name == "." || name == "" {
+		return len(changed) > 0
+	}
+	for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
+		if changed[dir] {
+			return true
+		}
+	}
+	_, ok := changed[name]
+	return ok
+}
+
+// renderStill checks a recorded render (id, a renderDep) against t: it
+// holds when every folder it read has the same tree hash, or when the
+// render was quiet and still is. now is the render as recorded in t.
+func renderStill(t versionedTree, id string) (now string, ok bool) {
+	var rd renderDep
+	if json.Unmarshal([]byte(id), &rd) != nil || len(rd.Inputs) == 0 {
+		return "", false
+	}
+	same := true
+	for in, was := range rd.Inputs {
+		h, err := t.TreeHash(in)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", false
+		}
+		if h != was {
+			same = false
+			break
+		}
+	}
+	if same {
+		return id, true
+	}
+	qt, isQuiet := t.(quietTree)
+	if !rd.Quiet || !isQuiet {
+		return "", false
+	}
+	inputs, ok := quietRender(qt, rd.Path, rd.Inputs)
+	if !ok {
+		return "", false
+	}
+	rd.Inputs = inputs
+	raw, err := json.Marshal(rd)
+	return string(raw), err == nil
 }
 
 // checkOrder is the order valid checks deps in: a folder's tree hash
@@ -434,7 +601,7 @@ func checkOrder(deps map[string]string) []string {
 		switch op, _, _ := strings.Cut(k, "\x00"); op {
 		case opTree:
 			return 0
-		case opSum:
+		case opSum, opRender:
 			return 2
 		}
 		return 1
@@ -453,33 +620,33 @@ func checkOrder(deps map[string]string) []string {
 }
 
 // sumDelta is how much more the walk counts in folder name of t than
-// the recorded id ("TREEHASH FILES BYTES") says; false when the folder
-// is gone or now holds a marker.
-func sumDelta(t versionedTree, name, id string, children *ChildCache) (int, int64, bool) {
+// the recorded id ("TREEHASH FILES BYTES") says, and the id recorded in
+// t; false when the folder is gone or now holds a marker.
+func sumDelta(t versionedTree, name, id string, children *ChildCache) (int, int64, string, bool) {
 	var hash string
 	var files int
 	var bytes int64
 	if n, err := fmt.Sscanf(id, "%s %d %d", &hash, &files, &bytes); err != nil || n != 3 {
-		return 0, 0, false
+		return 0, 0, "", false
 	}
 	h, err := t.TreeHash(name)
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, "", false
 	}
 	if h == hash {
-		return 0, 0, true
+		return 0, 0, id, true
 	}
 	d := &discovery{fsys: t, opts: DiscoverOptions{Children: children}, repos: map[string]gitRepository{}}
 	s, stop, err := d.walkDir(name)
 	if stop || err != nil || s.Markers || d.limit != "" {
-		return 0, 0, false
+		return 0, 0, "", false
 	}
-	return s.Files - files, s.Bytes - bytes, true
+	return s.Files - files, s.Bytes - bytes, fmt.Sprintf("%s %d %d", h, s.Files, s.Bytes), true
 }
 
 // listFormat names the list file's format; a change makes an old file
 // empty.
-const listFormat = "kdrift-apps/5"
+const listFormat = "kdrift-apps/6"
 
 // maxLists is how many app lists a ChildCache keeps (the newest): the
 // head, a local commit ahead of it, the channel's.
@@ -531,15 +698,22 @@ func (c *ChildCache) list(t versionedTree, key string, same func(string) bool) (
 	lists := append([]listEntry(nil), c.lists...)
 	c.mu.Unlock()
 	for i := range lists {
-		if !lists[i].valid(t, key, same, c) {
+		now, ok := lists[i].valid(t, key, same, c)
+		if !ok {
 			continue
 		}
-		if res, ok := decodeResult(lists[i].Result); ok {
-			c.mu.Lock()
-			c.listHit = true
-			c.mu.Unlock()
-			return res, true
+		res, ok := decodeResult(now.Result)
+		if !ok {
+			continue
 		}
+		c.mu.Lock()
+		c.listHit = true
+		if now.Root != lists[i].Root {
+			// Kept for t too: the next look-up at t checks nothing.
+			c.keepList(now)
+		}
+		c.mu.Unlock()
+		return res, true
 	}
 	return LoadResult{}, false
 }
@@ -560,17 +734,32 @@ func (c *ChildCache) putList(t versionedTree, key string, rec *recorder, files i
 		return
 	}
 	deps := map[string]string{}
+	linked := map[string]bool{}
 	for _, d := range rec.log {
 		deps[d.key] = d.id
+		linked[d.key] = linked[d.key] || d.linked
 	}
+	var links []string
+	for k, l := range linked {
+		if l {
+			links = append(links, k)
+		}
+	}
+	slices.Sort(links)
 	raw, err := json.Marshal(deps)
 	if err != nil {
 		return
 	}
-	e := listEntry{Root: root, Opts: key, Same: rec.same, Deps: raw, Files: files, Bytes: bytes, Result: data}
+	e := listEntry{Root: root, Opts: key, Same: rec.same, Deps: raw, Linked: links, Files: files, Bytes: bytes, Result: data}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.loadLists()
+	c.keepList(e)
+}
+
+// keepList puts e first among the kept lists, in place of one of the
+// same root and options. Callers hold c.mu, lists loaded.
+func (c *ChildCache) keepList(e listEntry) {
 	kept := []listEntry{e}
 	for _, old := range c.lists {
 		if len(kept) < maxLists && !(old.Root == e.Root && old.Opts == e.Opts) {
