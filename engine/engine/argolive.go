@@ -39,7 +39,7 @@ func (e *core) AppSource() string {
 // list as it is.
 func (e *core) withLiveApplications(ctx context.Context, snap *source.Snapshot, rev source.Revision) (app.LoadResult, string) {
 	from := "apps from Git at " + rev.Short()
-	objs, ctxName, note := e.liveApplications(ctx)
+	objs, ctxName, note := e.liveApplicationsOnce(ctx)
 	e.noteApplied(schema.GroupKind{Group: argoApplications.Group, Kind: "Application"}, objs)
 	if note != "" {
 		return snap.Apps(), from + "; " + note
@@ -59,6 +59,29 @@ func (e *core) withLiveApplications(ctx context.Context, snap *source.Snapshot, 
 		return res, fmt.Sprintf("%s and 1 live Argo CD Application on %s that Git does not declare", from, where)
 	}
 	return res, fmt.Sprintf("%s and %d live Argo CD Applications on %s that Git does not declare", from, added, where)
+}
+
+// liveApps is what liveApplications returned.
+type liveApps struct {
+	objs          []map[string]any
+	context, note string
+}
+
+// liveApplicationsOnce is the list Warm started, the first time it is
+// asked for (a one-shot command's only head load), else a new list.
+func (e *core) liveApplicationsOnce(ctx context.Context) ([]map[string]any, string, string) {
+	e.mu.Lock()
+	early := e.earlyApps
+	e.earlyApps = nil
+	e.mu.Unlock()
+	if early != nil {
+		select {
+		case l := <-early:
+			return l.objs, l.context, l.note
+		case <-ctx.Done():
+		}
+	}
+	return e.liveApplications(ctx)
 }
 
 // liveApplications lists the live Applications of the current context's

@@ -173,4 +173,16 @@ spec:
 	if src := e.AppSource(); !strings.Contains(src, "1 live Argo CD Application") {
 		t.Fatalf("the header must say where the list came from: %q", src)
 	}
+	// A one-shot command's engine lists the live Applications while it
+	// reads Git (Warm): the same apps, and a later load lists again.
+	w := newEngine(t, repo, nil)
+	w.Warm(ctx)
+	for range 2 {
+		if err := w.Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if names := appNames(w); names != "guestbook-live" || !strings.Contains(w.AppSource(), "1 live Argo CD Application") {
+			t.Fatalf("after Warm: apps %s from %q; want the live Application", names, w.AppSource())
+		}
+	}
 }

@@ -269,6 +269,9 @@ type core struct {
 	fluxOnce  sync.Once
 	fluxNote  string
 	fluxRepos map[string]string
+	// earlyApps (guarded by mu) is the live Argo CD Applications list
+	// Warm started, for the first head load to take (nil once taken).
+	earlyApps chan liveApps
 	// applied (guarded by mu) is, by "KIND/NAMESPACE/NAME" of a live
 	// Argo CD or Flux declaration, the revision its controller last
 	// applied (app.AppliedReader), as read at the last head load.

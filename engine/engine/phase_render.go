@@ -164,7 +164,8 @@ func (p *pass) lacksNamespace(ctx context.Context, o *unstructured.Unstructured)
 // Warm starts in the background what a first pass would otherwise wait
 // for after reading Git: the renderer's one-time set-up (see
 // render.Renderer.Warm) and, for the --context cluster or else the
-// kubeconfig's current one, the connection, version check and discovery.
+// kubeconfig's current one, the connection, version check and discovery,
+// and the list of live Argo CD Applications the first head load reads.
 // A command calls it right after New, so they overlap reading Git; an
 // app whose destination is another context reaches it as before. A
 // failed check is the first pass's to report (it is not asked twice).
@@ -175,5 +176,14 @@ func (e *core) Warm(ctx context.Context) {
 		if err == nil {
 			_ = cl.check(ctx)
 		}
+	}()
+	early := make(chan liveApps, 1)
+	e.mu.Lock()
+	e.earlyApps = early
+	e.mu.Unlock()
+	go func() {
+		var l liveApps
+		l.objs, l.context, l.note = e.liveApplications(ctx)
+		early <- l
 	}()
 }
