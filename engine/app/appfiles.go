@@ -59,8 +59,7 @@ func (k *keptAppFiles) get(file, id string) ([]App, bool) {
 	key := file + "\x00" + id
 	c := k.cache
 	c.mu.Lock()
-	c.load()
-	raw, ok := c.appFiles[key]
+	raw, ok := c.appFilesMap()[key]
 	if ok {
 		c.usedAppFiles[key] = true
 		c.appFileHits++
@@ -107,8 +106,7 @@ func (k *keptAppFiles) put(file, id string, apps []App) {
 	c := k.cache
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.load()
-	c.appFiles[key] = raw
+	c.appFilesMap()[key] = raw
 	c.usedAppFiles[key] = true
 	c.dirty = true
 }

@@ -60,6 +60,10 @@ type ChildCache struct {
 	usedAppFiles map[string]bool
 	// appFileHits counts the App files served from appFiles.
 	appFileHits int
+	// rawEntries and rawAppFiles are entries and appFiles as the file
+	// holds them, until first used (entriesMap, appFilesMap): a kept
+	// app list checked against a new commit needs only dirs.
+	rawEntries, rawAppFiles json.RawMessage
 }
 
 // DirSummary is what discovery's walk counted in one folder, recursively:
@@ -90,14 +94,15 @@ type childDecl struct {
 	Object json.RawMessage `json:"object"`
 }
 
-// childFile is what a ChildCache file holds.
+// childFile is what a ChildCache file holds; its entries (a map of
+// childEntry by childKey) and App files (the Apps of App files, by
+// "PATH NUL BLOB": appfiles.go) are decoded when first used.
 type childFile struct {
-	Format  string                `json:"format"`
-	Scope   string                `json:"scope"`
-	Entries map[string]childEntry `json:"entries"`
-	Dirs    map[string]DirSummary `json:"dirs,omitempty"`
-	// AppFiles are the Apps of App files, by "PATH NUL BLOB" (appfiles.go).
-	AppFiles map[string]json.RawMessage `json:"appFiles,omitempty"`
+	Format   string                `json:"format"`
+	Scope    string                `json:"scope"`
+	Entries  json.RawMessage       `json:"entries"`
+	Dirs     map[string]DirSummary `json:"dirs,omitempty"`
+	AppFiles json.RawMessage       `json:"appFiles,omitempty"`
 }
 
 // childFormat names the file format; a change makes an old file empty.
@@ -140,16 +145,45 @@ func (c *ChildCache) load() {
 		return
 	}
 	var cf childFile
-	if json.Unmarshal(data, &cf) != nil || cf.Format != childFormat || cf.Scope != c.scope || cf.Entries == nil {
+	if json.Unmarshal(data, &cf) != nil || cf.Format != childFormat || cf.Scope != c.scope || len(cf.Entries) == 0 || string(cf.Entries) == "null" {
 		return
 	}
-	c.entries = cf.Entries
+	c.rawEntries, c.rawAppFiles = cf.Entries, cf.AppFiles
 	if cf.Dirs != nil {
 		c.dirs = cf.Dirs
 	}
-	if cf.AppFiles != nil {
-		c.appFiles = cf.AppFiles
+}
+
+// entriesMap is entries, read from the file the first time. Callers
+// hold c.mu.
+func (c *ChildCache) entriesMap() map[string]childEntry {
+	c.load()
+	if c.rawEntries != nil {
+		var m map[string]childEntry
+		if json.Unmarshal(c.rawEntries, &m) == nil {
+			for k, e := range m {
+				c.entries[k] = e
+			}
+		}
+		c.rawEntries = nil
 	}
+	return c.entries
+}
+
+// appFilesMap is appFiles, read from the file the first time. Callers
+// hold c.mu.
+func (c *ChildCache) appFilesMap() map[string]json.RawMessage {
+	c.load()
+	if c.rawAppFiles != nil {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(c.rawAppFiles, &m) == nil {
+			for k, raw := range m {
+				c.appFiles[k] = raw
+			}
+		}
+		c.rawAppFiles = nil
+	}
+	return c.appFiles
 }
 
 // dir is the summary of the folder whose tree hash is hash, when it is
@@ -181,8 +215,7 @@ func (c *ChildCache) putDir(hash string, s DirSummary) {
 // in tree now.
 func (c *ChildCache) get(tree treeHasher, p parent) (childEntry, bool) {
 	c.mu.Lock()
-	c.load()
-	e, ok := c.entries[childKey(p)]
+	e, ok := c.entriesMap()[childKey(p)]
 	c.used[childKey(p)] = true
 	c.mu.Unlock()
 	if !ok || len(e.Inputs) == 0 {
@@ -205,8 +238,7 @@ func (c *ChildCache) quiet(tree fs.FS, p parent) (childEntry, bool) {
 		return childEntry{}, false
 	}
 	c.mu.Lock()
-	c.load()
-	e, ok := c.entries[childKey(p)]
+	e, ok := c.entriesMap()[childKey(p)]
 	c.mu.Unlock()
 	if !ok || len(e.Inputs) == 0 || len(e.Declarations) > 0 {
 		return childEntry{}, false
@@ -254,8 +286,7 @@ func (c *ChildCache) put(tree treeHasher, p parent, inputs []string, objs []*uns
 		e.Out = append(e.Out, k+"/"+o.GetNamespace()+"/"+o.GetName(), k+"//"+o.GetName())
 	}
 	c.mu.Lock()
-	c.load()
-	c.entries[childKey(p)] = e
+	c.entriesMap()[childKey(p)] = e
 	c.used[childKey(p)] = true
 	c.dirty = true
 	c.mu.Unlock()
@@ -283,12 +314,26 @@ func (c *ChildCache) Save() {
 	}
 	c.dirty = false
 	entries, dirs, appFiles := used(c.entries, c.used), used(c.dirs, c.usedDirs), used(c.appFiles, c.usedAppFiles)
+	cf := childFile{Format: childFormat, Scope: c.scope}
 	if c.listHit {
 		// An app list was taken whole: what it rests on was not looked
-		// up, and stays.
+		// up, and stays (as the file held it, when not read).
 		entries, dirs, appFiles = c.entries, c.dirs, c.appFiles
+		cf.Entries, cf.AppFiles = c.rawEntries, c.rawAppFiles
 	}
-	data, err := json.Marshal(childFile{Format: childFormat, Scope: c.scope, Entries: entries, Dirs: dirs, AppFiles: appFiles})
+	cf.Dirs = dirs
+	var err error
+	if cf.Entries == nil {
+		if cf.Entries, err = json.Marshal(entries); err != nil {
+			return
+		}
+	}
+	if cf.AppFiles == nil {
+		if cf.AppFiles, err = json.Marshal(appFiles); err != nil {
+			return
+		}
+	}
+	data, err := json.Marshal(cf)
 	if err == nil {
 		writeCacheFile(c.file, data, maxChildFile)
 	}

@@ -709,8 +709,10 @@ func (c *ChildCache) list(t versionedTree, key string, same func(string) bool) (
 		c.mu.Lock()
 		c.listHit = true
 		if now.Root != lists[i].Root {
-			// Kept for t too: the next look-up at t checks nothing.
-			c.keepList(now)
+			// Kept for t instead: the next look-up at t checks nothing,
+			// and a list that follows the head is one list, not one per
+			// commit.
+			c.keepList(now, lists[i].Root)
 		}
 		c.mu.Unlock()
 		return res, true
@@ -754,15 +756,16 @@ func (c *ChildCache) putList(t versionedTree, key string, rec *recorder, files i
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.loadLists()
-	c.keepList(e)
+	c.keepList(e, "")
 }
 
 // keepList puts e first among the kept lists, in place of one of the
-// same root and options. Callers hold c.mu, lists loaded.
-func (c *ChildCache) keepList(e listEntry) {
+// same root and options, and of one of root replaces (the list e was
+// found valid from). Callers hold c.mu, lists loaded.
+func (c *ChildCache) keepList(e listEntry, replaces string) {
 	kept := []listEntry{e}
 	for _, old := range c.lists {
-		if len(kept) < maxLists && !(old.Root == e.Root && old.Opts == e.Opts) {
+		if len(kept) < maxLists && !(old.Opts == e.Opts && (old.Root == e.Root || old.Root == replaces)) {
 			kept = append(kept, old)
 		}
 	}
