@@ -697,6 +697,22 @@ func (c *ChildCache) list(t versionedTree, key string, same func(string) bool) (
 	c.loadLists()
 	lists := append([]listEntry(nil), c.lists...)
 	c.mu.Unlock()
+	root, err := t.TreeHash(".")
+	if err != nil {
+		return LoadResult{}, false
+	}
+	// A list of this very tree first: checking another one against it
+	// costs reads (a local commit ahead of the head and the head each
+	// have theirs).
+	slices.SortStableFunc(lists, func(a, b listEntry) int {
+		switch {
+		case a.Root == root && b.Root != root:
+			return -1
+		case b.Root == root && a.Root != root:
+			return 1
+		}
+		return 0
+	})
 	for i := range lists {
 		now, ok := lists[i].valid(t, key, same, c)
 		if !ok {
@@ -709,10 +725,8 @@ func (c *ChildCache) list(t versionedTree, key string, same func(string) bool) (
 		c.mu.Lock()
 		c.listHit = true
 		if now.Root != lists[i].Root {
-			// Kept for t instead: the next look-up at t checks nothing,
-			// and a list that follows the head is one list, not one per
-			// commit.
-			c.keepList(now, lists[i].Root)
+			// Kept for t too: the next look-up at t checks nothing.
+			c.keepList(now)
 		}
 		c.mu.Unlock()
 		return res, true
@@ -756,16 +770,15 @@ func (c *ChildCache) putList(t versionedTree, key string, rec *recorder, files i
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.loadLists()
-	c.keepList(e, "")
+	c.keepList(e)
 }
 
 // keepList puts e first among the kept lists, in place of one of the
-// same root and options, and of one of root replaces (the list e was
-// found valid from). Callers hold c.mu, lists loaded.
-func (c *ChildCache) keepList(e listEntry, replaces string) {
+// same root and options. Callers hold c.mu, lists loaded.
+func (c *ChildCache) keepList(e listEntry) {
 	kept := []listEntry{e}
 	for _, old := range c.lists {
-		if len(kept) < maxLists && !(old.Opts == e.Opts && (old.Root == e.Root || old.Root == replaces)) {
+		if len(kept) < maxLists && !(old.Root == e.Root && old.Opts == e.Opts) {
 			kept = append(kept, old)
 		}
 	}
