@@ -271,3 +271,41 @@ func TestDiscoverCacheQuietRenders(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscoverCacheFollowsLinks: an App file that is a symbolic link is
+// read again whenever the list is checked, even after the list was kept
+// for a later commit: a change to the file it points at, with nothing
+// changed on the link's own path, is seen.
+func TestDiscoverCacheFollowsLinks(t *testing.T) {
+	t.Parallel()
+	appDoc := func(ns string) string {
+		return "apiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata:\n  name: linked\nspec:\n  path: plain/app\n  destination:\n    namespace: " + ns + "\n"
+	}
+	repo := gittest.Init(t)
+	repo.Write(map[string]string{"defs/linked.yaml": appDoc("one"), "plain/app/kustomization.yaml": "resources: [cm.yaml]\n", "plain/app/cm.yaml": cm, "other/cm.yaml": cm})
+	if err := os.MkdirAll(filepath.Join(repo.Dir, ".kdrift"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../defs/linked.yaml", filepath.Join(repo.Dir, ".kdrift", "linked.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	for i, change := range []map[string]string{
+		nil,
+		{"other/cm.yaml": cm + "data: {k: v2}\n"}, // the list is kept for this commit too
+		{"defs/linked.yaml": appDoc("two")},       // only the link's target changes
+		{"other/cm.yaml": cm + "data: {k: v3}\n"},
+		{"defs/linked.yaml": appDoc("three")},
+	} {
+		hash := repo.Commit(fmt.Sprintf("change %d", i), change)
+		want := discoverAt(t, repo, hash, "", nil)
+		if !strings.Contains(want, "linked") {
+			t.Fatalf("commit %d: the linked App is not found:\n%s", i, want)
+		}
+		for range 2 {
+			if got := discoverAt(t, repo, hash, cache, nil); got != want {
+				t.Fatalf("commit %d: discovery from the cache:\n%s\nwant (no cache):\n%s", i, got, want)
+			}
+		}
+	}
+}

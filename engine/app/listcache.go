@@ -147,11 +147,16 @@ func (r *recorder) noted(op, name, id string) {
 	r.mu.Unlock()
 }
 
-// linked reports whether name's look-up follows a symbolic link, or may
-// (it cannot be resolved): such a read is checked in a later tree by
-// reading it again, whatever that tree's changes (see changedPaths).
-func (r *recorder) linked(name string) bool {
-	rp, ok := r.tree.(interface{ RealPath(string) (string, error) })
+// linked reports whether name's look-up follows a symbolic link in the
+// tree, or may (it cannot be resolved): such a read is checked in a
+// later tree by reading it again, whatever that tree's changes (see
+// affected).
+func (r *recorder) linked(name string) bool { return linkedIn(r.tree, name) }
+
+// linkedIn reports whether name's look-up in t follows a symbolic link,
+// or may.
+func linkedIn(t fs.FS, name string) bool {
+	rp, ok := t.(interface{ RealPath(string) (string, error) })
 	if !ok {
 		return true
 	}
@@ -470,6 +475,9 @@ func (e *listEntry) valid(t versionedTree, key string, same func(string) bool, c
 		linked[k] = true
 	}
 	files, bytes := e.Files, e.Bytes
+	// The reads that follow a link in t: those checked here may have
+	// become links (one left alone kept its path, and so what it was).
+	var links []string
 	for _, k := range checkOrder(deps) {
 		id := deps[k]
 		op, name, ok := strings.Cut(k, "\x00")
@@ -478,6 +486,9 @@ func (e *listEntry) valid(t versionedTree, key string, same func(string) bool, c
 		}
 		if changed != nil && !linked[k] && !affected(op, name, id, changed) {
 			continue
+		}
+		if depLinked(t, op, name, id) {
+			links = append(links, k)
 		}
 		switch {
 		case op == opSum:
@@ -511,7 +522,29 @@ func (e *listEntry) valid(t versionedTree, key string, same func(string) bool, c
 	if err != nil {
 		return listEntry{}, false
 	}
-	return listEntry{Root: root, Opts: e.Opts, Same: e.Same, Deps: raw, Files: files, Bytes: bytes, Result: e.Result}, true
+	return listEntry{Root: root, Opts: e.Opts, Same: e.Same, Deps: raw, Linked: links, Files: files, Bytes: bytes, Result: e.Result}, true
+}
+
+// depLinked reports whether a read (op on name, recorded as id) follows
+// a symbolic link in t, or may: a failed read, or a render any of whose
+// folders does.
+func depLinked(t versionedTree, op, name, id string) bool {
+	if strings.HasPrefix(id, "!") {
+		return true
+	}
+	if op == opRender {
+		var rd renderDep
+		if json.Unmarshal([]byte(id), &rd) != nil {
+			return true
+		}
+		for in := range rd.Inputs {
+			if linkedIn(t, in) {
+				return true
+			}
+		}
+		return false
+	}
+	return linkedIn(t, name)
 }
 
 // pathDiffer is a tree that can list what changed since an earlier root
