@@ -49,3 +49,32 @@ func TestMarkersNameEveryDeclaredGroup(t *testing.T) {
 		t.Error("a file without a marker may declare")
 	}
 }
+
+// TestAffected: which recorded reads a commit's changed paths reach.
+func TestAffected(t *testing.T) {
+	changed := map[string]bool{"apps": false, "apps/a": false, "apps/a/cm.yaml": true, "gone": true}
+	render := `{"path":"apps/a","inputs":{"apps/a":"x"}}`
+	for _, c := range []struct {
+		op, name, id string
+		want         bool
+	}{
+		{opRead, "apps/a/cm.yaml", "", true},
+		{opRead, "apps/a/kustomization.yaml", "", false}, // its folder changed, not it
+		{opStat, "apps/b", "", false},
+		{opReadDir, "apps", "", true},
+		{opTree, "apps/a", "", true},
+		{opSum, "apps/b", "", false},
+		{opRead, "gone/x/y.yaml", "", true}, // a folder on its path was replaced
+		{opReadDir, ".", "", true},
+		{opRender, "apps/a\x00{}", render, true},
+		{opRender, "apps/b\x00{}", `{"path":"apps/b","inputs":{"apps/b":"x","lib":"y"}}`, false},
+		{opRender, "apps/c\x00{}", "not json", true},
+	} {
+		if got := affected(c.op, c.name, c.id, changed); got != c.want {
+			t.Errorf("affected(%s %s) = %v, want %v", c.op, c.name, got, c.want)
+		}
+	}
+	if affected(opReadDir, ".", "", map[string]bool{}) {
+		t.Error("nothing changed, yet the root's listing is affected")
+	}
+}
