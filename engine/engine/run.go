@@ -72,6 +72,9 @@ func (e *core) Run(ctx context.Context) error {
 		defer wg.Done()
 		for range revs {
 			if err := e.loadHead(ctx, false); err != nil {
+				if ctx.Err() != nil {
+					continue // stopping: the read was cut short, Git is fine
+				}
 				e.bus.publish(status.ErrorEvent{Base: status.Base{Time: e.opts.Now()}, Message: err.Error()})
 				continue
 			}
