@@ -154,9 +154,13 @@ func (s *Snapshot) ChangedEntries(dir, since string) ([]string, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "changes", Path: dir, Err: err}
 	}
-	was, err := s.treeByHash(since)
+	h, err := parseTreeHash(since)
 	if err != nil {
 		return nil, &fs.PathError{Op: "changes", Path: dir, Err: err}
+	}
+	was, err := s.treeByHash(h)
+	if err != nil {
+		return nil, &fs.PathError{Op: "changes", Path: dir, Err: fmt.Errorf("reading tree %s: %w", since, err)}
 	}
 	if len(now.Entries) != len(was.Entries) {
 		return nil, ErrShapeChanged
@@ -175,17 +179,18 @@ func (s *Snapshot) ChangedEntries(dir, since string) ([]string, error) {
 }
 
 // treeByHash reads the tree object whose hash is hash.
-func (s *Snapshot) treeByHash(hash string) (*object.Tree, error) {
-	if !plumbing.IsHash(hash) {
-		return nil, fmt.Errorf("%q is not a tree hash", hash)
-	}
+func (s *Snapshot) treeByHash(hash plumbing.Hash) (*object.Tree, error) {
 	s.h.mu.Lock()
 	defer s.h.mu.Unlock()
-	t, err := object.GetTree(s.h.repo.Storer, plumbing.NewHash(hash))
-	if err != nil {
-		return nil, fmt.Errorf("reading tree %s: %w", hash, err)
+	return object.GetTree(s.h.repo.Storer, hash)
+}
+
+// parseTreeHash is the tree hash hash names, given as hex.
+func parseTreeHash(hash string) (plumbing.Hash, error) {
+	if !plumbing.IsHash(hash) {
+		return plumbing.ZeroHash, fmt.Errorf("%q is not a tree hash", hash)
 	}
-	return t, nil
+	return plumbing.NewHash(hash), nil
 }
 
 // ErrTooManyChanges says ChangedPaths met more changed entries than it
@@ -200,9 +205,13 @@ var ErrTooManyChanges = errors.New("too many changed entries")
 // too). It reads only the folders that differ, and fails with
 // ErrTooManyChanges past max entries.
 func (s *Snapshot) ChangedPaths(since string, max int) (map[string]bool, error) {
-	was, err := s.treeByHash(since)
+	h, err := parseTreeHash(since)
 	if err != nil {
 		return nil, err
+	}
+	was, err := s.treeByHash(h)
+	if err != nil {
+		return nil, fmt.Errorf("reading tree %s: %w", since, err)
 	}
 	out := map[string]bool{}
 	if err := s.diffTrees(was, s.root, "", out, max); err != nil {
@@ -234,13 +243,13 @@ func (s *Snapshot) diffTrees(a, b *object.Tree, prefix string, out map[string]bo
 			continue
 		}
 		out[name] = false
-		ta, err := s.treeByHash(o.Hash.String())
+		ta, err := s.treeByHash(o.Hash)
 		if err != nil {
-			return err
+			return fmt.Errorf("reading tree %s of %s: %w", o.Hash, name, err)
 		}
-		tb, err := s.treeByHash(e.Hash.String())
+		tb, err := s.treeByHash(e.Hash)
 		if err != nil {
-			return err
+			return fmt.Errorf("reading tree %s of %s: %w", e.Hash, name, err)
 		}
 		if err := s.diffTrees(ta, tb, name, out, max); err != nil {
 			return err
@@ -337,9 +346,7 @@ func (s *Snapshot) tree(dir string) (*object.Tree, error) {
 	if e.Mode != filemode.Dir {
 		return nil, fmt.Errorf("%s is not a folder: %w", dir, fs.ErrNotExist)
 	}
-	s.h.mu.Lock()
-	t, err = object.GetTree(s.h.repo.Storer, e.Hash)
-	s.h.mu.Unlock()
+	t, err = s.treeByHash(e.Hash)
 	if err != nil {
 		return nil, fmt.Errorf("reading tree %s of %s: %w", e.Hash, dir, err)
 	}
