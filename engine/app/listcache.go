@@ -198,10 +198,11 @@ func (r *recorder) render(p parent, inputs map[string]string, none bool) {
 		r.fail()
 		return
 	}
-	linked := false
+	folders := make([]string, 0, len(inputs))
 	for in := range inputs {
-		linked = linked || r.linked(in)
+		folders = append(folders, in)
 	}
+	linked := linkedAny(r.tree, folders)
 	r.mu.Lock()
 	r.log = append(r.log, dep{key: opRender + "\x00" + childKey(p), id: string(id), linked: linked})
 	r.mu.Unlock()
@@ -484,10 +485,14 @@ func (e *listEntry) valid(t versionedTree, key string, same func(string) bool, c
 		if !ok {
 			return listEntry{}, false
 		}
-		if changed != nil && !linked[k] && !affected(op, name, id, changed) {
+		paths, rd, ok := depPaths(op, name, id)
+		if !ok {
+			return listEntry{}, false
+		}
+		if changed != nil && !linked[k] && !affected(paths, changed) {
 			continue
 		}
-		if depLinked(t, op, name, id) {
+		if strings.HasPrefix(id, "!") || linkedAny(t, paths) {
 			links = append(links, k)
 		}
 		switch {
@@ -499,7 +504,7 @@ func (e *listEntry) valid(t versionedTree, key string, same func(string) bool, c
 			files, bytes = files+df, bytes+db
 			deps[k] = now
 		case op == opRender:
-			now, ok := renderStill(t, id)
+			now, ok := renderStill(t, rd, id)
 			if !ok {
 				return listEntry{}, false
 			}
@@ -525,26 +530,31 @@ func (e *listEntry) valid(t versionedTree, key string, same func(string) bool, c
 	return listEntry{Root: root, Opts: e.Opts, Same: e.Same, Deps: raw, Linked: links, Files: files, Bytes: bytes, Result: e.Result}, true
 }
 
-// depLinked reports whether a read (op on name, recorded as id) follows
-// a symbolic link in t, or may: a failed read, or a render any of whose
-// folders does.
-func depLinked(t versionedTree, op, name, id string) bool {
-	if strings.HasPrefix(id, "!") {
-		return true
+// depPaths is what a read (op on name, recorded as id) depends on: its
+// path, or a render's folders (rd, decoded from id); false when id is
+// not a render as recorded.
+func depPaths(op, name, id string) (paths []string, rd renderDep, ok bool) {
+	if op != opRender {
+		return []string{name}, rd, true
 	}
-	if op == opRender {
-		var rd renderDep
-		if json.Unmarshal([]byte(id), &rd) != nil {
+	if json.Unmarshal([]byte(id), &rd) != nil || len(rd.Inputs) == 0 {
+		return nil, rd, false
+	}
+	for in := range rd.Inputs {
+		paths = append(paths, in)
+	}
+	return paths, rd, true
+}
+
+// linkedAny reports whether the look-up of any of paths in t follows a
+// symbolic link, or may (linkedIn).
+func linkedAny(t fs.FS, paths []string) bool {
+	for _, p := range paths {
+		if linkedIn(t, p) {
 			return true
 		}
-		for in := range rd.Inputs {
-			if linkedIn(t, in) {
-				return true
-			}
-		}
-		return false
 	}
-	return linkedIn(t, name)
+	return false
 }
 
 // pathDiffer is a tree that can list what changed since an earlier root
@@ -557,47 +567,39 @@ type pathDiffer interface {
 // checked.
 const maxListChanges = 2000
 
-// affected reports whether a read (op on name, recorded as id) that
-// followed no symbolic link may show something else after the changes
-// changed lists (ChangedPaths: by path, true for an entry added, removed
-// or replaced, false for a folder whose contents differ). A folder that
-// holds a change is listed itself, so a read of a folder (its listing,
-// its tree hash, what the walk counted there) is affected when its path
-// is listed; a read of a file or a Stat when its own path is; any read
-// when a folder on its path was replaced.
-func affected(op, name, id string, changed map[string]bool) bool {
-	if op == opRender {
-		var rd renderDep
-		if json.Unmarshal([]byte(id), &rd) != nil {
-			return true
+// affected reports whether a read of paths (depPaths) that followed no
+// symbolic link may show something else after the changes changed lists
+// (ChangedPaths: by path, true for an entry added, removed or replaced,
+// false for a folder whose contents differ). A folder that holds a
+// change is listed itself, so a read of a folder (its listing, its tree
+// hash, what the walk counted there, a render's input) is affected when
+// its path is listed; a read of a file or a Stat when its own path is;
+// any read when a folder on its path was replaced.
+func affected(paths []string, changed map[string]bool) bool {
+	for _, name := range paths {
+		if name == "." || name == "" {
+			if len(changed) > 0 {
+				return true
+			}
+			continue
 		}
-		for in := range rd.Inputs {
-			if affected(opTree, in, "", changed) {
+		for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
+			if changed[dir] {
 				return true
 			}
 		}
-		return false
-	}
-	if name == "." || name == "" {
-		return len(changed) > 0
-	}
-	for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
-		if changed[dir] {
+		if _, ok := changed[name]; ok {
 			return true
 		}
 	}
-	_, ok := changed[name]
-	return ok
+	return false
 }
 
-// renderStill checks a recorded render (id, a renderDep) against t: it
-// holds when every folder it read has the same tree hash, or when the
-// render was quiet and still is. now is the render as recorded in t.
-func renderStill(t versionedTree, id string) (now string, ok bool) {
-	var rd renderDep
-	if json.Unmarshal([]byte(id), &rd) != nil || len(rd.Inputs) == 0 {
-		return "", false
-	}
+// renderStill checks a recorded render (rd, recorded as id) against t:
+// it holds when every folder it read has the same tree hash, or when
+// the render was quiet and still is. now is the render as recorded in
+// t.
+func renderStill(t versionedTree, rd renderDep, id string) (now string, ok bool) {
 	same := true
 	for in, was := range rd.Inputs {
 		h, err := t.TreeHash(in)

@@ -68,13 +68,19 @@ func TestAffected(t *testing.T) {
 		{opReadDir, ".", "", true},
 		{opRender, "apps/a\x00{}", render, true},
 		{opRender, "apps/b\x00{}", `{"path":"apps/b","inputs":{"apps/b":"x","lib":"y"}}`, false},
-		{opRender, "apps/c\x00{}", "not json", true},
 	} {
-		if got := affected(c.op, c.name, c.id, changed); got != c.want {
+		paths, _, ok := depPaths(c.op, c.name, c.id)
+		if !ok {
+			t.Fatalf("depPaths(%s %s) refused %q", c.op, c.name, c.id)
+		}
+		if got := affected(paths, changed); got != c.want {
 			t.Errorf("affected(%s %s) = %v, want %v", c.op, c.name, got, c.want)
 		}
 	}
-	if affected(opReadDir, ".", "", map[string]bool{}) {
+	if _, _, ok := depPaths(opRender, "apps/c\x00{}", "not json"); ok {
+		t.Error("a render recorded as something else is read as one: it must be checked, and fail")
+	}
+	if affected([]string{"."}, map[string]bool{}) {
 		t.Error("nothing changed, yet the root's listing is affected")
 	}
 }
