@@ -515,23 +515,28 @@ func (d *discovery) renderParent(tree render.Tree, p parent) (inputs []string, o
 			decls = append(decls, numbered{doc: i + 1, obj: o})
 		}
 	}
-	if d.rec != nil {
-		// The render read the tree itself: what it read is its inputs.
-		hashes := make(map[string]string, len(inputs))
-		for _, in := range inputs {
-			h, err := hasher.TreeHash(in)
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				d.rec.fail()
-			}
-			hashes[in] = h
+	if hasher == nil {
+		return inputs, out, decls, true
+	}
+	// The render read the tree itself: what it read is its inputs, by
+	// tree hash ("" for a folder that does not exist).
+	hashes := make(map[string]string, len(inputs))
+	broken := len(inputs) == 0
+	for _, in := range inputs {
+		h, err := hasher.TreeHash(in)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			broken = true
 		}
-		if len(inputs) == 0 {
+		hashes[in] = h
+	}
+	if d.rec != nil {
+		if broken {
 			d.rec.fail()
 		}
 		d.rec.render(p, hashes, len(decls) == 0)
 	}
-	if cache != nil && hasher != nil {
-		cache.put(hasher, p, inputs, objs)
+	if cache != nil && !broken {
+		cache.put(p, hashes, decls)
 	}
 	return inputs, out, decls, true
 }

@@ -256,34 +256,32 @@ func (c *ChildCache) quiet(tree fs.FS, p parent) (childEntry, bool) {
 	return e, true
 }
 
-// put keeps p's render: objs as rendered, having read inputs.
-func (c *ChildCache) put(tree treeHasher, p parent, inputs []string, objs []*unstructured.Unstructured) {
-	e := childEntry{Inputs: map[string]string{}}
-	for _, dir := range inputs {
-		h, err := tree.TreeHash(dir)
-		if err != nil {
+// put keeps p's render, which read the folders inputs (by tree hash, ""
+// for one that does not exist: then it is not kept) and yielded the
+// declarations decls.
+func (c *ChildCache) put(p parent, inputs map[string]string, decls []numbered) {
+	if len(inputs) == 0 {
+		return
+	}
+	e := childEntry{Inputs: make(map[string]string, len(inputs))}
+	for dir, h := range inputs {
+		if h == "" {
 			return // not a folder of the tree: not kept
 		}
 		e.Inputs[dir] = h
 	}
-	if len(e.Inputs) == 0 {
-		return
-	}
-	for i, o := range objs {
-		if !isDeclaration(o) {
-			continue
-		}
-		raw, err := json.Marshal(o.Object)
+	for _, n := range decls {
+		raw, err := json.Marshal(n.obj.Object)
 		if err != nil {
 			return
 		}
-		e.Declarations = append(e.Declarations, childDecl{Doc: i + 1, Object: raw})
+		e.Declarations = append(e.Declarations, childDecl{Doc: n.doc, Object: raw})
 		// What dropBases asks of a render: whether it put out a literal
 		// declaration of its inputs again, for every kind a tool declares
 		// (HelmRelease and ApplicationSet too, not only Application and
 		// Kustomization).
-		k := o.GetKind()
-		e.Out = append(e.Out, k+"/"+o.GetNamespace()+"/"+o.GetName(), k+"//"+o.GetName())
+		k := n.obj.GetKind()
+		e.Out = append(e.Out, k+"/"+n.obj.GetNamespace()+"/"+n.obj.GetName(), k+"//"+n.obj.GetName())
 	}
 	c.mu.Lock()
 	c.entriesMap()[childKey(p)] = e
