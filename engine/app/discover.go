@@ -570,12 +570,13 @@ func (d *discovery) dropBases(folders []string, out map[string]bool) {
 // built reports whether dir is rendered by a builder (a kustomization or a
 // chart) rather than read as plain YAML, which the walk saw already.
 func built(fsys fs.FS, dir string) bool {
-	for _, n := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization", "Chart.yaml"} {
+	for _, n := range kustomizationFiles {
 		if _, err := fs.Stat(fsys, path.Join(dir, n)); err == nil {
 			return true
 		}
 	}
-	return false
+	_, err := fs.Stat(fsys, path.Join(dir, "Chart.yaml"))
+	return err == nil
 }
 
 // isDeclaration reports whether a rendered object is a document a

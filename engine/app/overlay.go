@@ -169,9 +169,13 @@ func overlayEdits(o *render.Overlay) bool {
 		len(o.CommonLabels) > 0 || len(o.CommonAnnotations) > 0 || len(o.Patches) > 0 || len(o.Components) > 0
 }
 
+// kustomizationFiles are the names kustomize reads a folder's
+// kustomization from.
+var kustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+
 // hasKustomization reports whether dir holds a kustomization file.
 func hasKustomization(fsys fs.FS, dir string) bool {
-	for _, n := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+	for _, n := range kustomizationFiles {
 		if st, err := fs.Stat(fsys, path.Join(dir, n)); err == nil && !st.IsDir() {
 			return true
 		}

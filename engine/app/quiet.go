@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 
 	yaml3 "gopkg.in/yaml.v3"
 
@@ -39,10 +40,6 @@ type quietTree interface {
 	treeHasher
 	ChangedEntries(dir, since string) ([]string, error)
 }
-
-// kustomizationFiles are the names kustomize reads a folder's
-// kustomization from.
-var kustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
 
 // quietKustomizationKeys are the kustomization fields that cannot make a
 // string the inputs do not hold: any other field (replacements, vars,
@@ -89,8 +86,8 @@ func quietParent(p parent) bool {
 // returns its inputs' tree hashes in t. It does not render: see the top
 // of this file.
 func quietRender(t quietTree, dir string, inputs map[string]string) (map[string]string, bool) {
-	if !kustomized(t, dir) {
-		return nil, false
+	if !hasKustomization(t, dir) {
+		return nil, false // a chart's templates can compose any string
 	}
 	now := make(map[string]string, len(inputs))
 	files, size := 0, 0
@@ -113,10 +110,8 @@ func quietRender(t quietTree, dir string, inputs map[string]string) (map[string]
 				return nil, false
 			}
 			for _, name := range changed {
-				for _, k := range kustomizationFiles {
-					if name == k {
-						return nil, false
-					}
+				if slices.Contains(kustomizationFiles, name) {
+					return nil, false
 				}
 			}
 		}
@@ -147,17 +142,6 @@ func quietRender(t quietTree, dir string, inputs map[string]string) (map[string]
 	return now, true
 }
 
-// kustomized reports whether dir holds a kustomization file: kustomize
-// builds it (a chart's templates can compose any string).
-func kustomized(t fs.FS, dir string) bool {
-	for _, k := range kustomizationFiles {
-		if st, err := fs.Stat(t, path.Join(dir, k)); err == nil && !st.IsDir() {
-			return true
-		}
-	}
-	return false
-}
-
 // quietFile reports whether a file a build may read cannot help it put
 // out a declaration: no tool's marker, no backslash (an escape could
 // spell one), and, for a kustomization file, only the fields of
@@ -166,11 +150,7 @@ func quietFile(name string, data []byte) bool {
 	if mayDeclare(data) || bytes.IndexByte(data, '\\') >= 0 {
 		return false
 	}
-	isKustomization := false
-	for _, k := range kustomizationFiles {
-		isKustomization = isKustomization || name == k
-	}
-	if !isKustomization {
+	if !slices.Contains(kustomizationFiles, name) {
 		return true
 	}
 	if render.CheckYAML(name, data, render.DefaultOptions()) != nil {
