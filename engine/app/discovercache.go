@@ -158,15 +158,7 @@ func (c *ChildCache) load() {
 // hold c.mu.
 func (c *ChildCache) entriesMap() map[string]childEntry {
 	c.load()
-	if c.rawEntries != nil {
-		var m map[string]childEntry
-		if json.Unmarshal(c.rawEntries, &m) == nil {
-			for k, e := range m {
-				c.entries[k] = e
-			}
-		}
-		c.rawEntries = nil
-	}
+	decodeOnce(&c.rawEntries, c.entries)
 	return c.entries
 }
 
@@ -174,16 +166,23 @@ func (c *ChildCache) entriesMap() map[string]childEntry {
 // hold c.mu.
 func (c *ChildCache) appFilesMap() map[string]json.RawMessage {
 	c.load()
-	if c.rawAppFiles != nil {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(c.rawAppFiles, &m) == nil {
-			for k, raw := range m {
-				c.appFiles[k] = raw
-			}
-		}
-		c.rawAppFiles = nil
-	}
+	decodeOnce(&c.rawAppFiles, c.appFiles)
 	return c.appFiles
+}
+
+// decodeOnce adds to m the map *raw holds, when it holds one, and
+// forgets *raw; a part that does not decode adds nothing.
+func decodeOnce[V any](raw *json.RawMessage, m map[string]V) {
+	if *raw == nil {
+		return
+	}
+	var part map[string]V
+	if json.Unmarshal(*raw, &part) == nil {
+		for k, v := range part {
+			m[k] = v
+		}
+	}
+	*raw = nil
 }
 
 // dir is the summary of the folder whose tree hash is hash, when it is
