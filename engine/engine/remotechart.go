@@ -110,11 +110,21 @@ func (rc *remoteCharts) fetchServed(ctx context.Context, ref charts.Ref, served 
 	if err != nil {
 		return nil, err
 	}
-	name, files, err := charts.Unpack(c.Archive, maxUnpackedChart)
+	fc, err := unpacked(c)
 	if err != nil {
 		return nil, fmt.Errorf("it does not unpack as chart %s %s: %w", ref.Chart, ref.Version, err)
 	}
-	return &fetchedChart{at: time.Now(), digest: c.Digest, name: name, files: files, by: c.By, served: true}, nil
+	fc.served = true
+	return fc, nil
+}
+
+// unpacked is the fetched chart c, unpacked.
+func unpacked(c *charts.Chart) (*fetchedChart, error) {
+	name, files, err := charts.Unpack(c.Archive, maxUnpackedChart)
+	if err != nil {
+		return nil, err
+	}
+	return &fetchedChart{at: time.Now(), digest: c.Digest, name: name, files: files, by: c.By, cached: c.FromCache}, nil
 }
 
 // newRemoteCharts is the remote charts of an engine with opts.
@@ -301,11 +311,10 @@ func (rc *remoteCharts) fetch(ctx context.Context, ref charts.Ref, allowed []cha
 			}
 			return nil, ferr
 		}
-		name, files, uerr := charts.Unpack(c.Archive, maxUnpackedChart)
-		if uerr != nil {
+		var uerr error
+		if fc, uerr = unpacked(c); uerr != nil {
 			return nil, fmt.Errorf("the archive of chart %s %s does not unpack: %w", ref.Chart, ref.Version, uerr)
 		}
-		fc = &fetchedChart{at: time.Now(), digest: c.Digest, name: name, files: files, by: c.By, cached: c.FromCache}
 		if err != nil {
 			fc.note = fmt.Sprintf("%s was not read (%v), so the chart came from its repository", served.By, err)
 		}
