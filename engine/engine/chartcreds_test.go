@@ -31,18 +31,7 @@ func TestArgoChartCredentialsOnACluster(t *testing.T) {
 	repo := gittest.Init(t)
 	repo.Git("remote", "add", "origin", "https://git.example.com/team/private.git")
 	repo.Commit("an Argo CD chart app from a private repository", map[string]string{
-		"argocd/vault.yaml": `apiVersion: argoproj.io/v1alpha1
-kind: Application
-metadata: {name: vault, namespace: argocd}
-spec:
-  project: default
-  source:
-    repoURL: ` + helmRepo.URL + `
-    chart: vault
-    targetRevision: 2.0.1
-    helm: {values: "environment: prod\n"}
-  destination: {server: https://kubernetes.default.svc, namespace: ` + ns + `}
-`,
+		"argocd/vault.yaml": vaultApplication("vault", helmRepo.URL, ns),
 	})
 	applyVaultAsArgo(t, ns, "vault")
 
@@ -115,18 +104,7 @@ func TestArgoOCIChartCredentialsOnACluster(t *testing.T) {
 	repo := gittest.Init(t)
 	repo.Git("remote", "add", "origin", "https://git.example.com/team/private-oci.git")
 	repo.Commit("an Argo CD chart app from a private registry", map[string]string{
-		"argocd/vault.yaml": `apiVersion: argoproj.io/v1alpha1
-kind: Application
-metadata: {name: vault-oci, namespace: argocd}
-spec:
-  project: default
-  source:
-    repoURL: ` + reg.Host + `/private/charts
-    chart: vault
-    targetRevision: 2.0.1
-    helm: {values: "environment: prod\n"}
-  destination: {server: https://kubernetes.default.svc, namespace: ` + ns + `}
-`,
+		"argocd/vault.yaml": vaultApplication("vault-oci", reg.Host+"/private/charts", ns),
 	})
 	applyVaultAsArgo(t, ns, "vault-oci")
 	cs := enginetest.Clientset(t)
@@ -173,4 +151,21 @@ spec:
       - name: vault
         image: nginx:1.27
 `, map[string]string{"app": "vault", "env": "prod"}, map[string]string{"argocd.argoproj.io/tracking-id": name + ":apps/Deployment:" + ns + "/" + name})
+}
+
+// vaultApplication is an Argo CD Application name of chart vault 2.0.1
+// from repoURL, with values, into namespace ns.
+func vaultApplication(name, repoURL, ns string) string {
+	return `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: ` + name + `, namespace: argocd}
+spec:
+  project: default
+  source:
+    repoURL: ` + repoURL + `
+    chart: vault
+    targetRevision: 2.0.1
+    helm: {values: "environment: prod\n"}
+  destination: {server: https://kubernetes.default.svc, namespace: ` + ns + `}
+`
 }
