@@ -29,8 +29,8 @@ func WriteAuditTable(w io.Writer, entries []actions.AuditEntry) error {
 		if e.Channel != "" {
 			action += " (channel " + e.Channel + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339), e.Author, action,
-			strings.Join(apps, ", "), e.Commit[:min(12, len(e.Commit))], firstLine(e.Reason))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339), oneLine(e.Author), oneLine(action),
+			oneLine(strings.Join(apps, ", ")), oneLine(e.Commit[:min(12, len(e.Commit))]), oneLine(firstLine(e.Reason)))
 	}
 	return tw.Flush()
 }

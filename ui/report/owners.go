@@ -64,7 +64,7 @@ func OwnersTable(w io.Writer, m diff.OwnerMap, now time.Time) error {
 			if len(r.Rules) > 0 {
 				rules = strings.Join(r.Rules, "; ")
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", kn, oneLine(r.Field), oneLine(strings.Join(ws, ", ")), oneLine(rules), oneLine(contested))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", oneLine(kn), oneLine(r.Field), oneLine(strings.Join(ws, ", ")), oneLine(rules), oneLine(contested))
 		}
 		if k.GitOnly > 0 {
 			fmt.Fprintf(tw, "%s\t(%d fields only Git writes, %d objects)\t-\t-\t-\n", kn, k.GitOnly, k.Objects)
@@ -99,7 +99,7 @@ func OrphansTable(w io.Writer, orphans []status.Orphan, now time.Time) error {
 		if o.Creator.Manager != "" {
 			by = fmt.Sprintf("%s %s (%s)", o.Creator.Manager, opText(o.Creator), o.Creator.Class)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", kindName(o.Ref.Group, o.Ref.Kind), oneLine(name), oneLine(by), Ago(o.Creator.Time, now), strings.Join(o.Apps, ", "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", kindName(o.Ref.Group, o.Ref.Kind), oneLine(name), oneLine(by), Ago(o.Creator.Time, now), oneLine(strings.Join(o.Apps, ", ")))
 	}
 	return tw.Flush()
 }

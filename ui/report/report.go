@@ -17,6 +17,7 @@ import (
 	"kdrift.dev/kdrift/engine/forge"
 	"kdrift.dev/kdrift/engine/sops"
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/internal/termsafe"
 )
 
 // Diff writes each drifted object of an app with its fields: desired
@@ -206,7 +207,7 @@ func Status(w io.Writer, apps []status.AppStatus, now time.Time) error {
 		if a.Sync == status.SyncSynced && a.NoObjects {
 			sync += " · 0 objects" // empty on purpose, not "all match"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", a.Name, sync, a.Health, heal, a.DriftedObjects(), since, rev, oneLine(msg))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", oneLine(a.Name), sync, a.Health, oneLine(heal), a.DriftedObjects(), since, oneLine(rev), oneLine(msg))
 	}
 	return tw.Flush()
 }
@@ -221,8 +222,12 @@ func firstEncrypted(a status.AppStatus) string {
 	return ""
 }
 
+// oneLine is s for one cell of a table: newlines become spaces, and tabs
+// and every other control character are shown escaped (termsafe.Line),
+// so text from Git or the cluster neither breaks the columns nor acts
+// on the terminal.
 func oneLine(s string) string {
-	return strings.ReplaceAll(s, "\n", " ")
+	return termsafe.Line(strings.ReplaceAll(s, "\n", " "))
 }
 
 // StatusDoc is the JSON of `kdrift status -o json`.
