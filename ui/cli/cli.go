@@ -28,6 +28,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/live"
+	"kdrift.dev/kdrift/internal/termsafe"
 )
 
 // Exit codes shared by every subcommand (diff follows kubectl diff).
@@ -108,6 +109,9 @@ type cliEnv struct {
 	name string
 	// noColor is --no-color.
 	noColor bool
+	// exactStdout is stdout without termsafe's escaping: a command whose
+	// -o asks for json or yaml writes there.
+	exactStdout io.Writer
 }
 
 // colorOff says whether colours are off: --no-color, or NO_COLOR set to
@@ -189,6 +193,12 @@ func run(ctx context.Context, args []string, env *cliEnv) int {
 	if env.name == "" {
 		env.name = programName
 	}
+	// Text from Git or the cluster never reaches a terminal raw: what a
+	// command writes for people goes through termsafe (PersistentPreRunE
+	// takes stdout's escaping away for json and yaml).
+	safeOut, safeErr := termsafe.NewWriter(env.stdout), termsafe.NewWriter(env.stderr)
+	env.exactStdout, env.stdout, env.stderr = env.stdout, safeOut, safeErr
+	defer func() { _ = safeOut.Flush(); _ = safeErr.Flush() }()
 	root := newRootCmd(env)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -238,6 +248,9 @@ the UI also has a command, for scripts and CI.`,
 		// Every command's -o is checked here, as bad usage.
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if f := cmd.Flags().Lookup("output"); f != nil {
+				if v := f.Value.String(); (v == outputJSON || v == outputYAML) && env.exactStdout != nil {
+					env.stdout = env.exactStdout
+				}
 				if own, ok := f.Annotations[outputFormatsAnnotation]; ok {
 					return checkFormat(f.Value.String(), own)
 				}
