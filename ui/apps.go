@@ -439,7 +439,7 @@ func (v *appsView) render(w, h int) string {
 		cells[colHealth] = healthStyle(s, r.a.Health).Render(cells[colHealth])
 		cells[colHeal] = healSt.Render(cells[colHeal])
 		cells[colRev] = s.Muted.Render(cells[colRev])
-		b.WriteString(cut(s.Marked.Render(mark)+row(&cells), w))
+		b.WriteString(cutStyled(s.Marked.Render(mark)+row(&cells), w))
 		b.WriteByte('\n')
 	}
 	v.fill(&b, end)

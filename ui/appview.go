@@ -256,7 +256,7 @@ func (v *appView) render(w, h int) string {
 		} else {
 			line := "  " + pad(name, nameW) + " " + resourceStyle(s, r.Status).Render(pad(resourceText(r.Status), 18)) + " " +
 				healthStyle(s, r.Health).Render(pad(healthText(r.Health), 14)) + " " + drift
-			b.WriteString(cut(line, w))
+			b.WriteString(cutStyled(line, w))
 		}
 		b.WriteByte('\n')
 	}

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"kdrift.dev/kdrift/internal/termsafe"
 	"kdrift.dev/kdrift/keymap"
 	"kdrift.dev/kdrift/ui/backend"
 )
@@ -77,9 +78,19 @@ type view interface {
 	capturing() bool
 }
 
-// pad fits s (which may hold ANSI styles) into exactly w cells: cut with
-// an ellipsis when longer, padded with spaces when shorter.
-func pad(s string, w int) string {
+// pad fits s, plain text, into exactly w cells: cut with an ellipsis
+// when longer, padded with spaces when shorter. Text from Git or the
+// cluster in s is shown with its control characters escaped
+// (termsafe.Line): a view's fields reach the terminal through pad and cut.
+func pad(s string, w int) string { return padStyled(termsafe.Line(s), w) }
+
+// cut shortens s, plain text, to at most w cells, adding no padding, with
+// its control characters escaped as pad does.
+func cut(s string, w int) string { return cutStyled(termsafe.Line(s), w) }
+
+// padStyled is pad for s already styled (its fields went through pad or
+// cut): its ANSI styles are kept.
+func padStyled(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
@@ -90,8 +101,8 @@ func pad(s string, w int) string {
 	return s + strings.Repeat(" ", w-sw)
 }
 
-// cut shortens s to at most w cells, adding no padding.
-func cut(s string, w int) string {
+// cutStyled is cut for s already styled, as padStyled is pad.
+func cutStyled(s string, w int) string {
 	if ansi.StringWidth(s) > w {
 		return ansi.Truncate(s, w, "…")
 	}

@@ -188,7 +188,7 @@ func (v *ownersView) render(w, h int) string {
 		if i == v.cursor {
 			b.WriteString(s.Selected.Render(pad(l.gutter+" │"+flagText(l.flagged)+l.text, w)))
 		} else {
-			b.WriteString(cut(g+" │"+flag+cut(l.text, textW), w))
+			b.WriteString(cutStyled(g+" │"+flag+cut(l.text, textW), w))
 		}
 		b.WriteByte('\n')
 	}

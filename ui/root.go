@@ -18,6 +18,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/internal/termsafe"
 	"kdrift.dev/kdrift/keymap"
 	"kdrift.dev/kdrift/ui/backend"
 	"kdrift.dev/kdrift/ui/report"
@@ -468,7 +469,11 @@ func (m *Model) commitStatus(what string, res backend.CommitResult, err error) {
 
 // View renders the whole screen.
 func (m *Model) View() tea.View {
-	v := tea.NewView(m.render())
+	// The frame's fields went through pad and cut; termsafe.Styled is the
+	// net under them: no sequence but a style reaches the terminal, and
+	// the lines it had to widen are cut to the width again.
+	w, h := m.size()
+	v := tea.NewView(fitLines(termsafe.Styled(m.render()), w, h))
 	v.AltScreen = true
 	return v
 }
@@ -536,13 +541,13 @@ func (m *Model) render() string {
 		m.cmdline.SetStyles(s.Input)
 		b.WriteString(m.cmdline.View())
 	case m.statusEr:
-		b.WriteString(cut(st+s.StatusErr.Render("! "+m.status), w))
+		b.WriteString(cutStyled(st+s.StatusErr.Render("! "+cut(m.status, w)), w))
 	default:
-		b.WriteString(cut(st+s.StatusInfo.Render(m.status), w))
+		b.WriteString(cutStyled(st+s.StatusInfo.Render(cut(m.status, w)), w))
 	}
 	b.WriteByte('\n')
 	m.help.SetWidth(w)
-	b.WriteString(cut(m.help.ShortHelpView(m.top().shortHelp()), w))
+	b.WriteString(cutStyled(m.help.ShortHelpView(m.top().shortHelp()), w))
 	return b.String()
 }
 
@@ -553,7 +558,7 @@ func fitLines(s string, w, h int) string {
 		lines = lines[:h]
 	}
 	for i, l := range lines {
-		lines[i] = cut(l, w)
+		lines[i] = cutStyled(l, w)
 	}
 	return strings.Join(lines, "\n")
 }
