@@ -156,11 +156,40 @@ func fluxOverlay(s fluxSpec, fsys fs.FS, dir string) (*render.Overlay, *problem)
 		o.Substitute = pb.Substitute
 	}
 	if !overlayEdits(o) && len(o.Substitute) == 0 && len(o.MetadataLabels) == 0 && len(o.MetadataAnnotations) == 0 {
+		if nestedKustomization(fsys, dir) {
+			// Flux generates the folder's kustomization: a subfolder
+			// with its own is one resource, built, not plain files.
+			return &render.Overlay{Style: render.Flux, Namespace: s.TargetNamespace}, nil
+		}
 		return nil, nil
 	}
 	// Flux's generator sets the kustomization's namespace too.
 	o.Namespace = s.TargetNamespace
 	return o, nil
+}
+
+// nestedKustomization reports whether dir holds no kustomization file
+// and a folder below it does: read as plain files, that folder's
+// kustomization and its configurations would be taken for manifests,
+// where Flux's generated kustomization lists the folder as one resource.
+func nestedKustomization(fsys fs.FS, dir string) bool {
+	if hasKustomization(fsys, dir) {
+		return false
+	}
+	found := false
+	_ = fs.WalkDir(fsys, dir, func(name string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil || found:
+			return fs.SkipDir
+		case name == dir || !d.IsDir():
+			return nil
+		case hasKustomization(fsys, name):
+			found = true
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return found
 }
 
 // overlayEdits reports whether o edits the kustomization.
