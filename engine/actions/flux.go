@@ -14,7 +14,7 @@ func (r *Repo) snapshotOf(commit plumbing.Hash) (*source.Snapshot, error) {
 	if r.opts.ClusterPath != "" {
 		fc = &app.FluxCluster{Path: r.opts.ClusterPath, From: "--cluster-path"}
 	}
-	return source.SnapshotOfCached(r.git, commit, fc, r.discoverCache())
+	return source.SnapshotOfCached(r.git, commit, fc, r.discoverCache(), source.UpstreamBranch(r.git, r.branch))
 }
 
 // discoverCache is the cache of discovery's walk and renders

@@ -102,7 +102,7 @@ type generated struct {
 // readGenerator turns an ArtifactGenerator into the artifacts it makes,
 // by NAMESPACE/NAME; a source that is not a GitRepository of this
 // repository makes every artifact that copies from it a problem.
-func readGenerator(g artifactGenerator, file string, repos map[string]gitRepository, sameRepo func(string) bool) map[string]generated {
+func readGenerator(g artifactGenerator, file string, repos map[string]gitRepository, sameRepo func(string) bool, branch string) map[string]generated {
 	ns := g.Metadata.Namespace
 	if ns == "" {
 		ns = "default"
@@ -119,7 +119,7 @@ func readGenerator(g artifactGenerator, file string, repos map[string]gitReposit
 			case !declared:
 				aliases[s.Alias] = fmt.Sprintf("source %q is GitRepository %s, which is not declared in this repository", s.Alias, full)
 			default:
-				aliases[s.Alias] = repo.foreign(full, sameRepo)
+				aliases[s.Alias] = repo.foreign(full, sameRepo, branch)
 			}
 		}
 	}
@@ -430,7 +430,7 @@ func (d *discovery) artifacts(repos map[string]gitRepository) map[string]generat
 	}
 	all := map[string][]made{}
 	for _, pg := range d.generators {
-		for name, g := range readGenerator(pg.gen, pg.file, repos, d.opts.SameRepo) {
+		for name, g := range readGenerator(pg.gen, pg.file, repos, d.opts.SameRepo, d.opts.Branch) {
 			all[name] = append(all[name], made{g, pg.file})
 		}
 	}

@@ -120,7 +120,7 @@ spec:
 	if err := yaml.Unmarshal([]byte(doc), &g); err != nil {
 		t.Fatal(err)
 	}
-	got := readGenerator(g, "clusters/prod/gen.yaml", repos, nil)
+	got := readGenerator(g, "clusters/prod/gen.yaml", repos, nil, "")
 	if a := got["flux-system/ok"].artifact; a == nil || len(a.Copy) != 1 || a.Copy[0].From != "apps/**" || a.Copy[0].To != "." || a.Mount() != "@artifacts/flux-system/ok" {
 		t.Fatalf("ok: %+v %+v", got["flux-system/ok"].artifact, got["flux-system/ok"].problem)
 	}

@@ -44,6 +44,11 @@ type DiscoverOptions struct {
 	// Nil matches nothing: every Argo CD or Flux declaration is then an
 	// Error app that names another repository.
 	SameRepo func(url string) bool
+	// Branch is the branch of this repository kdrift reads, as its
+	// upstream names it (main): a Flux GitRepository of this URL whose
+	// spec.ref follows another branch, a tag or a commit reads other
+	// content and is not this repository. Empty compares URLs alone.
+	Branch string
 	// Renderer renders apps to find the Applications and Kustomizations
 	// they generate (app-of-apps); nil finds literal documents only.
 	Renderer Renderer
@@ -81,6 +86,9 @@ type DiscoverOptions struct {
 // the list found is kept with every read that found it, and a later tree
 // in which each of them shows the same gets it again (listcache.go).
 func Discover(fsys fs.FS, opts DiscoverOptions) LoadResult {
+	// One cluster folder, however it is spelled, is one answer and one
+	// key of the app list cache.
+	opts.Flux = cleanCluster(opts.Flux)
 	tree, ok := fsys.(versionedTree)
 	if opts.Children == nil || !ok {
 		res, _ := discover(fsys, nil, opts)
@@ -109,15 +117,8 @@ func discover(fsys fs.FS, raw fs.FS, opts DiscoverOptions) (LoadResult, *discove
 	if opts.Context == nil {
 		opts.Context = context.Background()
 	}
-	if fc := opts.Flux; fc != nil && fc.Path != "" {
-		c := *fc
-		c.Path = path.Clean(strings.Trim(strings.TrimPrefix(strings.TrimSpace(c.Path), "./"), "/"))
-		if c.Path == "" {
-			c.Path = "."
-		}
-		opts.Flux = &c
-	}
-	d := &discovery{fsys: fsys, raw: raw, opts: opts, repos: map[string]gitRepository{}}
+	opts.Flux = cleanCluster(opts.Flux)
+	d := &discovery{fsys: fsys, raw: raw, opts: opts, repos: map[string]gitRepository{}, inputs: map[string][]string{}}
 	d.rec, _ = fsys.(*recorder)
 	d.walk()
 	for i := range d.found {
@@ -185,7 +186,11 @@ type found struct {
 
 // gitRepository is a Flux GitRepository document: its URL.
 type gitRepository struct {
-	url  string
+	url string
+	// ref is the branch its spec.ref follows, or "tag NAME", "semver
+	// RANGE", "commit SHA", "ref NAME" for a ref that is no branch; ""
+	// when it names none (see gitRef).
+	ref  string
 	file string
 	// self says the repository is this one without a URL to compare:
 	// the bootstrap GitRepository of a chosen cluster folder.
@@ -203,6 +208,13 @@ type discovery struct {
 	found []found
 	// repos are the Flux GitRepositories by NAMESPACE/NAME.
 	repos map[string]gitRepository
+	// inputs are the folders each rendered parent's render read, by the
+	// parent's path, whether it was rendered now or taken from Children:
+	// what a cluster folder reaches must not depend on the caches.
+	inputs map[string][]string
+	// patches are the files kustomization files list as patches, by
+	// the folder of the kustomization file (fluxpatch.go).
+	patches map[string]map[string]bool
 	// kustomizations are Flux Kustomizations waiting for their
 	// GitRepository, which may come later in the walk.
 	pending []pendingKustomization
@@ -444,6 +456,7 @@ func (d *discovery) renderChildren(queue []parent) {
 		if !ok {
 			continue // the app's own status shows its render error
 		}
+		d.inputs[p.path] = inputs
 		d.dropBases(inputs, out)
 		before := len(d.found)
 		for _, n := range decls {

@@ -139,18 +139,25 @@ func fluxGitRepository(refNS, refName, ns string, repos map[string]gitRepository
 }
 
 // foreign says why the GitRepository full names another repository than
-// the one kdrift reads; "" when it is this one.
-func (r gitRepository) foreign(full string, sameRepo func(string) bool) string {
-	if r.self || (sameRepo != nil && sameRepo(r.url)) {
+// the one kdrift reads, or another branch of it than branch (see
+// DiscoverOptions.Branch); "" when it is this one.
+func (r gitRepository) foreign(full string, sameRepo func(string) bool, branch string) string {
+	if r.self {
 		return ""
 	}
-	return fmt.Sprintf("GitRepository %s (%s) names another repository, which kdrift does not read", full, r.file)
+	if sameRepo == nil || !sameRepo(r.url) {
+		return fmt.Sprintf("GitRepository %s (%s) names another repository, which kdrift does not read", full, r.file)
+	}
+	if !SameBranch(r.ref, branch) {
+		return fmt.Sprintf("GitRepository %s (%s) follows %s of this repository; kdrift reads branch %s", full, r.file, describeRef(r.ref), branch)
+	}
+	return ""
 }
 
 // fluxApp maps one Kustomization into an App, or says what kdrift cannot
 // follow in it. Its sourceRef must be a GitRepository declared in the
 // repository whose URL is this repository.
-func fluxApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository, artifacts map[string]generated, sameRepo func(string) bool) found {
+func fluxApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository, artifacts map[string]generated, sameRepo func(string) bool, branch string) found {
 	f, origin, shown, bad := fluxStart(k, "Kustomization", "flux-system")
 	ns, name := f.ns, f.name
 	if name == "" {
@@ -171,8 +178,8 @@ func fluxApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository,
 		if !declared {
 			return bad("spec.sourceRef", fmt.Sprintf("GitRepository %s is not declared in this repository, so kdrift cannot tell which repository it reads", full), "commit the GitRepository beside the Kustomization")
 		}
-		if problem := repo.foreign(full, sameRepo); problem != "" {
-			return bad("spec.sourceRef", problem, "open kdrift on that repository")
+		if problem := repo.foreign(full, sameRepo, branch); problem != "" {
+			return bad("spec.sourceRef", problem, "open kdrift on that repository and branch")
 		}
 	case "ExternalArtifact":
 		refNS := s.SourceRef.Namespace
@@ -193,6 +200,8 @@ func fluxApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository,
 		}
 		art = g.artifact
 		fsys = render.MountFS(fsys, art.Mount(), files)
+	case "OCIRepository", "Bucket":
+		return bad(outsideSource(s.SourceRef.Kind, s.SourceRef.Namespace, s.SourceRef.Name, ns, name))
 	default:
 		return bad("spec.sourceRef.kind", fmt.Sprintf("is %q; kdrift reads GitRepository and ExternalArtifact sources", s.SourceRef.Kind), "declare the app in "+Dir+"/")
 	}
@@ -273,4 +282,24 @@ func freezeOf(ann map[string]string) (*Freeze, error) {
 		fr.Until = &t
 	}
 	return fr, nil
+}
+
+// outsideSource is the field, problem and fix of a Kustomization (ns/name)
+// whose sourceRef is an OCIRepository or a Bucket: its manifests are an
+// artifact source-controller fetched from outside this repository, which
+// kdrift does not fetch for a Kustomization (it reads Helm charts only
+// from a source's artifact), so it can neither compare nor heal it.
+func outsideSource(kind, refNS, refName, ns, name string) (field, problem, fix string) {
+	if refNS == "" {
+		refNS = ns
+	}
+	what := "an OCI artifact"
+	pull := fmt.Sprintf("`flux pull artifact` of its URL into a folder, then `flux diff kustomization %s -n %s --path FOLDER`", name, ns)
+	if kind == "Bucket" {
+		what = "objects of a storage bucket"
+		pull = fmt.Sprintf("download the bucket's objects into a folder, then `flux diff kustomization %s -n %s --path FOLDER`", name, ns)
+	}
+	return "spec.sourceRef", fmt.Sprintf("%s %s/%s holds this Kustomization's manifests as %s, outside this repository; kdrift reads a Kustomization's files only from this repository (a GitRepository or an ExternalArtifact) and does not fetch that artifact, so it neither compares nor heals this app",
+			kind, refNS, refName, what),
+		"compare it with Flux itself: " + pull
 }

@@ -87,7 +87,7 @@ func shortReleaseName(name string) string {
 // fluxHelmApp maps one HelmRelease (as a Flux Kustomization's render
 // yields it) into an App that renders its chart from this repository, or
 // says exactly what kdrift cannot read in it.
-func fluxHelmApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository, sameRepo func(string) bool) found {
+func fluxHelmApp(fsys fs.FS, k pendingKustomization, repos map[string]gitRepository, sameRepo func(string) bool, branch string) found {
 	f, origin, shown, bad := fluxStart(k, "HelmRelease", "default")
 	ns, name := f.ns, f.name
 	if name == "" {
@@ -157,8 +157,8 @@ func fluxHelmApp(fsys fs.FS, k pendingKustomization, repos map[string]gitReposit
 			if !declared {
 				return bad("spec.chart.spec.sourceRef", fmt.Sprintf("GitRepository %s is not declared in this repository, so kdrift cannot tell which repository holds the chart", full), "commit the GitRepository, or pass --cluster-path for a bootstrap repository")
 			}
-			if problem := repo.foreign(full, sameRepo); problem != "" {
-				return bad("spec.chart.spec.sourceRef", problem, "open kdrift on that repository")
+			if problem := repo.foreign(full, sameRepo, branch); problem != "" {
+				return bad("spec.chart.spec.sourceRef", problem, "open kdrift on that repository and branch")
 			}
 			out.Spec.Path = path.Clean(strings.TrimPrefix(strings.TrimPrefix(chart, "./"), "/"))
 			if err := checkPath(out.Spec.Path, fsys); err != nil {

@@ -33,7 +33,7 @@ func FuzzFluxHelmRelease(f *testing.F) {
 		if len(data) > 1<<16 || yaml3.Unmarshal([]byte(data), &root) != nil || len(root.Content) == 0 || root.Content[0].Kind != yaml3.MappingNode {
 			return
 		}
-		got := fluxHelmApp(fsys, pendingKustomization{body: root.Content[0], generatedBy: "apps", from: "apps", helm: true}, repos, nil)
+		got := fluxHelmApp(fsys, pendingKustomization{body: root.Content[0], generatedBy: "apps", from: "apps", helm: true}, repos, nil, "")
 		switch {
 		case got.app != nil:
 			h := got.app.RenderHelm()

@@ -28,6 +28,10 @@ type FluxCluster struct {
 	// (bootstrap created it) is read when the live one names this
 	// repository.
 	Repos map[string]string
+	// Refs are what the live GitRepositories of Repos follow (GitRefOf),
+	// by NAMESPACE/NAME: one that follows another branch than kdrift
+	// reads is not this repository.
+	Refs map[string]string `json:",omitempty"`
 }
 
 // FluxLayout is what discovery saw of Flux's layout in the tree.
@@ -48,6 +52,9 @@ type FluxLayout struct {
 	// Repos are the URLs of the GitRepositories the tree declares, by
 	// NAMESPACE/NAME: what a live Kustomization's sourceRef is read by.
 	Repos map[string]string `json:",omitempty"`
+	// Refs are what those GitRepositories follow (see GitRefOf), by
+	// NAMESPACE/NAME; absent for one that names no ref.
+	Refs map[string]string `json:",omitempty"`
 }
 
 // fluxRepos are the GitRepositories a Flux declaration may name: the
@@ -68,7 +75,7 @@ func withClusterRepos(declared map[string]gitRepository, fc *FluxCluster) map[st
 	}
 	out := make(map[string]gitRepository, len(declared)+len(fc.Repos)+1)
 	for k, u := range fc.Repos {
-		out[k] = gitRepository{url: u, file: "the cluster's live GitRepository " + k}
+		out[k] = gitRepository{url: u, ref: fc.Refs[k], file: "the cluster's live GitRepository " + k}
 	}
 	for k, r := range declared {
 		out[k] = r
@@ -77,6 +84,20 @@ func withClusterRepos(declared map[string]gitRepository, fc *FluxCluster) map[st
 		out[FluxBootstrapRepo] = gitRepository{self: true, file: "the bootstrap GitRepository of " + fc.Path}
 	}
 	return out
+}
+
+// cleanCluster is fc with its folder in one spelling (clusters/prod for
+// ./clusters/prod/); nil and a folder-less fc stay as they are.
+func cleanCluster(fc *FluxCluster) *FluxCluster {
+	if fc == nil || fc.Path == "" {
+		return fc
+	}
+	c := *fc
+	c.Path = path.Clean(strings.Trim(strings.TrimPrefix(strings.TrimSpace(c.Path), "./"), "/"))
+	if c.Path == "" {
+		c.Path = "."
+	}
+	return &c
 }
 
 // isFlux reports whether a declaration is Flux's.
@@ -125,9 +146,7 @@ func (d *discovery) followCluster() {
 			if f.kind == "Kustomization" && f.app != nil && !paths[f.app.Spec.Path] {
 				paths[f.app.Spec.Path] = true
 				dirs = append(dirs, f.app.Spec.Path)
-				if d.opts.Renderer != nil {
-					dirs = append(dirs, d.opts.Renderer.Inputs(f.app.Spec.Path)...)
-				}
+				dirs = append(dirs, d.inputs[f.app.Spec.Path]...)
 			}
 		}
 	}
@@ -154,6 +173,12 @@ func (d *discovery) layout() *FluxLayout {
 			l.Repos = map[string]string{}
 		}
 		l.Repos[k] = r.url
+		if r.ref != "" {
+			if l.Refs == nil {
+				l.Refs = map[string]string{}
+			}
+			l.Refs[k] = r.ref
+		}
 	}
 	if fc := d.opts.Flux; fc != nil && fc.Path != "" {
 		l.ClusterPath, l.From = fc.Path, fc.From

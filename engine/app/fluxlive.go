@@ -21,16 +21,16 @@ func LiveKustomizations(res LoadResult, fsys fs.FS, live []map[string]any, repos
 	if res.Flux == nil {
 		return res, 0
 	}
-	known := fluxKnownRepos(res, repos)
+	known := fluxKnownRepos(res, repos, opts.Flux)
 	return addLive(res, live, context, "Kustomization", func(obj map[string]any) (found, bool) {
-		if !readsThisRepo(obj, known, opts.SameRepo, "spec", "sourceRef") {
+		if !readsThisRepo(obj, known, opts, "spec", "sourceRef") {
 			return found{}, false
 		}
 		node, ok := liveDocument("kustomize.toolkit.fluxcd.io/v1", "Kustomization", obj)
 		if !ok {
 			return found{}, false
 		}
-		return fluxApp(fsys, pendingKustomization{body: node}, known, nil, opts.SameRepo), true
+		return fluxApp(fsys, pendingKustomization{body: node}, known, nil, opts.SameRepo, opts.Branch), true
 	})
 }
 
@@ -61,38 +61,45 @@ func LiveHelmReleases(res LoadResult, fsys fs.FS, live []map[string]any, repos m
 			liveOnly[o.QualifiedName()] = true
 		}
 	}
-	known := fluxKnownRepos(res, repos)
+	known := fluxKnownRepos(res, repos, opts.Flux)
 	return addLive(res, live, context, "HelmRelease", func(obj map[string]any) (found, bool) {
 		labels, _, _ := unstructured.NestedStringMap(obj, "metadata", "labels")
 		if by := labels[fluxAppliedByName]; by != "" {
 			if !liveOnly[labels[fluxAppliedByNamespace]+"/"+by] {
 				return found{}, false
 			}
-		} else if !readsThisRepo(obj, known, opts.SameRepo, "spec", "chart", "spec", "sourceRef") {
+		} else if !readsThisRepo(obj, known, opts, "spec", "chart", "spec", "sourceRef") {
 			return found{}, false
 		}
 		node, ok := liveDocument(FluxHelmAPIVersion, "HelmRelease", obj)
 		if !ok {
 			return found{}, false
 		}
-		return fluxHelmApp(fsys, pendingKustomization{body: node, helm: true}, known, opts.SameRepo), true
+		return fluxHelmApp(fsys, pendingKustomization{body: node, helm: true}, known, opts.SameRepo, opts.Branch), true
 	})
 }
 
 // fluxKnownRepos are the GitRepositories a live Flux declaration may
-// name: the tree's (res.Flux.Repos), the cluster's live ones (repos) and,
-// with a cluster folder chosen, the bootstrap one.
-func fluxKnownRepos(res LoadResult, repos map[string]string) map[string]gitRepository {
+// name: the tree's (res.Flux.Repos, following res.Flux.Refs), the
+// cluster's live ones (repos, following live.Refs when live is not nil)
+// and, with a cluster folder chosen and no live one of its name, the
+// bootstrap one.
+func fluxKnownRepos(res LoadResult, repos map[string]string, live *FluxCluster) map[string]gitRepository {
 	declared := map[string]gitRepository{}
 	for k, u := range res.Flux.Repos {
-		declared[k] = gitRepository{url: u, file: "the GitRepository " + k + " of this repository"}
+		declared[k] = gitRepository{url: u, ref: res.Flux.Refs[k], file: "the GitRepository " + k + " of this repository"}
 	}
-	return withClusterRepos(declared, &FluxCluster{Path: res.Flux.ClusterPath, Repos: repos})
+	fc := &FluxCluster{Path: res.Flux.ClusterPath, Repos: repos}
+	if live != nil {
+		fc.Refs = live.Refs
+	}
+	return withClusterRepos(declared, fc)
 }
 
 // readsThisRepo reports whether the sourceRef of live Flux object obj
-// (at path ref) is a GitRepository of this repository among known.
-func readsThisRepo(obj map[string]any, known map[string]gitRepository, same func(string) bool, ref ...string) bool {
+// (at path ref) is a GitRepository of this repository and branch among
+// known.
+func readsThisRepo(obj map[string]any, known map[string]gitRepository, opts DiscoverOptions, ref ...string) bool {
 	field := func(k string) string {
 		v, _, _ := unstructured.NestedString(obj, append(append([]string(nil), ref...), k)...)
 		return v
@@ -102,5 +109,5 @@ func readsThisRepo(obj map[string]any, known map[string]gitRepository, same func
 		return false
 	}
 	full, repo, ok := fluxGitRepository(field("namespace"), field("name"), own, known)
-	return ok && repo.foreign(full, same) == ""
+	return ok && repo.foreign(full, opts.SameRepo, opts.Branch) == ""
 }

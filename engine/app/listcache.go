@@ -421,8 +421,13 @@ func decodeResult(data []byte) (LoadResult, bool) {
 	return res, true
 }
 
+// listLogic names the rules discovery finds apps by: a list kept under
+// other rules (before patch files were told apart from declarations and
+// GitRepositories' refs compared) is not this binary's answer.
+const listLogic = 2
+
 // listOptsKey identifies what of opts, besides SameRepo's answers,
-// discovery's result depends on.
+// discovery's result depends on, and the rules it ran (listLogic).
 func listOptsKey(opts DiscoverOptions) string {
 	errText := ""
 	if opts.ClustersErr != nil {
@@ -434,7 +439,9 @@ func listOptsKey(opts DiscoverOptions) string {
 		Flux        *FluxCluster
 		Render      bool
 		Same        bool
-	}{opts.Clusters, errText, opts.Flux, opts.Renderer != nil, opts.SameRepo != nil})
+		Branch      string `json:",omitempty"`
+		Logic       int
+	}{opts.Clusters, errText, opts.Flux, opts.Renderer != nil, opts.SameRepo != nil, opts.Branch, listLogic})
 	if err != nil {
 		return "" // plain values: cannot fail
 	}

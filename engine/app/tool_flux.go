@@ -132,7 +132,7 @@ func (fluxKustomizationTool) declare(d *discovery, body *yaml3.Node, at docAt) b
 	switch {
 	case strings.HasPrefix(apiVersion, "source.toolkit.fluxcd.io/") && kind == "GitRepository":
 		ns, name := metaOf(body, "")
-		d.repos[ns+"/"+name] = gitRepository{url: scalar(lookupPath(body, "spec.url")), file: at.file}
+		d.repos[ns+"/"+name] = gitRepository{url: scalar(lookupPath(body, "spec.url")), ref: gitRefOf(lookupPath(body, "spec.ref")), file: at.file}
 		return true
 	case strings.HasPrefix(apiVersion, ArtifactGeneratorGroup+"/") && kind == "ArtifactGenerator":
 		var g artifactGenerator
@@ -145,6 +145,11 @@ func (fluxKustomizationTool) declare(d *discovery, body *yaml3.Node, at docAt) b
 		}
 		return true
 	case strings.HasPrefix(apiVersion, "kustomize.toolkit.fluxcd.io/") && kind == "Kustomization":
+		if at.file != "" && d.patchFile(at.file) {
+			// A partial Kustomization a kustomization file patches
+			// another with: what the render yields is the declaration.
+			return true
+		}
 		d.pending = append(d.pending, pendingKustomization{body: body, file: at.file, doc: at.doc, line: at.line, generatedBy: at.generatedBy, from: at.from})
 		return true
 	}
@@ -169,10 +174,10 @@ func (fluxKustomizationTool) resolve(d *discovery) {
 	artifacts := d.artifacts(repos)
 	for _, k := range d.pending {
 		if k.helm {
-			d.found = append(d.found, fluxHelmApp(d.fsys, k, repos, d.opts.SameRepo))
+			d.found = append(d.found, fluxHelmApp(d.fsys, k, repos, d.opts.SameRepo, d.opts.Branch))
 			continue
 		}
-		d.found = append(d.found, fluxApp(d.fsys, k, repos, artifacts, d.opts.SameRepo))
+		d.found = append(d.found, fluxApp(d.fsys, k, repos, artifacts, d.opts.SameRepo, d.opts.Branch))
 	}
 	d.pending = nil
 }

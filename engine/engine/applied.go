@@ -57,6 +57,10 @@ func (e *core) appliedOf(a app.App) string {
 type liveFluxLists struct {
 	kustomizations, helmReleases []map[string]any
 	context                      string
+	// repos are the live GitRepositories' URLs and refs, listed when
+	// resolveFlux did not list them (a cluster folder named by
+	// --cluster-path); nil otherwise.
+	repos *app.FluxCluster
 }
 
 // readFluxApplied lists the live Flux Kustomizations and HelmReleases of
@@ -90,6 +94,16 @@ func (e *core) readFluxApplied(ctx context.Context, snap *source.Snapshot) liveF
 		default:
 			out.helmReleases = objs
 		}
+	}
+	e.mu.Lock()
+	known := e.fluxRepos != nil
+	e.mu.Unlock()
+	if out.kustomizations != nil && !known {
+		grs, err := listFlux(ctx, cs, fluxGitRepositoryGVK)
+		if err != nil {
+			return liveFluxLists{}
+		}
+		out.repos = liveGitRepositories(grs)
 	}
 	return out
 }

@@ -264,11 +264,12 @@ type core struct {
 
 	// fluxOnce reads the live Flux objects once (resolveFlux);
 	// fluxNote (guarded by mu) says why they were not used, if so;
-	// fluxRepos (guarded by mu) are the URLs of the live GitRepositories
-	// that read found, by NAMESPACE/NAME (nil when not read).
+	// fluxRepos (guarded by mu) are the URLs and refs of the live
+	// GitRepositories that read found, by NAMESPACE/NAME (nil when not
+	// read).
 	fluxOnce  sync.Once
 	fluxNote  string
-	fluxRepos map[string]string
+	fluxRepos *app.FluxCluster
 	// earlyApps (guarded by mu) is the live Argo CD Applications list
 	// Warm started, for the first head load to take (nil once taken).
 	earlyApps chan liveApps

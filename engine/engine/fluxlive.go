@@ -77,8 +77,8 @@ func (e *core) resolveFlux(ctx context.Context, rev source.Revision) {
 // liveFlux reads the live Kustomizations and GitRepositories of the
 // destination context and returns the cluster folder they name, or nil
 // and why not ("" when the cluster runs no Flux), with the live
-// GitRepositories' URLs by NAMESPACE/NAME (nil when not read).
-func (e *core) liveFlux(ctx context.Context) (*app.FluxCluster, map[string]string, string) {
+// GitRepositories' URLs and refs by NAMESPACE/NAME (nil when not read).
+func (e *core) liveFlux(ctx context.Context) (*app.FluxCluster, *app.FluxCluster, string) {
 	cs, err := e.clients.For(e.opts.Context)
 	if err != nil {
 		return nil, nil, "Flux's live objects not read: " + err.Error()
@@ -90,16 +90,12 @@ func (e *core) liveFlux(ctx context.Context) (*app.FluxCluster, map[string]strin
 		}
 		return nil, nil, ""
 	}
-	repos := map[string]string{}
 	grs, err := listFlux(ctx, cs, fluxGitRepositoryGVK)
 	if err != nil {
 		return nil, nil, fmt.Sprintf("Flux's live GitRepositories not read on context %q: %v", cs.Context, err)
 	}
-	for _, g := range grs {
-		u, _, _ := unstructured.NestedString(g.Object, "spec", "url")
-		repos[g.GetNamespace()+"/"+g.GetName()] = u
-	}
-	fc, note := entryPath(ks, repos, e.repo.SameRepo)
+	repos := liveGitRepositories(grs)
+	fc, note := entryPath(ks, repos, e.repo.SameRepo, e.repo.ReadBranch())
 	if fc == nil {
 		return nil, repos, fmt.Sprintf("Flux runs on context %q, but %s", cs.Context, note)
 	}
@@ -107,11 +103,28 @@ func (e *core) liveFlux(ctx context.Context) (*app.FluxCluster, map[string]strin
 	return fc, repos, ""
 }
 
+// liveGitRepositories are the URLs and refs of the live GitRepositories
+// grs, by NAMESPACE/NAME.
+func liveGitRepositories(grs []unstructured.Unstructured) *app.FluxCluster {
+	out := &app.FluxCluster{Repos: map[string]string{}, Refs: map[string]string{}}
+	for _, g := range grs {
+		key := g.GetNamespace() + "/" + g.GetName()
+		out.Repos[key], _, _ = unstructured.NestedString(g.Object, "spec", "url")
+		ref, _, _ := unstructured.NestedMap(g.Object, "spec", "ref")
+		if r := app.GitRefOf(ref); r != "" {
+			out.Refs[key] = r
+		}
+	}
+	return out
+}
+
 // entryPath picks the cluster folder among the live Kustomizations ks
-// that read this repository (sameRepo of their GitRepository's URL in
-// repos): the bootstrap Kustomization's spec.path, or the only one's.
-// Without one it says why.
-func entryPath(ks []unstructured.Unstructured, repos map[string]string, sameRepo func(string) bool) (*app.FluxCluster, string) {
+// that read this repository at the branch kdrift reads (sameRepo of
+// their GitRepository's URL in repos, app.SameBranch of its ref): the
+// bootstrap Kustomization's spec.path, or the only one's. Without one it
+// says why.
+func entryPath(ks []unstructured.Unstructured, live *app.FluxCluster, sameRepo func(string) bool, branch string) (*app.FluxCluster, string) {
+	repos := live.Repos
 	type entry struct{ key, path string }
 	var ours []entry
 	for _, k := range ks {
@@ -124,7 +137,7 @@ func entryPath(ks []unstructured.Unstructured, repos map[string]string, sameRepo
 		if ns == "" {
 			ns = k.GetNamespace()
 		}
-		if u, ok := repos[ns+"/"+name]; !ok || !sameRepo(u) {
+		if u, ok := repos[ns+"/"+name]; !ok || !sameRepo(u) || !app.SameBranch(live.Refs[ns+"/"+name], branch) {
 			continue
 		}
 		p, _, _ := unstructured.NestedString(k.Object, "spec", "path")
@@ -140,11 +153,11 @@ func entryPath(ks []unstructured.Unstructured, repos map[string]string, sameRepo
 	sort.Slice(ours, func(i, j int) bool { return ours[i].key < ours[j].key })
 	for _, o := range ours {
 		if o.key == fluxBootstrap {
-			return &app.FluxCluster{Path: o.path, From: "the live Kustomization " + o.key, Repos: repos}, ""
+			return &app.FluxCluster{Path: o.path, From: "the live Kustomization " + o.key, Repos: repos, Refs: live.Refs}, ""
 		}
 	}
 	if len(ours) == 1 {
-		return &app.FluxCluster{Path: ours[0].path, From: "the live Kustomization " + ours[0].key, Repos: repos}, ""
+		return &app.FluxCluster{Path: ours[0].path, From: "the live Kustomization " + ours[0].key, Repos: repos, Refs: live.Refs}, ""
 	}
 	keys := make([]string, len(ours))
 	for i, o := range ours {
@@ -215,6 +228,13 @@ func (e *core) withLiveFlux(apps app.LoadResult, snap *source.Snapshot, lists li
 	e.mu.Lock()
 	repos := e.fluxRepos
 	e.mu.Unlock()
+	if repos == nil {
+		// A cluster folder named by --cluster-path: the live
+		// GitRepositories still say which repository and branch a live
+		// Kustomization reads, and another repository's bootstrap
+		// GitRepository is not this one.
+		repos = lists.repos
+	}
 	res, ks := snap.WithLiveKustomizations(apps, lists.kustomizations, repos, lists.context)
 	res, hrs := snap.WithLiveHelmReleases(res, lists.helmReleases, repos, lists.context)
 	var added []string

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"kdrift.dev/kdrift/engine/app"
@@ -28,17 +29,28 @@ func (h *handle) sameRepo() func(string) bool {
 	return SameRepoFunc(h.repo)
 }
 
+// upstreamBranch is the branch discovery compares Flux GitRepositories'
+// refs with (app.DiscoverOptions.Branch); "" when not known.
+func (h *handle) upstreamBranch() string {
+	if h.branch == nil {
+		return ""
+	}
+	return *h.branch
+}
+
 // SameRepoFunc reports whether a URL names the repository g: the URL of
-// one of its remotes or the folder of its work tree, compared as
-// NormalizeURL forms (scheme, user, ".git", trailing "/" and host case
-// do not matter).
+// one of its remotes (as configured, and as url.<base>.insteadOf rewrites
+// it) or the folder of its work tree, compared as NormalizeURL forms
+// (scheme, user, ".git", trailing "/" and host case do not matter).
 func SameRepoFunc(g *git.Repository) func(string) bool {
 	names := map[string]bool{}
 	if cfg, err := g.Config(); err == nil {
-		for _, rem := range cfg.Remotes {
-			for _, u := range rem.URLs {
-				names[NormalizeURL(u)] = true
-			}
+		global, gerr := config.LoadConfig(config.GlobalScope)
+		if gerr != nil {
+			global = nil // an unreadable ~/.gitconfig rewrites nothing
+		}
+		for _, u := range remoteURLs(cfg, global) {
+			names[NormalizeURL(u)] = true
 		}
 	}
 	if wt, err := g.Worktree(); err == nil {
@@ -67,12 +79,17 @@ func SnapshotOf(g *git.Repository, commit plumbing.Hash) (*Snapshot, error) {
 // walked and rendered in children (app.ChildCache; nil keeps nothing), as
 // a Repo's snapshots do: a folder whose tree hash it knows is not read
 // again.
-func SnapshotOfCached(g *git.Repository, commit plumbing.Hash, fc *app.FluxCluster, children *app.ChildCache) (*Snapshot, error) {
+//
+// branch is the branch of g the commit is read from (see
+// UpstreamBranch): a Flux GitRepository that follows another branch of
+// this URL is not this repository.
+func SnapshotOfCached(g *git.Repository, commit plumbing.Hash, fc *app.FluxCluster, children *app.ChildCache, branch string) (*Snapshot, error) {
 	s, err := SnapshotOfCluster(g, commit, fc)
 	if err != nil {
 		return nil, err
 	}
 	s.h.children = children
+	s.h.branch = &branch
 	return s, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 )
 
@@ -96,3 +97,61 @@ func NormalizeURL(loc string) string {
 
 // defaultPorts are the ports a URL may name without changing the server.
 var defaultPorts = map[string]string{"https": "443", "http": "80", "ssh": "22", "git": "9418"}
+
+// UpstreamBranch is the name branch has where kdrift reads it: its
+// upstream's branch (branch.NAME.merge) when it tracks one, else branch
+// itself. A Flux GitRepository reads what kdrift reads when it follows
+// this branch.
+func UpstreamBranch(repo *git.Repository, branch string) string {
+	if cfg, err := repo.Config(); err == nil {
+		if b, ok := cfg.Branches[branch]; ok && b.Remote != "" && b.Merge != "" {
+			return b.Merge.Short()
+		}
+	}
+	return branch
+}
+
+// remoteURLs are the URLs cfg's remotes name, each both as configured
+// and as the `url.<base>.insteadOf` rules of cfg and of global (nil for
+// none) rewrite it: a clone of a mirror whose origin a rule rewrites is
+// still the repository its configured URL names, and the mirror's. git
+// takes the longest insteadOf that prefixes the URL.
+func remoteURLs(cfg, global *config.Config) []string {
+	rules := map[string]string{} // insteadOf -> base
+	for _, c := range []*config.Config{global, cfg} {
+		if c == nil || c.Raw == nil {
+			continue
+		}
+		for _, sub := range c.Raw.Section("url").Subsections {
+			for _, from := range sub.Options.GetAll("insteadOf") {
+				if from != "" {
+					rules[from] = sub.Name
+				}
+			}
+		}
+	}
+	rewrite := func(u string) string {
+		best := ""
+		for from := range rules {
+			if strings.HasPrefix(u, from) && len(from) > len(best) {
+				best = from
+			}
+		}
+		if best == "" {
+			return u
+		}
+		return rules[best] + u[len(best):]
+	}
+	var out []string
+	for _, rem := range cfg.Remotes {
+		out = append(out, rem.URLs...)
+	}
+	if cfg.Raw != nil {
+		for _, sub := range cfg.Raw.Section("remote").Subsections {
+			for _, u := range sub.Options.GetAll("url") {
+				out = append(out, u, rewrite(u))
+			}
+		}
+	}
+	return out
+}

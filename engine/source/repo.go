@@ -92,6 +92,9 @@ type Repo struct {
 	upstream plumbing.ReferenceName
 	upRemote string
 	upURL    string
+	// upBranch is the branch's name where the desired state is read
+	// (UpstreamBranch), set once by Open; handles point at it.
+	upBranch string
 	onFetch  func(time.Duration, error)
 
 	clusters    map[string]string // see Options.Clusters
@@ -145,13 +148,14 @@ type handle struct {
 	clustersErr error
 	flux        *atomic.Pointer[app.FluxCluster] // see Repo.flux; nil: none
 	children    *app.ChildCache                  // see Options.DiscoverCacheDir
+	branch      *string                          // see Repo.upBranch; nil: not known
 }
 
 // newHandle is a read handle of repo that discovers with r's clusters and
 // its cache of discovery's renders.
 func (r *Repo) newHandle(repo *git.Repository) *handle {
 	r.childrenOnce.Do(func() { r.children = app.NewChildCache(r.discoverDir, r.dir, r.location) })
-	return &handle{repo: repo, clusters: r.clusters, clustersErr: r.clustersErr, flux: r.flux, children: r.children}
+	return &handle{repo: repo, clusters: r.clusters, clustersErr: r.clustersErr, flux: r.flux, children: r.children, branch: &r.upBranch}
 }
 
 // Open opens the repository named by opts.Location. A remote repository is
@@ -247,6 +251,7 @@ func (r *Repo) openLocal(opts Options) error {
 	if _, err := repo.Reference(r.LocalRef(), true); err != nil {
 		return fmt.Errorf("repository %s: branch %q: %w", r.shown(), r.branch, err)
 	}
+	r.upBranch = UpstreamBranch(repo, r.branch)
 	return r.findUpstream(repo)
 }
 
@@ -300,6 +305,7 @@ func (r *Repo) openRemote(ctx context.Context, opts Options) error {
 		r.branch = head.Target().Short()
 	}
 	r.upstream = plumbing.NewRemoteReferenceName(RemoteName, r.branch)
+	r.upBranch = r.branch
 	if _, err := r.handle().repo.Reference(r.BranchRef(), true); err != nil {
 		if fetchErr != nil {
 			return fetchErr

@@ -57,7 +57,7 @@ func (s *Snapshot) Commit() string { return s.commit }
 // tree that read this repository (app.Discover), once per Snapshot.
 func (s *Snapshot) Apps() app.LoadResult {
 	s.appsOnce.Do(func() {
-		s.apps = app.Discover(s, app.DiscoverOptions{SameRepo: s.h.sameRepo(), Renderer: s.h.discoverRenderer(), Clusters: s.h.clusters, ClustersErr: s.h.clustersErr, Flux: s.h.fluxCluster(), Children: s.h.children})
+		s.apps = app.Discover(s, app.DiscoverOptions{SameRepo: s.h.sameRepo(), Branch: s.h.upstreamBranch(), Renderer: s.h.discoverRenderer(), Clusters: s.h.clusters, ClustersErr: s.h.clustersErr, Flux: s.h.fluxCluster(), Children: s.h.children})
 		if s.h.children != nil {
 			s.h.children.Save()
 		}

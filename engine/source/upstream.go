@@ -208,3 +208,8 @@ func revisionOf(c *object.Commit) Revision {
 		Subject: strings.TrimSpace(subject),
 	}
 }
+
+// ReadBranch is the branch's name where the desired state is read
+// (UpstreamBranch): a Flux GitRepository of this repository that follows
+// another branch reads other content.
+func (r *Repo) ReadBranch() string { return r.upBranch }
