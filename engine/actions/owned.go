@@ -180,7 +180,7 @@ func (f *yamlFile) reparse() (*yamlFile, error) { return newYAMLFile(f.bytes()) 
 func setOwnedFreeze(src []byte, a app.App, fr app.Freeze) ([]byte, error) {
 	o := a.Origin
 	h := app.ToolOf(o).Edits().Heal
-	f, err := newYAMLFile(src)
+	f, err := openDeclaration(src, o, healPaths(h)...)
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +315,7 @@ func dropFreezeAnnotations(f *yamlFile, o *app.Origin) (*yamlFile, error) {
 func removeOwnedFreeze(src []byte, a app.App) ([]byte, error) {
 	o := a.Origin
 	h := app.ToolOf(o).Edits().Heal
-	f, err := newYAMLFile(src)
+	f, err := openDeclaration(src, o, healPaths(h)...)
 	if err != nil {
 		return nil, err
 	}
@@ -358,7 +358,7 @@ func removeOwnedFreeze(src []byte, a app.App) ([]byte, error) {
 // setOwnedFreezeUntil changes (or adds) the freeze-until annotation.
 func setOwnedFreezeUntil(src []byte, a app.App, until string) ([]byte, error) {
 	o := a.Origin
-	f, err := newYAMLFile(src)
+	f, err := openDeclaration(src, o, []string{"metadata", "annotations"})
 	if err != nil {
 		return nil, err
 	}
@@ -392,7 +392,7 @@ func appendOwnedIgnore(src []byte, a app.App, r app.IgnoreRule) ([]byte, error) 
 	if _, err := ed.IgnoreItem(0, 2, r); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", o.Kind, o.QualifiedName(), err)
 	}
-	f, err := newYAMLFile(src)
+	f, err := openDeclaration(src, o, append([]string{"spec"}, ed.IgnoreList...))
 	if err != nil {
 		return nil, err
 	}

@@ -329,14 +329,18 @@ func TestIgnoreHelmReleaseWritesDriftDetectionIgnore(t *testing.T) {
 			want:  "  driftDetection:\n    mode: disabled\n    ignore:\n" + item("      ") + helmReleaseValues,
 		},
 		{
-			name:    "driftDetection as a flow mapping",
-			drift:   "  driftDetection: {mode: enabled}\n",
-			refused: "HelmRelease podinfo/podinfo: spec.driftDetection is written in flow style ({...}) or is not a mapping; write it as a block mapping so kdrift can add ignore under it",
+			name:  "driftDetection as a flow mapping",
+			drift: "  driftDetection: {mode: enabled}\n",
+			want:  "  driftDetection:\n    mode: enabled\n    ignore:\n" + item("      ") + helmReleaseValues,
+			heals: true,
 		},
 		{
-			name:    "ignore as a flow list",
-			drift:   "  driftDetection:\n    mode: enabled\n    ignore: [{paths: [\"/metadata/annotations/ignored-by-flux\"], target: {kind: Deployment}}]\n",
-			refused: "HelmRelease podinfo/podinfo: spec.driftDetection.ignore is written in flow style ([...]) or is not a list; write it as a block list so kdrift can append to it",
+			name:  "ignore as a flow list",
+			drift: "  driftDetection:\n    mode: enabled\n    ignore: [{paths: [\"/metadata/annotations/ignored-by-flux\"], target: {kind: Deployment}}]\n",
+			want: "  driftDetection:\n    mode: enabled\n    ignore:\n      - {paths: [\"/metadata/annotations/ignored-by-flux\"], target: {kind: Deployment}}\n" +
+				item("      ") + helmReleaseValues,
+			before: []app.IgnoreRule{earlier},
+			heals:  true,
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {

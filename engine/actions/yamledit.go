@@ -142,7 +142,7 @@ func freezeLines(ind, step int, fr app.Freeze) []string {
 // setFreeze writes spec.freeze of the App, replacing any freeze already
 // there, as the last key of spec.
 func setFreeze(src []byte, name string, fr app.Freeze) ([]byte, error) {
-	f, err := newYAMLFile(src)
+	f, err := openApp(src, name, []string{"spec", "freeze"})
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func setFreeze(src []byte, name string, fr app.Freeze) ([]byte, error) {
 
 // removeFreeze deletes spec.freeze of the App, and nothing else.
 func removeFreeze(src []byte, name string) ([]byte, error) {
-	f, err := newYAMLFile(src)
+	f, err := openApp(src, name, []string{"spec", "freeze"})
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func removeFreeze(src []byte, name string) ([]byte, error) {
 // setFreezeUntil changes (or adds) spec.freeze.until of the App, touching
 // only that line.
 func setFreezeUntil(src []byte, name string, until time.Time) ([]byte, error) {
-	f, err := newYAMLFile(src)
+	f, err := openApp(src, name, []string{"spec", "freeze"})
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +226,7 @@ func appendIgnoreRule(src []byte, name string, r app.IgnoreRule) ([]byte, error)
 // its dash and the file's indent step) at the end of the block list at
 // path under spec of the App (appendToList).
 func appendToSpecList(src []byte, name string, path []string, lines func(dashInd, step int) []string) ([]byte, error) {
-	f, err := newYAMLFile(src)
+	f, err := openApp(src, name, append([]string{"spec"}, path...))
 	if err != nil {
 		return nil, err
 	}
@@ -375,7 +375,7 @@ func appendResourceFreezes(src []byte, name string, frs []app.ResourceFreeze) ([
 // fewer fields) and whether it stays. Entries that stay unchanged keep
 // their lines, comments included; a list left empty is removed.
 func rewriteResourceFreezes(src []byte, name string, entries []app.ResourceFreeze, keep func(i int, fr app.ResourceFreeze) (app.ResourceFreeze, bool, bool)) ([]byte, error) {
-	f, err := newYAMLFile(src)
+	f, err := openApp(src, name, []string{"spec", "freezes"})
 	if err != nil {
 		return nil, err
 	}
