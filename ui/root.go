@@ -432,6 +432,12 @@ func (m *Model) commitStatus(what string, res backend.CommitResult, err error) {
 		m.setStatus(what+" failed: "+err.Error(), true)
 		return
 	}
+	if res.NotTaken != "" {
+		body := []string{what + " is on the incident channel " + res.Channel + " as " + shortHash(res.Hash) + ", but " + res.NotTaken + ".", "", "It is in force nowhere."}
+		m.dialog = newDialog("Not taken: "+what+" is in force nowhere", body, "enter or esc: close", func([]string) (outcome, string) { return outcome{}, "" })
+		m.setStatus(what+": on the channel, but its readers do not take it; in force nowhere", true)
+		return
+	}
 	if len(res.Refused) > 0 {
 		body := append([]string{"The remote refused the push; " + what + " is committed locally only and is in force nowhere.", ""}, res.Refused...)
 		body = append(body, "", "A freeze goes to the incident channel when the channel is open to you; other changes need a pull request.")

@@ -18,9 +18,8 @@ const ActionChannelRefused = "refused"
 
 // channelAudit reads the incident channel the settings at head name (from
 // the remote when it can be reached, else as last fetched): its freeze
-// records as audit entries with their freeze states, and the first
-// commit that is not a freeze record, if any, as an ActionChannelRefused
-// entry. A missing channel has no entries. Callers hold r.mu.
+// records as audit entries with their freeze states, and each commit
+// that is not a freeze record as an ActionChannelRefused entry. A missing channel has no entries. Callers hold r.mu.
 func (r *Repo) channelAudit(ctx context.Context, head plumbing.Hash) ([]AuditEntry, error) {
 	snap, err := r.snapshotAt(head)
 	if err != nil {
@@ -76,10 +75,10 @@ func (r *Repo) channelAudit(ctx context.Context, head plumbing.Hash) ([]AuditEnt
 		return nil, err
 	}
 	freezeStates(out, r.opts.Now(), frozen)
-	if f := read.Refused; f != nil {
+	for _, f := range read.Refused {
 		out = append([]AuditEntry{{
 			Time: f.Commit.Time, Author: fmt.Sprintf("%s <%s>", f.Commit.Author, f.Commit.Email),
-			Action: ActionChannelRefused, Apps: []string{}, Reason: "not a freeze record, ignored with every later channel commit: " + f.Problem,
+			Action: ActionChannelRefused, Apps: []string{}, Reason: "not a freeze record, skipped (nothing of it applies): " + f.Problem,
 			Commit: f.Commit.Hash, Subject: f.Commit.Subject, Channel: channel,
 		}}, out...)
 	}
@@ -94,22 +93,14 @@ func (r *Repo) channelAudit(ctx context.Context, head plumbing.Hash) ([]AuditEnt
 	return out, nil
 }
 
-// channelFrozen says, by app, whether the channel's newest valid record
-// leaves the app frozen by the channel itself.
+// channelFrozen says, by app, whether the channel's valid records leave
+// the app frozen by the channel itself (as the engine reads them).
 func (r *Repo) channelFrozen(read source.ChannelRead) (map[string]bool, error) {
 	out := map[string]bool{}
 	if read.Valid == "" {
 		return out, nil
 	}
-	vs, err := r.snapshotAt(plumbing.NewHash(read.Valid))
-	if err != nil {
-		return nil, err
-	}
 	bs, err := r.snapshotAt(plumbing.NewHash(read.Base))
-	if err != nil {
-		return nil, err
-	}
-	at, err := loadApps(vs)
 	if err != nil {
 		return nil, err
 	}
@@ -117,11 +108,9 @@ func (r *Repo) channelFrozen(read source.ChannelRead) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, a := range at.apps {
-		for _, b := range base.apps {
-			if b.Metadata.Name == a.Metadata.Name {
-				out[a.Metadata.Name] = app.ChannelOnly(a, b).Spec.Freeze != nil
-			}
+	for _, b := range base.apps {
+		if a, touched := read.Freezes.Apply(b); touched {
+			out[b.Metadata.Name] = app.ChannelOnly(a, b).Spec.Freeze != nil
 		}
 	}
 	return out, nil

@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/source"
 )
 
 // Settings reads the repository's kdrift settings (app.SettingsFile) as
@@ -182,6 +183,7 @@ func (r *Repo) commitChannel(ctx context.Context, channel string, op operation) 
 			res.Owned = p.owned
 			res.Upstream = remote + "/" + channel
 			res.Pushed = true
+			r.judgeRecord(ctx, &res, remote, upRef, c)
 			return res, nil
 		}
 		var refused *PushRefusedError
@@ -202,4 +204,33 @@ func (r *Repo) channelExists(ctx context.Context, channel string) bool {
 	}
 	h, err := r.fetch(ctx, remote, plumbing.NewBranchReferenceName(channel))
 	return err == nil && !h.IsZero()
+}
+
+// judgeRecord reads the incident channel whose tip is c, the record just
+// pushed, as every reader does (source.WalkChannel), and says in res
+// whether the readers take it (NotTaken) and which channel commits they
+// skip (ChannelSkipped): the command's "in force" comes from the readers'
+// own verdict, never from the push alone. Callers hold r.mu.
+func (r *Repo) judgeRecord(ctx context.Context, res *Result, remote string, upRef plumbing.ReferenceName, c plumbing.Hash) {
+	tracking, err := r.git.Storer.Reference(plumbing.NewRemoteReferenceName(remote, upRef.Short()))
+	if err != nil {
+		res.NotTaken = fmt.Sprintf("%s/%s cannot be read, so the channel cannot be judged: %v", remote, upRef.Short(), err)
+		return
+	}
+	read, err := source.WalkChannel(ctx, r.git, res.Channel, res.Upstream, c, tracking.Hash())
+	switch {
+	case err != nil:
+		res.NotTaken = "the channel cannot be read: " + err.Error()
+		return
+	case read.TooLong:
+		res.NotTaken = fmt.Sprintf("the channel has more than %d commits that %s lacks, and readers take none of them; put the freezes that must hold on %s and reset the channel", source.MaxChannelCommits, upRef.Short(), upRef.Short())
+		return
+	}
+	for _, f := range read.Refused {
+		if f.Commit.Hash == c.String() {
+			res.NotTaken = "readers refuse it: " + f.Problem
+			return
+		}
+		res.ChannelSkipped = append(res.ChannelSkipped, fmt.Sprintf("%s by %s (%s)", f.Commit.Short(), f.Commit.Author, f.Problem))
+	}
 }

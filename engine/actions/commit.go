@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -46,6 +47,13 @@ type Result struct {
 	Channel string `json:"channel,omitempty"`
 	// ChannelCommit is the record's commit on Channel.
 	ChannelCommit string `json:"channelCommit,omitempty"`
+	// NotTaken says why the readers of the incident channel do not take
+	// the record pushed there (source.WalkChannel refuses it, or the
+	// channel is too long to read): it is then in force nowhere.
+	NotTaken string `json:"notTaken,omitempty"`
+	// ChannelSkipped are the channel's commits that are not freeze
+	// records, which every reader skips (the record still counts).
+	ChannelSkipped []string `json:"channelSkipped,omitempty"`
 	// ChannelError says why the incident channel could not take a freeze
 	// the branch refused; the freeze is then in force nowhere.
 	ChannelError string `json:"channelError,omitempty"`
@@ -72,10 +80,12 @@ func (r Result) Summary() string {
 		short = short[:12]
 	}
 	switch {
+	case r.Channel != "" && r.NotTaken != "":
+		return fmt.Sprintf("committed %s on the incident channel %s, but %s; the record is in force nowhere", short, r.Upstream, r.NotTaken)
 	case r.Channel != "" && r.Refused != nil:
-		return fmt.Sprintf("%s refused it, so it went to the incident channel: committed %s on %s, where it is in force", r.Refused.Branch, short, r.Upstream)
+		return fmt.Sprintf("%s refused it, so it went to the incident channel: committed %s on %s, where it is in force%s", r.Refused.Branch, short, r.Upstream, r.skipped())
 	case r.Channel != "":
-		return fmt.Sprintf("committed %s on the incident channel %s, where it is in force", short, r.Upstream)
+		return fmt.Sprintf("committed %s on the incident channel %s, where it is in force%s", short, r.Upstream, r.skipped())
 	case r.Pushed:
 		return fmt.Sprintf("committed %s on %s and pushed to %s", short, r.Branch, r.Upstream)
 	case r.Refused != nil && r.ChannelError != "":
@@ -87,6 +97,15 @@ func (r Result) Summary() string {
 	default:
 		return fmt.Sprintf("committed %s on %s (the branch tracks no remote; nothing pushed)", short, r.Branch)
 	}
+}
+
+// skipped is the note on the channel's commits readers skip, "" when
+// there are none.
+func (r Result) skipped() string {
+	if len(r.ChannelSkipped) == 0 {
+		return ""
+	}
+	return "; readers skip the channel's commits that are not freeze records: " + strings.Join(r.ChannelSkipped, "; ")
 }
 
 // snapshot is a commit's files, the state an operation is applied to.

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,8 +18,8 @@ type channelState struct {
 	key string
 	// read is the channel's commits, checked (source.ReadChannel).
 	read source.ChannelRead
-	// apps are the Apps at the newest valid freeze record, each with only
-	// the freezes the channel added to the desired branch it starts from.
+	// apps are the Apps with the freezes the channel's valid records set,
+	// each with only those it added to the desired branch it starts from.
 	apps app.LoadResult
 	// err is why the channel could not be read.
 	err error
@@ -66,28 +65,22 @@ func (e *core) loadChannel(ctx context.Context, rev source.Revision, snap *sourc
 	e.setChannel(st)
 }
 
-// channelApps loads the Apps at the channel's newest valid record and
-// keeps, of each, only the freezes the channel itself added: those not
-// already at the desired branch's commit the channel starts from. A
+// channelApps is, of each App the desired branch's commit the channel
+// starts from declares, the freezes the channel's valid records set
+// (each by its own diff), reduced to those the channel itself added: a
 // freeze the desired branch declared (and may since have lifted) is
-// therefore never brought back by the channel.
+// never brought back by the channel. An App the channel declares that
+// the desired branch does not is ignored: a freeze record never adds one.
 func (e *core) channelApps(read source.ChannelRead) (app.LoadResult, error) {
-	vs, err := e.repo.Snapshot(read.Valid)
-	if err != nil {
-		return app.LoadResult{}, fmt.Errorf("incident channel %s: %w", read.Ref, err)
-	}
 	bs, err := e.repo.Snapshot(read.Base)
 	if err != nil {
 		return app.LoadResult{}, fmt.Errorf("incident channel %s: %w", read.Ref, err)
 	}
-	at, base := app.Load(vs, "."), app.Load(bs, ".")
 	var out app.LoadResult
-	for _, a := range at.Apps {
-		b, found := base.Find(a.Metadata.Name)
-		if !found {
-			continue // a freeze record never adds an App
+	for _, b := range app.Load(bs, ".").Apps {
+		if a, touched := read.Freezes.Apply(b); touched {
+			out.Apps = append(out.Apps, app.ChannelOnly(a, b))
 		}
-		out.Apps = append(out.Apps, app.ChannelOnly(a, b))
 	}
 	e.mu.Lock()
 	var owned []app.App
@@ -98,7 +91,7 @@ func (e *core) channelApps(read source.ChannelRead) (app.LoadResult, error) {
 	}
 	e.mu.Unlock()
 	for _, a := range owned {
-		fr, err := channelOwnedFreeze(a, vs, bs)
+		fr, err := channelOwnedFreeze(a, read.Freezes, bs)
 		if err != nil {
 			return app.LoadResult{}, fmt.Errorf("incident channel %s: %w", read.Ref, err)
 		}
@@ -111,26 +104,17 @@ func (e *core) channelApps(read source.ChannelRead) (app.LoadResult, error) {
 	return out, nil
 }
 
-// channelOwnedFreeze is the freeze the channel's newest valid record
-// (snapshot vs) writes into the declaration of a, an app another GitOps
-// tool owns, that the desired branch's commit the channel starts from (bs)
-// does not: nil when the channel adds none.
-func channelOwnedFreeze(a app.App, vs, bs *source.Snapshot) (*app.Freeze, error) {
-	after, err := fs.ReadFile(vs, a.Origin.File)
-	if errors.Is(err, fs.ErrNotExist) {
+// channelOwnedFreeze is the freeze the channel's valid records (rec)
+// write into the declaration of a, an app another GitOps tool owns, that
+// the desired branch's commit the channel starts from (bs) does not: nil
+// when the channel adds none.
+func channelOwnedFreeze(a app.App, rec app.ChannelRecords, bs *source.Snapshot) (*app.Freeze, error) {
+	fr, touched := rec.Owned(a.Origin)
+	if !touched || fr == nil {
 		return nil, nil
-	} else if err != nil {
-		return nil, err
 	}
 	before, err := fs.ReadFile(bs, a.Origin.File)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	if bytes.Equal(before, after) {
-		return nil, nil
-	}
-	fr, err := app.DeclaredFreeze(a.Origin, after)
-	if err != nil || fr == nil {
 		return nil, err
 	}
 	var was *app.Freeze
@@ -144,34 +128,39 @@ func channelOwnedFreeze(a app.App, vs, bs *source.Snapshot) (*app.Freeze, error)
 // setChannel keeps st and reports its problems that were not reported
 // yet.
 func (e *core) setChannel(st channelState) {
-	var msg, id string
+	type problem struct{ msg, id string }
+	var problems []problem
 	switch {
 	case st.err != nil:
-		msg, id = st.err.Error(), "err "+st.err.Error()
+		problems = append(problems, problem{st.err.Error(), "err " + st.err.Error()})
 	case st.read.TooLong:
-		msg = fmt.Sprintf("incident channel %s has more than %d commits that %s lacks: kdrift reads none of its freezes; put the freezes that must hold on %s and reset the channel", st.read.Ref, source.MaxChannelCommits, e.repo.Branch(), e.repo.Branch())
-		id = "long " + st.read.Tip.Hash
-	case st.read.Refused != nil:
-		msg, id = st.read.Refused.Error(), "refused "+st.read.Refused.Commit.Hash
+		msg := fmt.Sprintf("incident channel %s has more than %d commits that %s lacks: kdrift reads none of its freezes; put the freezes that must hold on %s and reset the channel", st.read.Ref, source.MaxChannelCommits, e.repo.Branch(), e.repo.Branch())
+		problems = append(problems, problem{msg, "long " + st.read.Tip.Hash})
 	}
+	for _, f := range st.read.Refused {
+		problems = append(problems, problem{f.Error(), "refused " + f.Commit.Hash})
+	}
+	var report []string
 	e.mu.Lock()
 	e.channel = st
-	report := id != "" && !e.channelReported[id]
-	if report {
+	for _, p := range problems {
+		if e.channelReported[p.id] {
+			continue
+		}
 		if e.channelReported == nil || len(e.channelReported) >= maxChannelReports {
 			e.channelReported = map[string]bool{}
 		}
-		e.channelReported[id] = true
+		e.channelReported[p.id] = true
+		report = append(report, p.msg)
 	}
 	e.mu.Unlock()
-	if report {
+	for _, msg := range report {
 		e.bus.publish(status.ErrorEvent{Base: status.Base{Time: e.opts.Now()}, Message: msg})
 	}
 }
 
 // Channel is the incident channel as last read: its name, where it was
-// read, its valid freeze records (oldest first) and the commit refused,
-// if any.
+// read, its valid freeze records and the commits refused (oldest first).
 func (e *core) Channel() source.ChannelRead {
 	e.mu.Lock()
 	defer e.mu.Unlock()

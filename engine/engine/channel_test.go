@@ -70,9 +70,9 @@ func errorEvents(t *testing.T, e *engine.Engine) func() []string {
 // freeze lands on the incident channel; an engine on another clone
 // honours it (a manual scale under it stays), shows where it comes from,
 // and heals once the channel lifts it. A channel commit that edits a
-// manifest is never applied, stops the channel's reading there (a later
-// freeze on it does not count) and is reported as an Error event naming
-// the commit; the channel's log is the audit.
+// manifest is never applied and is reported as an Error event naming the
+// commit; it is skipped, so a freeze and an unfreeze recorded after it
+// count; the channel's log is the audit.
 func TestChannelFreezeHonoured(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t, "channel")
@@ -142,7 +142,8 @@ func TestChannelFreezeHonoured(t *testing.T) {
 	bad := other.Commit("scale web to 7", map[string]string{"deploy/app/dep.yaml": deploymentYAML("web", 7)})
 	other.Git("push", "-q", "origin", "sneak:kdrift/freezes")
 	other.Git("checkout", "-q", "main")
-	// A freeze recorded after it does not count either.
+	// A freeze recorded after it counts: each commit is judged by its own
+	// diff.
 	if res, err = r.Freeze(ctx, actions.FreezeRequest{Selection: actions.Selection{Apps: []string{"up"}}, Reason: "INC-78 after the bad commit"}); err != nil || res.Channel != "kdrift/freezes" {
 		t.Fatalf("freeze after the bad commit: %+v %v", res, err)
 	}
@@ -151,8 +152,8 @@ func TestChannelFreezeHonoured(t *testing.T) {
 		t.Fatal(err)
 	}
 	a = appStatus(t, e, "up")
-	if got := replicasOf(t, ns, "web"); got != 2 || a.SelfHeal != status.SelfHealOn {
-		t.Fatalf("replicas %d selfHeal %s: nothing past a refused channel commit may count, and its manifest never applies", got, a.SelfHeal)
+	if got := replicasOf(t, ns, "web"); got != 9 || a.SelfHeal != status.SelfHealFrozen || a.Freeze == nil || a.Freeze.Reason != "INC-78 after the bad commit" {
+		t.Fatalf("replicas %d selfHeal %s freeze %+v: a record after a refused channel commit must count, and its manifest never applies", got, a.SelfHeal, a.Freeze)
 	}
 	ev := events()
 	if len(ev) != 1 || !strings.Contains(ev[0], bad[:7]) || !strings.Contains(ev[0], "Test Author") || !strings.Contains(ev[0], "changes deploy/app/dep.yaml") {
@@ -164,13 +165,25 @@ func TestChannelFreezeHonoured(t *testing.T) {
 	if ev := events(); len(ev) != 1 {
 		t.Fatalf("the refused commit is reported once, got %q", ev)
 	}
-	if ch := e.Channel(); ch.Refused == nil || ch.Refused.Commit.Hash != bad || len(ch.Records) != 2 {
+	if ch := e.Channel(); len(ch.Refused) != 1 || ch.Refused[0].Commit.Hash != bad || len(ch.Records) != 3 {
 		t.Fatalf("channel read %+v", ch)
+	}
+	// The unfreeze after it is taken too, and healing resumes (to Git's
+	// 2, never the refused commit's 7).
+	if res, err = r.Unfreeze(ctx, actions.UnfreezeRequest{Selection: actions.Selection{Apps: []string{"up"}}, Reason: "INC-78 over"}); err != nil || res.Channel != "kdrift/freezes" || !strings.Contains(res.Summary(), "where it is in force") {
+		t.Fatalf("unfreeze after the bad commit: %+v %v", res, err)
+	}
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a = appStatus(t, e, "up")
+	if got := replicasOf(t, ns, "web"); got != 2 || a.SelfHeal != status.SelfHealOn {
+		t.Fatalf("replicas %d selfHeal %s: the unfreeze recorded after a refused commit must heal", got, a.SelfHeal)
 	}
 
 	// The channel's log is the audit: every record, with its trailers.
 	log := remote.Git("log", "--format=%s%n%b", "kdrift/freezes")
-	for _, want := range []string{"INC-77 keep manual scale", "INC-77 over", "INC-78 after the bad commit", "scale web to 7"} {
+	for _, want := range []string{"INC-77 keep manual scale", "INC-77 over", "INC-78 after the bad commit", "INC-78 over", "scale web to 7"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("channel log lacks %q:\n%s", want, log)
 		}

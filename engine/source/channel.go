@@ -26,8 +26,9 @@ const MaxChannelCommits = 500
 const maxChannelChanges = 16
 
 // ChannelRead is the incident channel as a reader takes it: the commits
-// on the channel that the desired branch lacks, each checked to be a
-// freeze record only (app.FreezeOnlyChange), up to the first that is not.
+// on the channel that the desired branch lacks, each judged by its own
+// diff to be a freeze record only (app.FreezeOnlyChange); a commit that
+// is not is refused and skipped, and the records after it still count.
 type ChannelRead struct {
 	// Name is the channel's branch name, Ref where it was read
 	// (origin/kdrift/freezes), Tip its head; Tip.Hash is "" when the
@@ -35,15 +36,17 @@ type ChannelRead struct {
 	Name, Ref string
 	Tip       Revision
 	// Base is the desired branch's commit the channel starts from (the
-	// merge base), Valid the newest channel commit whose freezes count:
-	// every commit from Base up to it is a freeze record. Valid is ""
-	// when none is (no records, or the first one is refused).
+	// merge base), Valid the newest channel commit that is a freeze
+	// record; "" when none is.
 	Base, Valid string
 	// Records are the valid freeze records, oldest first.
 	Records []Revision
-	// Refused is the first commit that is not a freeze record, with what
-	// it changed: it and every later commit are ignored.
-	Refused *ChannelRefusal
+	// Freezes are what the valid records set, each by its own diff: the
+	// freezes readers take.
+	Freezes app.ChannelRecords
+	// Refused are the commits that are not freeze records, oldest first,
+	// each with what it changed: skipped, never applied.
+	Refused []ChannelRefusal
 	// TooLong says the channel has more than MaxChannelCommits commits
 	// the desired branch lacks; none of them is read.
 	TooLong bool
@@ -57,8 +60,8 @@ type ChannelRefusal struct {
 
 // Error says which commit was refused, by whom, and why.
 func (c *ChannelRefusal) Error() string {
-	return fmt.Sprintf("incident channel commit %s by %s is not a freeze record (%s): kdrift ignores it and every later channel commit; a channel commit may change only spec.freeze and spec.freezes of existing Apps in %s/, or kdrift's freeze of an Argo CD or Flux declaration; reset the channel to the last freeze record",
-		c.Commit.Short(), c.Commit.Author, c.Problem, app.Dir)
+	return fmt.Sprintf("incident channel commit %s by %s is not a freeze record (%s): kdrift skips it and applies nothing of it; the freeze records before and after it count; a channel commit may change only spec.freeze and spec.freezes of existing Apps in %s/, or kdrift's freeze of an Argo CD or Flux declaration; revert it on the channel (git revert %s)",
+		c.Commit.Short(), c.Commit.Author, c.Problem, app.Dir, c.Commit.Short())
 }
 
 // ChannelRef is the ref the incident channel named channel is read from:
@@ -158,8 +161,9 @@ func (r *Repo) ReadChannel(ctx context.Context, channel, head string) (ChannelRe
 // WalkChannel reads the incident channel whose head is tip against the
 // desired branch's commit head in g: it walks the channel's first-parent
 // chain back to the desired branch (at most MaxChannelCommits commits)
-// and checks each commit, oldest first, to be a freeze record; the first
-// that is not stops the reading there. ref names the channel in messages.
+// and judges each commit, oldest first, by its own diff: a freeze record
+// adds what it changed to Freezes, any other commit is refused and
+// skipped. ref names the channel in messages.
 func WalkChannel(ctx context.Context, g *git.Repository, channel, ref string, tip, head plumbing.Hash) (ChannelRead, error) {
 	out := ChannelRead{Name: channel, Ref: ref}
 	tc, err := g.CommitObject(tip)
@@ -210,9 +214,9 @@ func WalkChannel(ctx context.Context, g *git.Repository, channel, ref string, ti
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		if problem := freezeRecordProblem(c); problem != "" {
-			out.Refused = &ChannelRefusal{Commit: revisionOf(c), Problem: problem}
-			return out, nil
+		if problem := freezeRecord(c, &out.Freezes); problem != "" {
+			out.Refused = append(out.Refused, ChannelRefusal{Commit: revisionOf(c), Problem: problem})
+			continue
 		}
 		out.Valid = c.Hash.String()
 		out.Records = append(out.Records, revisionOf(c))
@@ -220,9 +224,9 @@ func WalkChannel(ctx context.Context, g *git.Repository, channel, ref string, ti
 	return out, nil
 }
 
-// freezeRecordProblem says what commit c changes beyond freezes of
-// existing Apps, "" when it is a freeze record.
-func freezeRecordProblem(c *object.Commit) string {
+// freezeRecord says what commit c changes beyond freezes of existing
+// Apps; "" when it is a freeze record, whose freezes it then adds to rec.
+func freezeRecord(c *object.Commit, rec *app.ChannelRecords) string {
 	if c.NumParents() != 1 {
 		return fmt.Sprintf("is a commit with %d parents; a freeze record has one", c.NumParents())
 	}
@@ -246,6 +250,12 @@ func freezeRecordProblem(c *object.Commit) string {
 		return fmt.Sprintf("changes %d files, more than the %d a freeze record may", len(changes), maxChannelChanges)
 	}
 	var problems []string
+	type change struct {
+		name          string
+		appFile       bool
+		before, after []byte
+	}
+	var valid []change
 	for _, ch := range changes {
 		name := ch.To.Name
 		if name == "" {
@@ -277,9 +287,23 @@ func freezeRecordProblem(c *object.Commit) string {
 		}
 		if err := check(name, before, after); err != nil {
 			problems = append(problems, err.Error())
+			continue
+		}
+		valid = append(valid, change{name, isAppFile(name), before, after})
+	}
+	if len(problems) > 0 {
+		return strings.Join(problems, "; ")
+	}
+	// Recorded on a copy: a commit whose freezes cannot all be read adds
+	// none of them.
+	next := rec.Clone()
+	for _, ch := range valid {
+		if err := next.Record(ch.name, ch.appFile, ch.before, ch.after); err != nil {
+			return err.Error()
 		}
 	}
-	return strings.Join(problems, "; ")
+	*rec = next
+	return ""
 }
 
 // isAppFile says name is an App file: a YAML file directly in app.Dir,

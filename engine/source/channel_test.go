@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/source"
 	"kdrift.dev/kdrift/internal/gittest"
 )
@@ -27,7 +28,8 @@ func channelWork(t *testing.T, bare *gittest.Repo) *gittest.Repo {
 
 // TestReadChannelRefusals: each kind of channel commit that is not a
 // freeze record is refused, naming the commit, its author and what it
-// changed; the records before it stay valid.
+// changed; it is skipped, and the records before and after it count,
+// each judged by its own diff.
 func TestReadChannelRefusals(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -57,7 +59,11 @@ func TestReadChannelRefusals(t *testing.T) {
 			} else {
 				bad = w.Commit("sneak", c.files)
 			}
-			w.Commit("freeze after", map[string]string{".kdrift/apps.yaml": strings.Replace(frozenApp, "INC-1", "INC-2", 1)})
+			later := frozenApp
+			if f, ok := c.files[".kdrift/apps.yaml"]; ok {
+				later = f // a record changes only freezes, over whatever is there
+			}
+			after := w.Commit("freeze after", map[string]string{".kdrift/apps.yaml": strings.Replace(later, "INC-1", "INC-2", 1)})
 			w.Git("push", "-q", "origin", "kdrift/freezes")
 			r, err := source.Open(ctx, source.Options{Location: bare.URL(), CacheDir: t.TempDir()})
 			if err != nil {
@@ -71,17 +77,63 @@ func TestReadChannelRefusals(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if read.Refused == nil || read.Refused.Commit.Hash != bad || !strings.Contains(read.Refused.Problem, c.want) {
+			if len(read.Refused) != 1 || read.Refused[0].Commit.Hash != bad || !strings.Contains(read.Refused[0].Problem, c.want) {
 				t.Fatalf("want commit %s refused for %q, got %+v", bad, c.want, read.Refused)
 			}
-			msg := read.Refused.Error()
-			if !strings.Contains(msg, bad[:7]) || !strings.Contains(msg, "Test Author") {
+			msg := read.Refused[0].Error()
+			if !strings.Contains(msg, bad[:7]) || !strings.Contains(msg, "Test Author") || !strings.Contains(msg, "skips it") {
 				t.Fatalf("the report does not name the commit and its author: %s", msg)
 			}
-			if read.Valid != good || len(read.Records) != 1 || read.Ref != "origin/kdrift/freezes" {
-				t.Fatalf("valid %s records %d ref %s, want %s, 1, origin/kdrift/freezes", read.Valid, len(read.Records), read.Ref, good)
+			if read.Valid != after || len(read.Records) != 2 || read.Records[0].Hash != good || read.Ref != "origin/kdrift/freezes" {
+				t.Fatalf("valid %s records %+v ref %s, want %s after %s, origin/kdrift/freezes", read.Valid, read.Records, read.Ref, after, good)
+			}
+			web, touched := read.Freezes.Apply(app.App{Metadata: app.Metadata{Name: "web"}})
+			if !touched || web.Spec.Freeze == nil || web.Spec.Freeze.Reason != "INC-2 hold" {
+				t.Fatalf("the record after the refused commit must count: %+v", web.Spec.Freeze)
 			}
 		})
+	}
+}
+
+// TestRefusedCommitsFreezeNeverCounts: each channel commit is judged by
+// its own diff, so a freeze a refused commit wrote (along with a
+// manifest) is not taken even though later records sit on top of it;
+// the later records' own freezes are.
+func TestRefusedCommitsFreezeNeverCounts(t *testing.T) {
+	ctx := context.Background()
+	bare, work := remote(t)
+	two := "apiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata: {name: web}\nspec: {path: deploy/web}\n---\napiVersion: kdrift.dev/v1alpha1\nkind: App\nmetadata: {name: api}\nspec: {path: deploy/web}\n"
+	work.Commit("two apps", map[string]string{".kdrift/apps.yaml": two})
+	work.Git("push", "-q", "origin", "main")
+	w := channelWork(t, bare)
+	webFrozen := strings.Replace(two, "spec: {path: deploy/web}\n---", "spec:\n  path: deploy/web\n  freeze: {reason: INC-9 sneaked, by: Eve <eve@example.com>, at: \"2026-01-01T00:00:00Z\"}\n---", 1)
+	bad := w.Commit("freeze web and recolour", map[string]string{
+		".kdrift/apps.yaml":  webFrozen,
+		"deploy/web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {color: red}\n",
+	})
+	both := strings.Replace(webFrozen, "metadata: {name: api}\nspec: {path: deploy/web}\n", "metadata: {name: api}\nspec:\n  path: deploy/web\n  freeze: {reason: INC-3 hold api, by: Lao Li <lao.li@example.com>, at: \"2026-01-02T00:00:00Z\"}\n", 1)
+	w.Commit("freeze(api): INC-3 hold api", map[string]string{".kdrift/apps.yaml": both})
+	w.Git("push", "-q", "origin", "kdrift/freezes")
+	r, err := source.Open(ctx, source.Options{Location: bare.URL(), CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := r.ReadChannel(ctx, "kdrift/freezes", head.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(read.Refused) != 1 || read.Refused[0].Commit.Hash != bad || len(read.Records) != 1 {
+		t.Fatalf("refused %+v records %+v, want %s refused and one record", read.Refused, read.Records, bad)
+	}
+	if web, touched := read.Freezes.Apply(app.App{Metadata: app.Metadata{Name: "web"}}); touched || web.Spec.Freeze != nil {
+		t.Fatalf("the refused commit's freeze of web counts: %+v", web.Spec.Freeze)
+	}
+	if api, touched := read.Freezes.Apply(app.App{Metadata: app.Metadata{Name: "api"}}); !touched || api.Spec.Freeze == nil || api.Spec.Freeze.Reason != "INC-3 hold api" {
+		t.Fatalf("the valid record's freeze of api must count: %+v", api.Spec.Freeze)
 	}
 }
 

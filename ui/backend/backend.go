@@ -98,6 +98,9 @@ type CommitResult struct {
 	// Channel is the incident channel the freeze went to when the branch
 	// refused it.
 	Channel string
+	// NotTaken says why the channel's readers do not take the record
+	// pushed there: it is in force nowhere.
+	NotTaken string
 	// Note says whether the repository's leader was told to fetch the
 	// commit now ("leader told …"); empty when there is no leader to tell.
 	Note string

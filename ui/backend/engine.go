@@ -167,7 +167,7 @@ func (b *Engine) commit(ctx context.Context, do func(*actions.Repo) (actions.Res
 	}
 	switch {
 	case res.Channel != "":
-		out.Channel = res.Channel
+		out.Channel, out.NotTaken = res.Channel, res.NotTaken
 	case res.Refused != nil:
 		out.Pushed = false
 		out.Warning = res.Summary()

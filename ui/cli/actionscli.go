@@ -51,8 +51,9 @@ func (a *actionFlags) open(ctx context.Context) (*actions.Repo, error) {
 // printResult reports a committing action: the summary on stdout (or the
 // Result as JSON or YAML), and a push failure also on stderr. The exit
 // code is 0 when the commit exists, except when the remote refused it and
-// no incident channel took it: the action is then in force nowhere
-// (exitRefused), and the remote's own lines are printed.
+// no incident channel took it, or the channel's readers do not take it:
+// the action is then in force nowhere (exitRefused), and the remote's own
+// lines are printed.
 func printResult(env *cliEnv, a *actionFlags, what string, res actions.Result) int {
 	owners := writeOwners(&a.globalFlags, res)
 	if a.output.structured() {
@@ -86,6 +87,10 @@ func printResult(env *cliEnv, a *actionFlags, what string, res actions.Result) i
 			fmt.Fprintf(env.stderr, "remote: %s\n", l)
 		}
 		fmt.Fprintln(env.stderr, "kdrift: a freeze goes to the incident channel (see Protected branches in README); other changes need a pull request")
+		return exitRefused
+	}
+	if res.NotTaken != "" {
+		fmt.Fprintf(env.stderr, "kdrift: error: %s\n", res.Summary())
 		return exitRefused
 	}
 	if res.PushError != "" && res.Channel == "" {

@@ -66,6 +66,7 @@ func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, 
 		return env.errorf("%v", err)
 	}
 	var apps []status.AppStatus
+	var refused []string
 	if pub, note, ok := readPublished(ctx, g, f, e.RepoInfo, names); ok {
 		fmt.Fprintln(env.stderr, "kdrift: "+note)
 		for _, p := range pub {
@@ -76,6 +77,10 @@ func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, 
 			return env.errorf("%v", err)
 		}
 		apps = e.Apps()
+		for _, f := range e.Channel().Refused {
+			refused = append(refused, f.Error())
+			fmt.Fprintln(env.stderr, "kdrift: "+f.Error())
+		}
 		if fc := e.FluxCluster(); fc != "" {
 			fmt.Fprintln(env.stderr, "kdrift: "+fc)
 		}
@@ -84,6 +89,7 @@ func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, 
 		}
 	}
 	doc := report.Summarize(apps)
+	doc.ChannelRefused = refused
 	prs, note := openRequests(ctx, g, ff)
 	doc.AttachRequests(prs)
 	doc.PullRequestsNote = note

@@ -238,6 +238,10 @@ type StatusDoc struct {
 	// (an error, a timeout); empty when they are, or when no forge token
 	// is configured.
 	PullRequestsNote string `json:"pullRequestsNote,omitempty"`
+	// ChannelRefused are the incident channel's commits that are not
+	// freeze records, each saying which, by whom and what it changed:
+	// readers skip them.
+	ChannelRefused []string `json:"channelRefused,omitempty"`
 }
 
 // AppSummary is one app in StatusDoc.
