@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/keymap"
 	"kdrift.dev/kdrift/ui/report"
@@ -505,7 +506,11 @@ func (v *appsView) detailLine(w int) string {
 	}
 	t += " · path " + a.Path
 	if a.File != "" {
-		t += " · declared in " + a.File
+		if where := app.In(a.File); strings.HasPrefix(where, "in ") {
+			t += " · declared " + where
+		} else {
+			t += " · " + where
+		}
 	}
 	if a.NoUpstream {
 		t += " · branch " + a.RevisionRef + " has no upstream: the local branch is the truth"

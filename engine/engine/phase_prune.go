@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/apply"
 	"kdrift.dev/kdrift/engine/live"
 	"kdrift.dev/kdrift/engine/status"
@@ -183,7 +184,7 @@ func (p *pass) renderedByOthers(ctx context.Context) (map[string]string, error) 
 		case inv.Name == "":
 			bad = append(bad, fmt.Sprintf("App file %s is invalid", inv.File))
 		case inv.Name != p.name:
-			bad = append(bad, fmt.Sprintf("App %s in %s is invalid", inv.Name, inv.File))
+			bad = append(bad, fmt.Sprintf("App %s %s is invalid", inv.Name, app.In(inv.File)))
 		}
 	}
 	for _, a := range apps.Apps {

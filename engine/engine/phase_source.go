@@ -138,7 +138,7 @@ func (p *pass) phaseSource() bool {
 	if !ok {
 		if bad {
 			p.status.File = inv.File
-			return p.fail(status.SyncError, fmt.Errorf("App %s in %s is invalid: %w", p.name, inv.File, inv.Err))
+			return p.fail(status.SyncError, inv.Wrap(p.name))
 		}
 		return p.fail(status.SyncError, fmt.Errorf("App %s is no longer declared at %s", p.name, p.rev.Short()))
 	}

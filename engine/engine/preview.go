@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"path"
 	"reflect"
 	"sort"
@@ -162,7 +161,7 @@ func (e *core) previewApp(ctx context.Context, name string, bs, as *source.Snaps
 	ap := AppPreview{App: name, Objects: []ObjectPreview{}, Added: !inBefore && inAfter}
 	if !inAfter {
 		if inv, bad := aa.FindInvalid(name); bad {
-			ap.RenderError = fmt.Sprintf("App %s in %s is invalid: %v", name, inv.File, inv.Err)
+			ap.RenderError = inv.Wrap(name).Error()
 			return ap, true
 		}
 		ap.Removed = true

@@ -489,7 +489,7 @@ func (e *core) committedChart(rc *app.RemoteChart, on string) (charts.Ref, strin
 			}
 			pinned = "its pinned digest"
 		case c.SemVer != "":
-			return ref, "", &errChart{what, fmt.Sprintf("%s; Git's %s asks for the range %q, which only Flux's source-controller resolves", absent, source, c.SemVer), "pin spec.ref.tag to one version (or spec.ref.digest) in " + c.File}
+			return ref, "", &errChart{what, fmt.Sprintf("%s; Git's %s asks for the range %q, which only Flux's source-controller resolves", absent, source, c.SemVer), "pin spec.ref.tag to one version (or spec.ref.digest) " + app.In(c.File)}
 		case charts.Exact(c.Tag):
 			ref.Version = c.Tag
 			pinned = "its tag"
@@ -498,11 +498,11 @@ func (e *core) committedChart(rc *app.RemoteChart, on string) (charts.Ref, strin
 			if tag == "" {
 				tag = "latest"
 			}
-			return ref, "", &errChart{what, fmt.Sprintf("%s; Git's %s asks for tag %q, which is not one version", absent, source, tag), "pin spec.ref.tag to one version (or spec.ref.digest) in " + c.File}
+			return ref, "", &errChart{what, fmt.Sprintf("%s; Git's %s asks for tag %q, which is not one version", absent, source, tag), "pin spec.ref.tag to one version (or spec.ref.digest) " + app.In(c.File)}
 		}
 	} else {
 		if c.Type == "oci" && !strings.HasPrefix(strings.ToLower(c.URL), "oci://") {
-			return charts.Ref{}, "", &errChart{what, fmt.Sprintf("%s; Git's %s has type oci but its URL %s is not an oci:// location", absent, source, redact.URL(c.URL)), "write spec.url as oci://HOST/PATH in " + c.File}
+			return charts.Ref{}, "", &errChart{what, fmt.Sprintf("%s; Git's %s has type oci but its URL %s is not an oci:// location", absent, source, redact.URL(c.URL)), "write spec.url as oci://HOST/PATH " + app.In(c.File)}
 		}
 		ref = charts.Ref{Repo: c.URL, Chart: rc.Chart}
 		if !charts.Exact(rc.Version) {
