@@ -42,6 +42,13 @@ func (p *forgeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.tokenFile, "forge-token-file", "", "read the forge API token from this file (default: $KDRIFT_FORGE_TOKEN, then $GITHUB_TOKEN/$GH_TOKEN, $GITLAB_TOKEN, $GITEA_TOKEN/$FORGEJO_TOKEN)")
 }
 
+// asked says pull requests were asked for: a forge flag was given, or
+// kdrift's own token variable is set (a GITHUB_TOKEN set for other tools
+// is not a request).
+func (p *forgeFlags) asked() bool {
+	return p.forge != "" || p.forgeURL != "" || p.tokenFile != "" || os.Getenv("KDRIFT_FORGE_TOKEN") != ""
+}
+
 // remote places a remote URL on its forge, as the flags say.
 func (p *forgeFlags) remote(remoteURL string) (forge.Remote, error) {
 	var kind forge.Kind
@@ -56,13 +63,18 @@ func (p *forgeFlags) remote(remoteURL string) (forge.Remote, error) {
 
 // requests is the cache of kdrift's open requests on the forge of
 // remoteURL; nil (and no error) when no token is configured: then kdrift
-// says nothing about requests rather than guess.
+// says nothing about requests rather than guess. A remote that is not on
+// a forge (a local or self-hosted Git server) is an error only when pull
+// requests were asked for (asked); otherwise there is nothing to show.
 func (p *forgeFlags) requests(remoteURL string) (*forge.Requests, error) {
 	if remoteURL == "" {
 		return nil, nil
 	}
 	remote, err := p.remote(remoteURL)
 	if err != nil {
+		if !p.asked() {
+			return nil, nil
+		}
 		return nil, err
 	}
 	token, err := forge.Token(remote.Kind, p.tokenFile, os.Getenv)
