@@ -45,6 +45,12 @@ func TestFluxCacheSameAnswer(t *testing.T) {
 			}
 		}
 	}
+	// Without a cluster folder the hint names the cluster folders, not
+	// the folders of the tenant's patches.
+	none := discoverAt(t, repo, hash, t.TempDir(), nil)
+	if !strings.Contains(none, "pass --cluster-path with the folder of the cluster to compare: clusters/production, clusters/staging\n") || strings.Contains(none, "dev-team is declared") {
+		t.Errorf("without a cluster folder:\n%s", none)
+	}
 	for _, bad := range []string{"declared", "spec.sourceRef.kind: is \"\"", "tenants/base/dev-team, tenants/production"} {
 		if strings.Contains(want, bad) {
 			t.Errorf("answer holds %q:\n%s", bad, want)
@@ -138,5 +144,48 @@ func TestFluxPathWithoutKustomization(t *testing.T) {
 	}
 	if kinds["HelmRelease"] != 3 || kinds["HelmRepository"] != 1 || kinds["OCIRepository"] != 1 || kinds["ConfigMap"] != 1 || kinds["Namespace"] != 1 {
 		t.Fatalf("monitoring-controllers renders %v", kinds)
+	}
+}
+
+// TestFluxLayoutsCacheSameAnswer: on every Flux layout kdrift is tested
+// with, discovery without a cluster folder and with each cluster folder
+// gives on a warm cache what it gives on an empty one, whichever of the
+// two ran first.
+func TestFluxLayoutsCacheSameAnswer(t *testing.T) {
+	t.Parallel()
+	layouts := []struct {
+		files    map[string]string
+		url      string
+		clusters []string
+	}{
+		{fluxtest.Public(t, fluxtest.MultiTenancy), fluxtest.MultiTenancyURL, []string{"clusters/production", "clusters/staging"}},
+		{fluxtest.Public(t, fluxtest.MonitoringExample), fluxtest.MonitoringURL, []string{"clusters/test"}},
+		{fluxtest.Public(t, fluxtest.KustomizeHelm), fluxtest.KustomizeHelmURL, []string{"clusters/production", "clusters/staging"}},
+		{fluxtest.ReferenceLayout("https://github.com/example/gitops", "podinfo"), "https://github.com/example/gitops", fluxtest.Clusters},
+	}
+	for _, l := range layouts {
+		repo := gittest.Init(t)
+		repo.Git("remote", "add", "origin", l.url)
+		hash := repo.Commit("layout", l.files)
+		choices := []*app.FluxCluster{nil}
+		for _, c := range l.clusters {
+			choices = append(choices, &app.FluxCluster{Path: c, From: "--cluster-path"})
+		}
+		cold := make([]string, len(choices))
+		for i, fc := range choices {
+			cold[i] = discoverAt(t, repo, hash, t.TempDir(), fc)
+		}
+		for _, reverse := range []bool{false, true} {
+			cache := t.TempDir()
+			for n := range 2 * len(choices) {
+				i := n % len(choices)
+				if reverse {
+					i = len(choices) - 1 - i
+				}
+				if got := discoverAt(t, repo, hash, cache, choices[i]); got != cold[i] {
+					t.Fatalf("%s, cluster %+v, run %d on a shared cache:\n%s\ncold:\n%s", l.url, choices[i], n, got, cold[i])
+				}
+			}
+		}
 	}
 }

@@ -172,18 +172,24 @@ func fluxOverlay(s fluxSpec, fsys fs.FS, dir string) (*render.Overlay, *problem)
 // and a folder below it does: read as plain files, that folder's
 // kustomization and its configurations would be taken for manifests,
 // where Flux's generated kustomization lists the folder as one resource.
+//
+// A repository is untrusted and many Kustomizations may name one large
+// folder, so at most maxNestedFolders folders are looked at; past that
+// the folder is taken to hold one, and the render, which generates the
+// kustomization within its own budgets, says what it finds.
 func nestedKustomization(fsys fs.FS, dir string) bool {
 	if hasKustomization(fsys, dir) {
 		return false
 	}
-	found := false
+	found, folders := false, 0
 	_ = fs.WalkDir(fsys, dir, func(name string, d fs.DirEntry, err error) error {
 		switch {
-		case err != nil || found:
+		case err != nil:
 			return fs.SkipDir
 		case name == dir || !d.IsDir():
 			return nil
-		case hasKustomization(fsys, name):
+		}
+		if folders++; folders > maxNestedFolders || hasKustomization(fsys, name) {
 			found = true
 			return fs.SkipAll
 		}
@@ -191,6 +197,9 @@ func nestedKustomization(fsys fs.FS, dir string) bool {
 	})
 	return found
 }
+
+// maxNestedFolders bounds the folders nestedKustomization looks at.
+const maxNestedFolders = 10_000
 
 // overlayEdits reports whether o edits the kustomization.
 func overlayEdits(o *render.Overlay) bool {
