@@ -415,7 +415,7 @@ func oneLine(s string) string {
 // anything loads them.
 func readChart(fsys *treeFS, dir string) ([]*archive.BufferedFile, error) {
 	rules := ignore.Empty()
-	if data, err := fsys.ReadFile("/" + path.Join(dir, ignore.HelmIgnore)); err == nil {
+	if data, err := fsys.readFor("/"+path.Join(dir, ignore.HelmIgnore), "Helm chart "+dir); err == nil {
 		if rules, err = ignore.Parse(strings.NewReader(string(data))); err != nil {
 			return nil, &ChartError{Chart: dir, Problem: ".helmignore: " + err.Error(), Fix: "fix the pattern"}
 		}
@@ -445,7 +445,7 @@ func readChart(fsys *treeFS, dir string) ([]*archive.BufferedFile, error) {
 		if d.IsDir() || !d.Type().IsRegular() {
 			return nil
 		}
-		data, err := fsys.ReadFile("/" + name)
+		data, err := fsys.readFor("/"+name, "Helm chart "+dir)
 		if le := fsys.limit(); le != nil {
 			return le
 		}
@@ -554,7 +554,7 @@ func helmValues(fsys *treeFS, dir string, h *Helm) (map[string]any, error) {
 		if err != nil {
 			return nil, &ChartError{Chart: dir, Problem: err.Error(), Fix: "name a values file of the repository"}
 		}
-		data, err := fsys.ReadFile("/" + p)
+		data, err := fsys.readFor("/"+p, "Helm as a values file of chart "+dir)
 		if le := fsys.limit(); le != nil {
 			return nil, le
 		}

@@ -158,9 +158,10 @@ type importFS struct {
 	imported map[string]bool
 }
 
-// ReadFile reads through the treeFS and records the file.
+// ReadFile reads through the treeFS and records the file; a SOPS file
+// is refused (sopsrule.go).
 func (f *importFS) ReadFile(name string) ([]byte, error) {
-	data, err := f.treeFS.ReadFile(name)
+	data, err := f.treeFS.readFor(name, "Jsonnet (import, importstr or importbin)")
 	if err == nil {
 		f.mu.Lock()
 		f.imported[strings.TrimPrefix(name, "/")] = true

@@ -122,7 +122,7 @@ func (g *kguard) folder(dir string, plugins bool) error {
 	// Fields that name files kustomize reads, over HTTP when they are URLs.
 	for _, f := range []string{"crds", "configurations"} {
 		for _, entry := range strings_(lookup(k, f)) {
-			if _, err := g.local(file, f, entry); err != nil {
+			if err := g.other(file, f, entry); err != nil {
 				return err
 			}
 		}
@@ -131,26 +131,20 @@ func (g *kguard) folder(dir string, plugins bool) error {
 		if strings.Contains(entry, "\n") {
 			continue // an inline patch
 		}
-		if _, err := g.local(file, "patchesStrategicMerge", entry); err != nil {
+		if err := g.other(file, "patchesStrategicMerge", entry); err != nil {
 			return err
 		}
 	}
-	for _, f := range []string{"patches", "patchesJson6902", "replacements"} {
+	for _, f := range []string{"patches", "patchesJson6902", "replacements", "openapi"} {
 		for _, m := range mappingsOf(lookup(k, f)) {
 			for _, entry := range strings_(lookup(m, "path")) {
-				if _, err := g.local(file, f, entry); err != nil {
+				if err := g.other(file, f, entry); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	for _, m := range mappingsOf(lookup(k, "openapi")) {
-		for _, entry := range strings_(lookup(m, "path")) {
-			if _, err := g.local(file, "openapi", entry); err != nil {
-				return err
-			}
-		}
-	}
+	g.secretCopiers(file, k)
 	for _, f := range []string{"configMapGenerator", "secretGenerator"} {
 		for _, gen := range mappingsOf(lookup(k, f)) {
 			secret := f == "secretGenerator"
@@ -169,7 +163,10 @@ func (g *kguard) folder(dir string, plugins bool) error {
 					return err
 				}
 				if secret {
+					g.fsys.allowSOPS(p, sopsSecretData)
 					g.learnFile(p)
+				} else {
+					g.fsys.otherUse(p, "a "+f+" file entry of "+file)
 				}
 			}
 			if secret {
@@ -206,9 +203,21 @@ func (g *kguard) reference(file, field, entry string, plugins bool) error {
 	case st.IsDir():
 		return g.folder(p, plugins)
 	case plugins:
+		g.fsys.otherUse(p, "a "+field+" entry of "+file)
 		return g.pluginFile(file, field, entry, p)
 	}
+	g.fsys.allowSOPS(p, sopsManifest)
 	return nil
+}
+
+// other checks an entry of a field whose file is not a Secret's data
+// (a patch, a replacement, a CRD schema) and records it so.
+func (g *kguard) other(file, field, entry string) error {
+	p, err := g.local(file, field, entry)
+	if err == nil {
+		g.fsys.otherUse(p, "a "+field+" entry of "+file)
+	}
+	return err
 }
 
 // local resolves entry, named in field of kustomization file, to a path in
@@ -343,21 +352,36 @@ func (g *kguard) pluginDocs(file, field, entry string, data []byte) error {
 		// files), over HTTP when they are URLs.
 		where := field + " " + kind
 		var paths []string
+		var data []string // a SecretGenerator's files and envs
 		for _, key := range []string{"path", "paths", "files", "envs", "env"} {
 			for _, p := range strings_(lookup(doc, key)) {
 				if _, after, ok := strings.Cut(p, "="); ok && key == "files" {
 					p = after
+				}
+				if kind == "SecretGenerator" && key != "path" && key != "paths" {
+					data = append(data, p)
+					continue
 				}
 				paths = append(paths, p)
 			}
 		}
 		for _, r := range mappingsOf(lookup(doc, "replacements")) {
 			paths = append(paths, strings_(lookup(r, "path"))...)
+			if copiesSecret(r) {
+				g.fsys.copier(file + ": " + where)
+			}
 		}
 		for _, p := range paths {
-			if _, err := g.local(file, where, p); err != nil {
+			if err := g.other(file, where, p); err != nil {
 				return err
 			}
+		}
+		for _, p := range data {
+			lp, err := g.local(file, where, p)
+			if err != nil {
+				return err
+			}
+			g.fsys.allowSOPS(lp, sopsSecretData)
 		}
 	}
 }

@@ -52,6 +52,7 @@ func readPlain(fsys *treeFS, dir string, d *Directory) ([]*unstructured.Unstruct
 			objs = append(objs, got...)
 			continue
 		}
+		fsys.allowSOPS(name, sopsManifest)
 		data, err := fsys.ReadFile("/" + name)
 		if le := fsys.limit(); le != nil {
 			return nil, le

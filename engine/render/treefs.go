@@ -38,6 +38,8 @@ type treeFS struct {
 	ctx     context.Context
 	secrets *redact.Secrets
 	sops    *sopsReader // decrypts SOPS files the build reads
+	// sopsRule says which files may become a Secret's data (sopsrule.go).
+	sopsRule *sopsRule
 
 	// virtual are files served from memory by repository path, over the
 	// tree: a kustomization whose local helmCharts kdrift rendered, and
@@ -294,8 +296,15 @@ func (t *treeFS) Glob(pattern string) ([]string, error) {
 	return matches, nil
 }
 
-// ReadFile implements filesys.FileSystem.
+// ReadFile implements filesys.FileSystem; a SOPS file is decrypted only
+// as sopsrule.go allows.
 func (t *treeFS) ReadFile(p string) ([]byte, error) {
+	return t.readAs(p, "")
+}
+
+// readAs reads p for reader ("" for kustomize and plain folders; see
+// openSOPS).
+func (t *treeFS) readAs(p, reader string) ([]byte, error) {
 	r, st, err := t.stat(p)
 	if err != nil {
 		return nil, err
@@ -330,8 +339,9 @@ func (t *treeFS) ReadFile(p string) ([]byte, error) {
 			return nil, t.refuse(err)
 		}
 	}
-	// A SOPS file is decrypted in memory, after the guard read it raw.
-	return t.sops.open(r, data)
+	// A SOPS file is decrypted in memory, after the guard read it raw,
+	// when it becomes a Secret's data.
+	return t.openSOPS(r, data, reader)
 }
 
 // Walk implements filesys.FileSystem, in lexical order.
