@@ -49,6 +49,7 @@ func (e *core) Detail(ctx context.Context, appName string, ref status.ObjectRef)
 	desired := st.desired[key]
 	res, known := st.results[key]
 	sensitive := st.sensitive
+	whole := sensitiveRef(st.sensitiveObjs, ref)
 	ctxName := st.contextKey
 	st.run.Unlock()
 	if !known {
@@ -61,6 +62,9 @@ func (e *core) Detail(ctx context.Context, appName string, ref status.ObjectRef)
 	lv, err := cl.get(ctx, ref)
 	if err != nil {
 		return status.ObjectDetail{}, &ObjectError{App: appName, Ref: ref, Err: err, named: true}
+	}
+	if whole {
+		desired, lv = diff.MaskAllValues(desired), diff.MaskAllValues(lv)
 	}
 	return e.opts.Diff.Detail(appName, diff.MaskSensitiveObject(desired, sensitive), diff.MaskSensitiveObject(lv, sensitive), res), nil
 }

@@ -62,7 +62,10 @@ type pass struct {
 	// sensitive are the strings the render took from Secrets outside
 	// Secret objects (valuesFrom): masked in every field and message.
 	sensitive []string
-	live      map[string]*unstructured.Unstructured
+	// sensitiveObjs are the objects that received values from a Secret
+	// (see probeSensitive): every value masked, as a Secret's.
+	sensitiveObjs []status.ObjectRef
+	live          map[string]*unstructured.Unstructured
 	results   []status.ResourceStatus
 	extra     []*unstructured.Unstructured
 	// pruneHold, when set, is why no prune candidate may be deleted this

@@ -197,7 +197,12 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 	}
 	sortResults(results)
 	diff.MaskSensitive(results, p.sensitive)
-	p.st.sensitive = p.sensitive
+	for i := range results {
+		if sensitiveRef(p.sensitiveObjs, results[i].Ref) {
+			diff.MaskAll(&results[i])
+		}
+	}
+	p.st.sensitive, p.st.sensitiveObjs = p.sensitive, p.sensitiveObjs
 	p.markFrozen(results)
 	p.publishDrift(results)
 	p.results = results

@@ -200,7 +200,7 @@ func (p *pass) renderedByOthers(ctx context.Context) (map[string]string, error) 
 		tree, _, err := p.e.chartTree(ctx, a, p.snap)
 		h := cl.withCapabilities(a.RenderHelm())
 		if err == nil {
-			_, err = p.e.withValuesFrom(ctx, a, cl, h)
+			_, _, err = p.e.withValuesFrom(ctx, a, cl, h)
 		}
 		var objs []*unstructured.Unstructured
 		if err == nil {

@@ -38,6 +38,7 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 		ready <- reached{cl, err}
 	}()
 	h := p.app.RenderHelm()
+	var probe string // see withValuesFrom
 	var r reached
 	waited := false
 	tree, chart, err := p.e.chartTree(ctx, p.app, p.snap)
@@ -76,11 +77,11 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 			p.unreached = true
 			return p.fail(status.SyncUnknown, fmt.Errorf("spec.valuesFrom is read from the cluster, which cannot be reached: %v", r.err))
 		}
-		sensitive, err := p.e.withValuesFrom(ctx, p.app, r.cl, h)
+		sensitive, pv, err := p.e.withValuesFrom(ctx, p.app, r.cl, h)
 		if err != nil {
 			return p.fail(status.SyncError, err)
 		}
-		p.sensitive = sensitive
+		p.sensitive, probe = sensitive, pv
 	}
 	start := time.Now()
 	// The render cache's own objects, read-only: whatever changes one
@@ -90,6 +91,7 @@ func (p *pass) phaseRender(ctx context.Context) bool {
 	if err != nil {
 		return p.fail(status.SyncError, fmt.Errorf("render %s: %w", p.app.Spec.Path, err))
 	}
+	p.sensitiveObjs = p.probeSensitive(ctx, tree, h, probe, objs)
 	// kdrift runs no hooks: they are not desired state.
 	objs, _ = app.WithoutHooks(objs)
 	if !waited {

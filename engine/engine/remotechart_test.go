@@ -690,6 +690,18 @@ spec:
         image: nginx:1.27
 `, map[string]string{"app": "web", "env": "other"}, nil)
 
+	// valuesFrom is read only for a HelmRelease that exists live, and
+	// only what the live object names (valuesfrom_live_test.go).
+	installFluxCRDs(t)
+	createFlux(t, schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}, map[string]any{
+		"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+		"metadata": map[string]any{"name": "web", "namespace": ns},
+		"spec": map[string]any{"interval": "10m", "chart": map[string]any{"spec": map[string]any{"chart": "./charts/web",
+			"sourceRef": map[string]any{"kind": "GitRepository", "name": "flux-system", "namespace": "flux-system"}}},
+			"valuesFrom": []any{map[string]any{"kind": "ConfigMap", "name": "web-values"},
+				map[string]any{"kind": "Secret", "name": "web-secret", "valuesKey": "token", "targetPath": "environment"},
+				map[string]any{"kind": "ConfigMap", "name": "web-extra", "optional": true}}},
+	})
 	cacheDir := t.TempDir()
 	e := newEngine(t, repo, func(o *engine.Options) { o.RenderCacheDir = cacheDir })
 	if err := e.Reconcile(ctx); err != nil {

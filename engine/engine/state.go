@@ -33,6 +33,9 @@ type appState struct {
 	// sensitive are the last render's strings from Secrets (see
 	// pass.sensitive), masked in Detail too.
 	sensitive []string
+	// sensitiveObjs are the last render's objects shown as Secrets (see
+	// pass.sensitiveObjs).
+	sensitiveObjs []status.ObjectRef
 	// pruneRefusal is the last prune refusal published, so a refusal is
 	// reported once, not every pass.
 	pruneRefusal string

@@ -25,18 +25,25 @@ const maxValuesFrom = 1 << 20
 // merged over the earlier ones, or with targetPath its whole value set at
 // that path as a string. They go into h's Values (over the values files,
 // under spec.values); the strings taken from Secrets are returned so
-// that every output masks them, and the render is kept off disk.
-func (e *core) withValuesFrom(ctx context.Context, a app.App, cl *cluster, h *render.Helm) ([]string, error) {
+// that every output masks them, and the render is kept off disk. Only
+// what the live HelmRelease names is read (see liveValuesFrom). probe
+// is h's values with every value from a Secret changed ("" when none
+// came from a Secret): rendered again with it, an object that differs
+// received Secret-derived values (see probeSensitive).
+func (e *core) withValuesFrom(ctx context.Context, a app.App, cl *cluster, h *render.Helm) (sensitive []string, probe string, err error) {
 	if a.Spec.Helm == nil || len(a.Spec.Helm.ValuesFrom) == 0 {
-		return nil, nil
+		return nil, "", nil
 	}
 	ns := "default"
 	if a.Origin != nil && a.Origin.Namespace != "" {
 		ns = a.Origin.Namespace
 	}
-	vals := map[string]any{}
-	var sensitive []string
-	for i, ref := range a.Spec.Helm.ValuesFrom {
+	refs, err := liveValuesFrom(ctx, a, cl, ns)
+	if err != nil {
+		return nil, "", err
+	}
+	vals, probed := map[string]any{}, map[string]any{}
+	for i, ref := range refs {
 		what := fmt.Sprintf("spec.valuesFrom[%d]: %s %s/%s", i, ref.Kind, ns, ref.Name)
 		resource := "configmaps"
 		if ref.Kind == "Secret" {
@@ -47,11 +54,11 @@ func (e *core) withValuesFrom(ctx context.Context, a app.App, cl *cluster, h *re
 		case apierrors.IsNotFound(err) && ref.Optional:
 			continue
 		case apierrors.IsNotFound(err):
-			return nil, fmt.Errorf("%s is not in the cluster; helm-controller fails the release the same way (create it, or mark the reference optional)", what)
+			return nil, "", fmt.Errorf("%s is not in the cluster; helm-controller fails the release the same way (create it, or mark the reference optional)", what)
 		case apierrors.IsForbidden(err):
-			return nil, fmt.Errorf("%s cannot be read: kdrift may not get %s in %s (grant it, or compare this release with flux diff)", what, resource, ns)
+			return nil, "", fmt.Errorf("%s cannot be read: kdrift may not get %s in %s (grant it, or compare this release with flux diff)", what, resource, ns)
 		case err != nil:
-			return nil, fmt.Errorf("%s cannot be read: %w", what, err)
+			return nil, "", fmt.Errorf("%s cannot be read: %w", what, err)
 		}
 		key := ref.ValuesKey
 		if key == "" {
@@ -62,49 +69,61 @@ func (e *core) withValuesFrom(ctx context.Context, a app.App, cl *cluster, h *re
 			if ref.Optional {
 				continue
 			}
-			return nil, fmt.Errorf("%s has no key %q (valuesKey)", what, key)
+			return nil, "", fmt.Errorf("%s has no key %q (valuesKey)", what, key)
 		}
 		if ref.Kind == "Secret" {
 			dec, err := base64.StdEncoding.DecodeString(raw)
 			if err != nil {
-				return nil, fmt.Errorf("%s: key %q is not base64", what, key)
+				return nil, "", fmt.Errorf("%s: key %q is not base64", what, key)
 			}
 			raw = string(dec)
 		}
 		if len(raw) > maxValuesFrom {
-			return nil, fmt.Errorf("%s: key %q holds more than %d bytes", what, key, maxValuesFrom)
+			return nil, "", fmt.Errorf("%s: key %q holds more than %d bytes", what, key, maxValuesFrom)
 		}
 		if ref.TargetPath != "" {
 			if err := setPath(vals, ref.TargetPath, raw); err != nil {
-				return nil, fmt.Errorf("%s: targetPath %q: %v", what, ref.TargetPath, err)
+				return nil, "", fmt.Errorf("%s: targetPath %q: %v", what, ref.TargetPath, err)
 			}
+			pv := raw
 			if ref.Kind == "Secret" {
 				sensitive = append(sensitive, raw)
+				pv = probeValue(raw).(string)
 			}
+			_ = setPath(probed, ref.TargetPath, pv)
 			continue
 		}
 		var m map[string]any
 		if err := render.CheckYAML(what, []byte(raw), render.DefaultOptions()); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if err := yaml.Unmarshal([]byte(raw), &m); err != nil {
-			return nil, fmt.Errorf("%s: key %q is not a YAML mapping of values: %v", what, key, err)
+			return nil, "", fmt.Errorf("%s: key %q is not a YAML mapping of values: %v", what, key, err)
 		}
+		var pm map[string]any
+		_ = yaml.Unmarshal([]byte(raw), &pm)
 		if ref.Kind == "Secret" {
 			sensitive = append(sensitive, leafStrings(m)...)
+			pm = probeValue(pm).(map[string]any)
 		}
 		vals = app.MergeValues(vals, m)
+		probed = app.MergeValues(probed, pm)
 	}
 	if len(vals) == 0 {
-		return nil, nil
+		return nil, "", nil
 	}
 	doc, err := yaml.Marshal(vals)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	h.Values = string(doc)
 	h.Sensitive = len(sensitive) > 0
-	return sensitive, nil
+	if h.Sensitive {
+		if pd, err := yaml.Marshal(probed); err == nil {
+			probe = string(pd)
+		}
+	}
+	return sensitive, probe, nil
 }
 
 // setPath sets the string v at the dotted path p of vals ("\." is a dot
