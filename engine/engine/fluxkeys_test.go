@@ -8,6 +8,7 @@ import (
 	"filippo.io/age"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kdrift.dev/kdrift/internal/enginetest"
 	"kdrift.dev/kdrift/internal/gittest"
@@ -54,6 +55,8 @@ spec:
 	add("two", ns2, "sops-age", id2)
 	add("three", ns2, "sops-age", id1) // ns2's key cannot open it; ns1's is not its own
 	add("four", ns2, "one-only", id1)  // one-only exists in ns1 only
+	add("five", ns1, "sops-age", id1)  // live, naming another Secret
+	add("six", ns1, "sops-age", id1)   // only in Git
 	files["flux/apps.yaml"] = strings.Replace(kz, "NS", ns1, 1)
 	repo := gittest.Init(t)
 	repo.Git("remote", "add", "origin", "https://git.example.com/team/gitops.git")
@@ -73,18 +76,35 @@ spec:
 		}
 	}
 
+	// Keys are read only for a live Kustomization that names them.
+	installFluxCRDs(t)
+	for _, k := range []struct{ name, ns, secret string }{{"one", ns1, "sops-age"}, {"two", ns2, "sops-age"}, {"three", ns2, "sops-age"}, {"four", ns2, "one-only"}, {"five", ns1, "other"}} {
+		createFlux(t, schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}, map[string]any{
+			"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization", "metadata": map[string]any{"name": k.name, "namespace": k.ns},
+			"spec": map[string]any{"interval": "10m", "path": "./deploy/" + k.name, "prune": true, "sourceRef": map[string]any{"kind": "GitRepository", "name": "gitops", "namespace": ns1},
+				"decryption": map[string]any{"provider": "sops", "secretRef": map[string]any{"name": k.secret}}},
+		})
+	}
+
 	e := newEngine(t, repo, nil)
 	_, warnings, err := e.LoadFluxDecryptionKeys(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(warnings) != 1 || !strings.Contains(warnings[0].Error(), "app four") || !strings.Contains(warnings[0].Error(), "Secret "+ns2+"/one-only not found") {
-		t.Fatalf("warnings = %v; want one saying four's Secret is not in %s", warnings, ns2)
+	var got []string
+	for _, w := range warnings {
+		got = append(got, w.Error())
+	}
+	all := strings.Join(got, "\n")
+	if len(warnings) != 3 || !strings.Contains(all, "app four: Flux's decryption Secret "+ns2+"/one-only not found") ||
+		!strings.Contains(all, "app five: Flux's decryption Secret "+ns1+"/sops-age not read: the live Kustomization "+ns1+"/five names Secret \"other\"") ||
+		!strings.Contains(all, "app six: Flux's decryption Secret "+ns1+"/sops-age not read: Kustomization "+ns1+"/six is not in the cluster") {
+		t.Fatalf("warnings:\n%s\nwant four's Secret not found, five's and six's not read", all)
 	}
 	if err := e.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]int{"one": 0, "two": 0, "three": 2, "four": 2} {
+	for name, want := range map[string]int{"one": 0, "two": 0, "three": 2, "four": 2, "five": 2, "six": 2} {
 		if got := appStatus(t, e, name).EncryptedObjects(); got != want {
 			t.Errorf("%s has %d Encrypted objects, want %d:\n%s", name, got, want, describe(appStatus(t, e, name)))
 		}

@@ -92,7 +92,7 @@ func (e *core) LoadFluxDecryptionKeys(ctx context.Context) (id string, warnings 
 	if err := e.loadHead(ctx, false); err != nil {
 		return "", nil, err
 	}
-	type ref struct{ app, path, ns, name string }
+	type ref struct{ app, kust, path, ns, name string }
 	var refs []ref
 	e.mu.Lock()
 	for _, a := range e.apps.Apps {
@@ -105,7 +105,7 @@ func (e *core) LoadFluxDecryptionKeys(ctx context.Context) (id string, warnings 
 			// only; app.ParseFlux writes it so, and nothing else may.
 			continue
 		}
-		refs = append(refs, ref{app: a.Metadata.Name, path: path.Clean(strings.TrimPrefix(a.Spec.Path, "./")), ns: ns, name: name})
+		refs = append(refs, ref{app: a.Metadata.Name, kust: a.Origin.Name, path: path.Clean(strings.TrimPrefix(a.Spec.Path, "./")), ns: ns, name: name})
 	}
 	e.mu.Unlock()
 	cs, err := e.clients.For(e.opts.Context)
@@ -126,6 +126,10 @@ func (e *core) LoadFluxDecryptionKeys(ctx context.Context) (id string, warnings 
 		}
 		secretOf[r.path] = secret
 		ref := "Secret " + secret
+		if err := liveDecryptionRef(ctx, cs, r.ns, r.kust, r.name, r.path); err != nil {
+			warnings = append(warnings, fmt.Errorf("app %s: Flux's %w", r.app, err))
+			continue
+		}
 		obj, err := cs.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}).Namespace(r.ns).Get(ctx, r.name, metav1.GetOptions{})
 		if err == nil {
 			keys, lerr := sops.LoadKeyring(os.Getenv)

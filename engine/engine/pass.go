@@ -62,15 +62,15 @@ type pass struct {
 	// sensitive are the strings the render took from Secrets outside
 	// Secret objects (valuesFrom): masked in every field and message.
 	sensitive []string
-	// sensitiveObjs are the objects that received values from a Secret
-	// (see probeSensitive): every value masked, as a Secret's.
-	sensitiveObjs []status.ObjectRef
-	live          map[string]*unstructured.Unstructured
+	live      map[string]*unstructured.Unstructured
 	results   []status.ResourceStatus
 	extra     []*unstructured.Unstructured
 	// pruneHold, when set, is why no prune candidate may be deleted this
 	// pass (another App's render could not be read).
 	pruneHold string
+	// sensitiveObjs are the objects that received values from a Secret
+	// (see probeSensitive): every value masked, as a Secret's.
+	sensitiveObjs []status.ObjectRef
 	// held says, by refKey, why a prune candidate was not deleted; the
 	// comparison after heal and prune keeps saying it.
 	held map[string]string
