@@ -145,6 +145,7 @@ func (g *kguard) folder(dir string, plugins bool) error {
 		}
 	}
 	g.secretCopiers(file, k)
+	g.patchCopiers(file, k)
 	for _, f := range []string{"configMapGenerator", "secretGenerator"} {
 		for _, gen := range mappingsOf(lookup(k, f)) {
 			secret := f == "secretGenerator"

@@ -246,6 +246,44 @@ func (g *kguard) secretCopiers(file string, k map[string]any) {
 	}
 }
 
+// patchCopiers records, in kustomization file's fields k, the JSON
+// patches (inline or in a file) with a copy or move operation: one can
+// move a Secret's value into a field that is not its data.
+func (g *kguard) patchCopiers(file string, k map[string]any) {
+	for _, f := range []string{"patches", "patchesJson6902"} {
+		for _, m := range mappingsOf(lookup(k, f)) {
+			texts := strings_(lookup(m, "patch"))
+			for _, p := range strings_(lookup(m, "path")) {
+				if data, err := g.fsys.ReadFile("/" + path.Join(path.Dir(file), p)); err == nil {
+					texts = append(texts, string(data))
+				}
+			}
+			for _, t := range texts {
+				if copiesByPatch(t) {
+					g.fsys.copier(file + ": " + f + " (a copy or move operation)")
+				}
+			}
+		}
+	}
+}
+
+// copiesByPatch reports whether text is a JSON patch with a copy or move
+// operation.
+func copiesByPatch(text string) bool {
+	var ops []map[string]any
+	if yaml3.Unmarshal([]byte(text), &ops) != nil {
+		return false
+	}
+	for _, op := range ops {
+		for _, o := range strings_(lookup(op, "op")) {
+			if o == "copy" || o == "move" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // replacementFile records the replacements of file p, named by
 // kustomization file, that copy from a Secret.
 func (g *kguard) replacementFile(file, p string) {

@@ -19,7 +19,8 @@ const SecretsEnv = "DB_USER=app\nDB_PASSWORD=" + sopstest.DBPassword + "\n"
 // .Files in a fail message, a configMapGenerator over a copy of the
 // ciphertext, one file named by both a secretGenerator and a
 // configMapGenerator, a replacement that copies a decrypted Secret into
-// a ConfigMap, and an encrypted ConfigMap. Every render must fail naming
+// a ConfigMap, a JSON patch that copies its value into an annotation,
+// and an encrypted ConfigMap. Every render must fail naming
 // the file (Want), and no output may hold the plaintext in any of the
 // forms Leak looks for.
 func SOPSCases(t testing.TB, id *age.X25519Identity) []Case {
@@ -47,6 +48,8 @@ func SOPSCases(t testing.TB, id *age.X25519Identity) []Case {
 			"kustomization.yaml": "secretGenerator:\n- name: ok\n  envs: [x.env]\nconfigMapGenerator:\n- name: stolen\n  envs: [x.env]\n"}),
 		d("sops-replacement", map[string]string{"secret.enc.yaml": secret, "cm.yaml": cm,
 			"kustomization.yaml": "resources: [secret.enc.yaml, cm.yaml]\nreplacements:\n- source: {kind: Secret, name: db, fieldPath: stringData.password}\n  targets:\n  - select: {kind: ConfigMap, name: target}\n    fieldPaths: [data.password]\n"}),
+		d("sops-patch-copy", map[string]string{"secret.enc.yaml": secret,
+			"kustomization.yaml": "resources: [secret.enc.yaml]\npatches:\n- target: {kind: Secret, name: db}\n  patch: |\n    - {op: copy, from: /stringData/password, path: /metadata/annotations/leak}\n"}),
 		d("sops-configmap-manifest", map[string]string{"cm.enc.yaml": configMap, "kustomization.yaml": "resources: [cm.enc.yaml]\n"}),
 		d("sops-plain-configmap", map[string]string{"cm.enc.yaml": configMap}),
 	}
@@ -54,6 +57,7 @@ func SOPSCases(t testing.TB, id *age.X25519Identity) []Case {
 		"sops-jsonnet": "secrets/app.enc.env", "sops-jsonnet-split": "secrets/app.enc.env", "sops-jsonnet-import": "secrets/app.enc.env",
 		"sops-helm": "deploy/sops-helm/files/s.env", "sops-configmap": "deploy/sops-configmap/x.env",
 		"sops-both-generators": "deploy/sops-both-generators/x.env", "sops-replacement": "deploy/sops-replacement/secret.enc.yaml",
+		"sops-patch-copy":         "deploy/sops-patch-copy/secret.enc.yaml",
 		"sops-configmap-manifest": "deploy/sops-configmap-manifest/cm.enc.yaml", "sops-plain-configmap": "deploy/sops-plain-configmap/cm.enc.yaml",
 	}
 	for i := range cases {
