@@ -200,6 +200,10 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 	for i := range results {
 		if sensitiveRef(p.sensitiveObjs, results[i].Ref) {
 			diff.MaskAll(&results[i])
+			// An apiserver message may quote a value of the object.
+			if d := p.st.desired[refKey(results[i].Ref)]; d != nil {
+				results[i].Message = sops.Scrub(results[i].Message, objectValues(d))
+			}
 		}
 	}
 	p.st.sensitive, p.st.sensitiveObjs = p.sensitive, p.sensitiveObjs

@@ -87,3 +87,24 @@ func sensitiveRef(refs []status.ObjectRef, ref status.ObjectRef) bool {
 	}
 	return false
 }
+
+// objectValues lists the string values of o but its apiVersion, kind,
+// name and namespace (which every message names).
+func objectValues(o *unstructured.Unstructured) []string {
+	var out []string
+	for k, v := range o.Object {
+		switch k {
+		case "apiVersion", "kind":
+		case "metadata":
+			md, _ := v.(map[string]any)
+			for mk, mv := range md {
+				if mk != "name" && mk != "namespace" {
+					out = append(out, leafStrings(mv)...)
+				}
+			}
+		default:
+			out = append(out, leafStrings(v)...)
+		}
+	}
+	return out
+}
