@@ -142,8 +142,10 @@ const (
 	OwnerDefaulted OwnerClass = "defaulted"
 	// OwnerKdrift is kdrift itself.
 	OwnerKdrift OwnerClass = "kdrift"
-	// OwnerGitOps is another GitOps engine (Argo CD, Flux, Helm): it
-	// writes what Git says, so what it owns is never drift.
+	// OwnerGitOps is another GitOps engine (Argo CD, Flux, Helm). It
+	// says who wrote a field, never whether the field is in sync: what it
+	// wrote at another revision, or rendered otherwise, differs like any
+	// other field (FieldChange.Difference says which kind).
 	OwnerGitOps OwnerClass = "gitops"
 )
 
@@ -220,6 +222,12 @@ type FieldChange struct {
 	// Delegated is set when a scaler or delivery controller owns the
 	// field: never drift, never healed, never a fight.
 	Delegated *Delegation `json:"delegated,omitempty"`
+	// Difference says, for a drifted field of an app another GitOps
+	// engine owns, whether a person or controller changed it (drift), the
+	// owner has not applied the desired revision yet (waiting), or the
+	// owner applied it and rendered otherwise (render); empty for a
+	// kdrift App's field, which is drift.
+	Difference Difference `json:"difference,omitempty"`
 }
 
 // ResourceStatus is the comparison of one object.
@@ -242,6 +250,11 @@ type ResourceStatus struct {
 	// empty for an object that was not compared (Extraneous, Generated,
 	// an unreadable or unserved one).
 	Decided Decided `json:"decided,omitempty"`
+	// Difference says, for a Missing or Extraneous object of an app
+	// another GitOps engine owns, whether its owner has not applied the
+	// desired revision yet (waiting) or applied it and rendered otherwise
+	// (render); empty otherwise.
+	Difference Difference `json:"difference,omitempty"`
 }
 
 // Decided names the tier of the comparison that judged an object.
@@ -360,6 +373,14 @@ type AppStatus struct {
 	// kdrift compares ("Flux applied main@sha1:3f2a…; kdrift compares
 	// 9c41e7d …"); empty when the cluster does not say.
 	OwnerApplied string `json:"ownerApplied,omitempty"`
+	// OwnerRevision is OwnerApplied as values: what the owner applied,
+	// when, against which desired revision; nil when the cluster does not
+	// say.
+	OwnerRevision *OwnerRevision `json:"ownerRevision,omitempty"`
+	// Difference is the kind of difference that makes the app OutOfSync
+	// (AppDifference): drift, waiting for the owner, or a render
+	// disagreement with it; empty when the app does not differ.
+	Difference Difference `json:"difference,omitempty"`
 	// Chart says which remote chart the app rendered, at which version
 	// and digest, and what allowed and resolved it ("chart podinfo 6.7.1
 	// (sha256:…) from HelmRepository flux-system/podinfo on context
@@ -416,10 +437,12 @@ func (r Resource) Neutral() bool {
 	return false
 }
 
-// IsDrift reports whether the field is drift that healing would undo: not
-// ignored nor delegated, and either a declared field that differs or an
-// extra field a person owns. Controller-owned extra fields are shown, not
-// drift.
+// IsDrift reports whether the field differs from the desired revision:
+// not ignored nor delegated, and either a declared field that differs,
+// whoever wrote it, or an extra field a person owns. Extra fields a
+// controller or another GitOps engine owns are shown, not drift: an
+// engine adds its own bookkeeping (Argo CD's app.kubernetes.io/instance,
+// Flux's commonMetadata) and, by Update, the apiserver's defaults.
 func (f FieldChange) IsDrift() bool {
-	return !f.Ignored && f.Delegated == nil && f.Class != OwnerGitOps && (!f.Extra || f.Class == OwnerPerson)
+	return !f.Ignored && f.Delegated == nil && (!f.Extra || f.Class == OwnerPerson)
 }
