@@ -163,6 +163,7 @@ func argoApp(fsys fs.FS, body *yaml3.Node, file string, doc, line int, generated
 	if _, ok := s.Source["plugin"]; ok {
 		return bad(src+".plugin", "config management plugins run programs, which kdrift never does", "render the manifests into the repository, or declare the app in "+Dir+"/")
 	}
+	origin.Follows = strings.TrimSpace(targetRevision(s.Source))
 	p, _ := s.Source["path"].(string)
 	if strings.TrimSpace(p) == "" {
 		return bad(src+".path", "is missing", "give the folder to render")

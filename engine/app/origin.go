@@ -79,6 +79,10 @@ type Origin struct {
 	Suspended bool
 	// Decryption is a Flux Kustomization's spec.decryption; nil when none.
 	Decryption *Decryption
+	// Follows is the revision the declaration tells its engine to apply
+	// (an Application's targetRevision: a branch, a tag, a commit, HEAD);
+	// "" when it names none.
+	Follows string
 }
 
 // Decryption is how a Flux Kustomization decrypts SOPS files.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	yaml3 "gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -74,6 +75,14 @@ type AppliedReader interface {
 	// Applied is that revision as the tool writes it ("main@sha1:3f2a…",
 	// a commit hash), "" when obj carries none.
 	Applied(obj map[string]any) string
+}
+
+// AppliedTimeReader is an AppliedReader whose controller also records
+// when it finished applying that revision.
+type AppliedTimeReader interface {
+	AppliedReader
+	// AppliedAt is that time; zero when obj does not say.
+	AppliedAt(obj map[string]any) time.Time
 }
 
 // ChartReleaser is an AppliedReader whose Applied names the chart it

@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	yaml3 "gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -67,6 +68,25 @@ func (argoCDTool) Applied(obj map[string]any) string {
 	}
 	r, _, _ := unstructured.NestedString(obj, "status", "sync", "revision")
 	return r
+}
+
+// AppliedAt: status.operationState.finishedAt of a sync that succeeded,
+// when the sync's revision is the one Applied reads.
+func (t argoCDTool) AppliedAt(obj map[string]any) time.Time {
+	op, _, _ := unstructured.NestedMap(obj, "status", "operationState")
+	if phase, _ := op["phase"].(string); phase != "Succeeded" {
+		return time.Time{}
+	}
+	synced, _, _ := unstructured.NestedString(op, "syncResult", "revision")
+	if synced == "" || synced != t.Applied(obj) {
+		return time.Time{}
+	}
+	s, _ := op["finishedAt"].(string)
+	at, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return at
 }
 
 // argoRevisionsSep joins a multi-source Application's revisions in what

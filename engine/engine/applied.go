@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/source"
+	"kdrift.dev/kdrift/engine/status"
 )
 
 // appliedKey is the key of e.applied for a declaration.
@@ -31,17 +33,36 @@ func (e *core) noteApplied(gk schema.GroupKind, objs []map[string]any) {
 	if e.applied == nil {
 		e.applied = map[string]string{}
 	}
+	if e.appliedAt == nil {
+		e.appliedAt = map[string]time.Time{}
+	}
 	for k := range e.applied {
 		if strings.HasPrefix(k, kind+"/") {
 			delete(e.applied, k)
+			delete(e.appliedAt, k)
 		}
 	}
+	timer, timed := reader.(app.AppliedTimeReader)
 	for _, o := range objs {
 		u := unstructured.Unstructured{Object: o}
 		if rev := reader.Applied(o); rev != "" {
-			e.applied[appliedKey(kind, u.GetNamespace(), u.GetName())] = rev
+			key := appliedKey(kind, u.GetNamespace(), u.GetName())
+			e.applied[key] = rev
+			if timed {
+				if at := timer.AppliedAt(o); !at.IsZero() {
+					e.appliedAt[key] = at
+				}
+			}
 		}
 	}
+}
+
+// appliedTimeOf is when the owner of a finished applying appliedOf, as
+// its live declaration said (zero when it does not say).
+func (e *core) appliedTimeOf(a app.App) time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.appliedAt[appliedKey(a.Origin.Kind, a.Origin.Namespace, a.Origin.Name)]
 }
 
 // appliedOf is what the owner of a last applied, as its live declaration
@@ -110,23 +131,67 @@ func (e *core) readFluxApplied(ctx context.Context, snap *source.Snapshot) liveF
 
 // ownerApplied says which revision the owner of a last applied, from its
 // live declaration, and how it stands against rev, the revision kdrift
-// compares: "" when the live declaration carries none.
-func (e *core) ownerApplied(a app.App, rev source.Revision) string {
+// compares (read from ref): the text, and the values when the owner
+// records a revision of the repository. "" and nil when the live
+// declaration carries none.
+func (e *core) ownerApplied(a app.App, rev source.Revision, ref string) (string, *status.OwnerRevision) {
 	if a.Origin == nil || a.Spec.Chart != nil {
 		// A remote chart's version is compared once it is resolved
 		// (chartApplied).
-		return ""
+		return "", nil
 	}
 	applied := e.appliedOf(a)
 	if applied == "" {
-		return ""
+		return "", nil
 	}
 	if _, ok := app.ToolOf(a.Origin).(app.ChartReleaser); ok {
 		// A release names its chart's version, not a commit.
-		return fmt.Sprintf("%s last released %s, from the chart folder %s", a.Origin.Engine, applied, a.Spec.Path)
+		return fmt.Sprintf("%s last released %s, from the chart folder %s", a.Origin.Engine, applied, a.Spec.Path), nil
+	}
+	if f := a.Origin.Follows; followsOther(f, e.repo.Branch(), rev.Hash) {
+		// The owner applies another revision than the one kdrift
+		// compares: whether it is behind cannot be told from here.
+		return fmt.Sprintf("%s follows %s and applied %s; kdrift compares %s (%s), not the revision %s follows, so what differs is not told apart", a.Origin.Engine, f, shortRevision(applied), rev.Short(), ref, a.Origin.Engine), nil
+	}
+	ow := &status.OwnerRevision{Engine: string(a.Origin.Engine), Applied: applied, Desired: rev.Hash, DesiredRef: ref}
+	if at := e.appliedTimeOf(a); !at.IsZero() {
+		at = at.UTC()
+		ow.AppliedAt = &at
 	}
 	if rev.Hash != "" && strings.Contains(applied, rev.Hash) {
-		return fmt.Sprintf("%s applied %s, the revision kdrift compares", a.Origin.Engine, applied)
+		return fmt.Sprintf("%s applied %s, the revision kdrift compares", a.Origin.Engine, applied), ow
 	}
-	return fmt.Sprintf("%s applied %s; kdrift compares %s (the owner has not applied it yet, or Git moved on since)", a.Origin.Engine, applied, rev.Short())
+	ow.Behind = true
+	when := ""
+	if ow.AppliedAt != nil {
+		when = " at " + ow.AppliedAt.Format("2006-01-02 15:04:05 UTC")
+	}
+	return fmt.Sprintf("%s applied %s%s; Git is at %s (%s): until %s applies it, what differs is waiting for it", a.Origin.Engine, shortRevision(applied), when, rev.Short(), ref, a.Origin.Engine), ow
+}
+
+// shortRevision is a revision as an owner records it with its commit
+// hashes cut to 7 characters: "c99a92c", "main@sha1:3f2a1b2".
+func shortRevision(r string) string {
+	parts := strings.Split(r, ", ")
+	for i, p := range parts {
+		at := strings.LastIndexAny(p, ":@") + 1
+		if h := p[at:]; len(h) == 40 && strings.Trim(h, "0123456789abcdef") == "" {
+			parts[i] = p[:at] + h[:7]
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// followsOther reports whether a declaration that follows revision f
+// (targetRevision) follows something else than branch, whose head is
+// hash: another branch, a tag, another commit. HEAD is taken for the
+// branch kdrift reads.
+func followsOther(f, branch, hash string) bool {
+	switch {
+	case f == "", f == "HEAD", f == branch, f == "refs/heads/"+branch:
+		return false
+	case len(f) >= 7 && strings.HasPrefix(hash, f):
+		return false
+	}
+	return true
 }

@@ -60,6 +60,9 @@ func (e *core) CompareOne(ctx context.Context, appName string, ref status.Object
 	}
 	res, _ := p.compareOne(ctx, desired, ref, desiredHash(desired, compareRules(p.app)))
 	res.Message = p.scrubbed(res.Message)
+	one := []status.ResourceStatus{res}
+	p.classify(one)
+	res = one[0]
 	st.desired[key] = desired
 	st.results[key] = res
 	return nil

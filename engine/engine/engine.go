@@ -277,6 +277,10 @@ type core struct {
 	// Argo CD or Flux declaration, the revision its controller last
 	// applied (app.AppliedReader), as read at the last head load.
 	applied map[string]string
+	// appliedAt (guarded by mu) is, by the same keys, when the
+	// controller finished applying it, where the declaration says
+	// (app.AppliedTimeReader).
+	appliedAt map[string]time.Time
 
 	// reachDown says, per "target/context", whether it was last seen
 	// unreachable (see reach).

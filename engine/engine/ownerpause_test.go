@@ -243,7 +243,7 @@ func TestOwnerAppliedRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := appStatus(t, e, "shop")
-	if !strings.HasPrefix(a.OwnerApplied, "Argo CD applied "+head+"; kdrift compares "+next[:7]) {
+	if !strings.HasPrefix(a.OwnerApplied, "Argo CD applied "+head[:7]+"; Git is at "+next[:7]+" (origin/main)") {
 		t.Fatalf("after a commit Argo CD has not synced: ownerApplied %q", a.OwnerApplied)
 	}
 }

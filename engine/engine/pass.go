@@ -249,6 +249,9 @@ func (p *pass) finish() {
 		s.Resources = p.results
 		if !p.failed {
 			s.Sync, s.Health = summarize(p.results)
+			if s.Sync == status.SyncOutOfSync && p.app.Origin != nil {
+				s.Difference = status.AppDifference(p.results)
+			}
 			s.HealthDetail = decidingHealth(p.results, s.Health)
 		}
 		s.Canaries = p.canaries()

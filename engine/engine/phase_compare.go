@@ -208,6 +208,7 @@ func (p *pass) phaseCompare(ctx context.Context) bool {
 	}
 	p.st.sensitive, p.st.sensitiveObjs = p.sensitive, p.sensitiveObjs
 	p.markFrozen(results)
+	p.classify(results)
 	p.publishDrift(results)
 	p.results = results
 	p.result.Plan = results

@@ -1,0 +1,59 @@
+package engine
+
+import "kdrift.dev/kdrift/engine/status"
+
+// classify says, for an app another GitOps engine owns, what kind of
+// difference each drifted field and each Missing or Extraneous object is
+// (status.Difference). Whether a field differs is decided before, by its
+// values alone (FieldChange.IsDrift); this only says why. A kdrift App's
+// differences are drift and stay unmarked.
+func (p *pass) classify(results []status.ResourceStatus) {
+	if p.app.Origin == nil {
+		return
+	}
+	classifyDifferences(results, p.status.OwnerRevision)
+}
+
+// classifyDifferences marks the differences of results (see
+// pass.classify). ow is what the owner last applied: a field the owner's
+// manager wrote is waiting for the owner when ow is behind the desired
+// revision and a render disagreement when it is not; a field a person or
+// a controller wrote is drift whatever the owner did. With ow nil the
+// owner's fields stay unmarked: kdrift cannot tell which kind they are.
+// Results from the comparison cache share their fields with earlier
+// statuses that readers may hold, so the fields are copied before they
+// are marked.
+func classifyDifferences(results []status.ResourceStatus, ow *status.OwnerRevision) {
+	var byOwner status.Difference
+	switch {
+	case ow == nil:
+	case ow.Behind:
+		byOwner = status.DifferenceWaiting
+	default:
+		byOwner = status.DifferenceRender
+	}
+	for i := range results {
+		r := &results[i]
+		r.Difference = ""
+		if r.Status == status.ResourceMissing || r.Status == status.ResourceExtraneous {
+			// The owner creates and prunes the app's objects.
+			r.Difference = byOwner
+		}
+		if len(r.Fields) == 0 {
+			continue
+		}
+		fields := append([]status.FieldChange(nil), r.Fields...)
+		for j := range fields {
+			f := &fields[j]
+			f.Difference = ""
+			switch {
+			case !f.IsDrift():
+			case f.Class == status.OwnerGitOps:
+				f.Difference = byOwner
+			default:
+				f.Difference = status.DifferenceDrift
+			}
+		}
+		r.Fields = fields
+	}
+}
