@@ -63,6 +63,7 @@ const (
 	metricFreezeUntil     = "kdrift_app_freeze_until_timestamp_seconds"
 	metricDrifted         = "kdrift_app_drifted_resources"
 	metricFightingFields  = "kdrift_app_fighting_fields"
+	metricOutOfSyncReason = "kdrift_app_out_of_sync_reason"
 	metricHeals           = "kdrift_heals_total"
 	metricPrunes          = "kdrift_prunes_total"
 	metricFights          = "kdrift_fights_total"
@@ -79,6 +80,7 @@ var (
 	descFrozen    = prometheus.NewDesc(metricFrozen, "1 while the App is frozen (self-heal and prune stopped by `kdrift freeze`), else 0.", []string{"app"}, nil)
 	descUntil     = prometheus.NewDesc(metricFreezeUntil, "The end of the App's freeze as a Unix time; 0 with no freeze or one without an end. Past it the freeze no longer holds, even while Git still carries it.", []string{"app"}, nil)
 	descDrifted   = prometheus.NewDesc(metricDrifted, "How many of the App's resources are not in sync (drifted, missing, extraneous, failed).", []string{"app"}, nil)
+	descReason    = prometheus.NewDesc(metricOutOfSyncReason, "Why an App Argo CD or Flux owns is OutOfSync: 1 for the current reason (drift by a person or controller, waiting for the owner to apply the desired revision, render disagreement with the owner), 0 for the others; all 0 when it is not OutOfSync. Not given for kdrift's own Apps.", []string{"app", "reason"}, nil)
 	descFighting  = prometheus.NewDesc(metricFightingFields, "How many fields of the App kdrift stopped healing because another manager keeps rewriting them.", []string{"app"}, nil)
 	descHeals     = prometheus.NewDesc(metricHeals, "Objects kdrift healed (applied back to Git's state).", []string{"app"}, nil)
 	descPrunes    = prometheus.NewDesc(metricPrunes, "Objects kdrift pruned because they left Git.", []string{"app"}, nil)
@@ -94,6 +96,7 @@ var (
 var (
 	syncValues   = []status.Sync{status.SyncError, status.SyncOutOfSync, status.SyncSynced, status.SyncUnknown}
 	healthValues = []status.Health{status.HealthDegraded, status.HealthHealthy, status.HealthMissing, status.HealthProgressing, status.HealthUnknown}
+	reasonValues = []status.Difference{status.DifferenceDrift, status.DifferenceRender, status.DifferenceWaiting}
 )
 
 // NewMetrics returns the metrics of an engine read through src, in a
@@ -258,6 +261,11 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		gauge(descUntil, until, a.Name)
 		gauge(descDrifted, float64(a.DriftedObjects()), a.Name)
 		gauge(descFighting, float64(len(a.Fights)), a.Name)
+		if a.OwnerEngine != "" {
+			for _, d := range reasonValues {
+				gauge(descReason, boolValue(a.Sync == status.SyncOutOfSync && a.Difference == d), a.Name, string(d))
+			}
+		}
 		c := counts[a.Name]
 		counter(descHeals, c.heals, a.Name)
 		counter(descPrunes, c.prunes, a.Name)

@@ -436,7 +436,7 @@ func (v *appsView) render(w, h int) string {
 			healSt = s.Good
 		}
 		cells[colDest] = s.Muted.Render(cells[colDest])
-		cells[colSync] = syncStyle(s, r.a.Sync).Render(cells[colSync])
+		cells[colSync] = appSyncStyle(s, r.a).Render(cells[colSync])
 		cells[colHealth] = healthStyle(s, r.a.Health).Render(cells[colHealth])
 		cells[colHeal] = healSt.Render(cells[colHeal])
 		cells[colRev] = s.Muted.Render(cells[colRev])

@@ -12,6 +12,7 @@ import (
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/keymap"
+	"kdrift.dev/kdrift/ui/report"
 )
 
 // appLine is one line of the app view: a kind header or a resource.
@@ -180,7 +181,12 @@ func (v *appView) render(w, h int) string {
 		b.WriteByte('\n')
 		extra++
 	}
-	if a.OwnerApplied != "" {
+	if t := report.OwnerRevisionText(a, v.c.now()); t != "" && a.Difference == status.DifferenceWaiting {
+		// What the app waits for, with the owner's age.
+		b.WriteString(s.Info.Render(cut("⧗ "+t, w)))
+		b.WriteByte('\n')
+		extra++
+	} else if a.OwnerApplied != "" {
 		b.WriteString(s.Info.Render(cut(a.OwnerApplied, w)))
 		b.WriteByte('\n')
 		extra++

@@ -564,6 +564,10 @@ func (v *diffView) footer(w int) string {
 		if f.Ignored {
 			t += " · ignored"
 		}
+		if f.Difference == status.DifferenceWaiting || f.Difference == status.DifferenceRender {
+			a, _ := v.c.app(v.app)
+			t += " · " + report.DifferenceText(f.Difference, a.OwnerEngine)
+		}
 		if fr := v.frozenMark(f); fr != nil {
 			return s.Info.Render(cut("❄ frozen "+freezeLine(fr, v.c.now(), v.c.loc)+" · "+t, w))
 		}

@@ -26,11 +26,29 @@ func syncText(s status.Sync) string {
 // appSyncText is syncText for an app, saying so when a Synced app has no
 // object at all (empty on purpose), so that it never reads like an app
 // whose objects all match.
+// An app another engine owns that differs only because that engine has
+// not applied the desired revision reads "OutOfSync (waiting for Argo
+// CD)", with its own symbol, so that it never looks like drift.
 func appSyncText(a status.AppStatus) string {
 	if a.Sync == status.SyncSynced && a.NoObjects {
 		return syncText(a.Sync) + " · 0 objects"
 	}
+	if a.Sync == status.SyncOutOfSync && a.Difference == status.DifferenceWaiting {
+		return "⧗ " + a.SyncLabel()
+	}
+	if a.Sync == status.SyncOutOfSync {
+		return "≠ " + a.SyncLabel()
+	}
 	return syncText(a.Sync)
+}
+
+// appSyncStyle is syncStyle for an app: waiting for its owner is shown
+// as information, not as drift.
+func appSyncStyle(st *Styles, a status.AppStatus) lipgloss.Style {
+	if a.Sync == status.SyncOutOfSync && a.Difference == status.DifferenceWaiting {
+		return st.Info
+	}
+	return syncStyle(st, a.Sync)
 }
 
 func syncStyle(st *Styles, s status.Sync) lipgloss.Style {

@@ -30,6 +30,14 @@ func Diff(w io.Writer, a status.AppStatus) error {
 	if a.Error != "" {
 		fmt.Fprintf(&b, "app %s: %s\n", a.Name, a.Error)
 	}
+	if a.Sync == status.SyncOutOfSync && a.Difference != "" {
+		// An app another engine owns: say why it differs before what.
+		line := "app " + a.Name + ": " + a.SyncLabel()
+		if t := OwnerRevisionText(a, now); t != "" {
+			line += "; " + t
+		}
+		b.WriteString(line + "\n")
+	}
 	for _, r := range a.Resources {
 		if r.Status == status.ResourceSynced || r.Status == status.ResourceIgnored || r.Status == status.ResourceGenerated {
 			continue
@@ -42,6 +50,9 @@ func Diff(w io.Writer, a status.AppStatus) error {
 			fmt.Fprintf(&b, ": %s", r.Message)
 		}
 		b.WriteString("\n")
+		if d := DifferenceText(r.Difference, a.OwnerEngine); d != "" {
+			fmt.Fprintf(&b, "  why:     %s\n", d)
+		}
 		if r.Frozen != nil {
 			fmt.Fprintf(&b, "  frozen:  whole resource, %s\n", FreezeMark(r.Frozen, now))
 		}
@@ -62,6 +73,9 @@ func Diff(w io.Writer, a status.AppStatus) error {
 				fmt.Fprintf(&b, "    live:    %s\n", value(f.Live))
 			}
 			fmt.Fprintf(&b, "    owner:   %s\n", owners(f, now))
+			if d := DifferenceText(f.Difference, a.OwnerEngine); d != "" {
+				fmt.Fprintf(&b, "    why:     %s\n", d)
+			}
 			if f.Frozen != nil {
 				fmt.Fprintf(&b, "    frozen:  %s\n", FreezeMark(f.Frozen, now))
 			}
@@ -203,13 +217,26 @@ func Status(w io.Writer, apps []status.AppStatus, now time.Time) error {
 		if n := a.EncryptedObjects(); n > 0 && msg == "" {
 			msg = fmt.Sprintf("%d Encrypted (not compared, never applied): %s", n, firstEncrypted(a))
 		}
-		sync := string(a.Sync)
+		sync := a.SyncLabel()
 		if a.Sync == status.SyncSynced && a.NoObjects {
 			sync += " · 0 objects" // empty on purpose, not "all match"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", oneLine(a.Name), sync, a.Health, oneLine(heal), a.DriftedObjects(), since, oneLine(rev), oneLine(msg))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, a := range apps {
+		// Why an app another engine owns differs: its owner's revision.
+		if a.Sync == status.SyncOutOfSync && a.Difference != "" && a.Difference != status.DifferenceDrift {
+			if t := OwnerRevisionText(a, now); t != "" {
+				if _, err := fmt.Fprintf(w, "%s: %s\n", a.Name, t); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // firstEncrypted is the first Encrypted resource and why.
@@ -308,6 +335,18 @@ type AppSummary struct {
 	// OwnerApplied says which revision the owner's controller last
 	// applied, against the revision kdrift compares.
 	OwnerApplied string `json:"ownerApplied,omitempty"`
+	// OwnerRevision is OwnerApplied as values: engine, applied revision
+	// and when, the desired revision and its ref, and whether the owner
+	// is behind.
+	OwnerRevision *status.OwnerRevision `json:"ownerRevision,omitempty"`
+	// Difference says why an app another engine owns is OutOfSync:
+	// "drift" (a person or a controller), "waiting" (the owner has not
+	// applied the desired revision yet), "render" (the owner applied it
+	// and its render differs from kdrift's).
+	Difference status.Difference `json:"difference,omitempty"`
+	// SyncLabel is Sync as views show it: "OutOfSync (waiting for Argo
+	// CD)".
+	SyncLabel string `json:"syncLabel"`
 	// Chart says which remote chart the app rendered: name, version,
 	// digest, and what allowed and resolved it.
 	Chart string `json:"chart,omitempty"`
@@ -348,7 +387,7 @@ func Summarize(apps []status.AppStatus) StatusDoc {
 	for _, a := range apps {
 		s := AppSummary{Name: a.Name, File: a.File, Path: a.Path, Context: a.Destination.Context, Namespace: a.Destination.Namespace,
 			Sync: a.Sync, Health: a.Health, HealthDetail: a.HealthDetail, Canaries: a.Canaries, SelfHeal: a.SelfHeal, Prune: a.Prune, Freezes: a.Freezes, OutOfSyncSince: a.OutOfSyncSince,
-			Revision: a.Revision, RevisionRef: a.RevisionRef, NoUpstream: a.NoUpstream, LocalFreeze: a.LocalFreeze, FreezeChannel: a.FreezeChannel, Owner: a.Owner, OwnerFile: a.OwnerFile, OwnerPaused: a.OwnerPaused, OwnerResumed: a.OwnerResumed, OwnerApplied: a.OwnerApplied, Chart: a.Chart, Objects: a.Objects(), DriftedObjects: a.DriftedObjects(), EncryptedObjects: a.EncryptedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
+			Revision: a.Revision, RevisionRef: a.RevisionRef, NoUpstream: a.NoUpstream, LocalFreeze: a.LocalFreeze, FreezeChannel: a.FreezeChannel, Owner: a.Owner, OwnerFile: a.OwnerFile, OwnerPaused: a.OwnerPaused, OwnerResumed: a.OwnerResumed, OwnerApplied: a.OwnerApplied, OwnerRevision: a.OwnerRevision, Difference: a.Difference, SyncLabel: a.SyncLabel(), Chart: a.Chart, Objects: a.Objects(), DriftedObjects: a.DriftedObjects(), EncryptedObjects: a.EncryptedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
 		if a.Freeze != nil {
 			s.Freeze = a.Freeze
 		}
