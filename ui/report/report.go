@@ -230,7 +230,7 @@ func Status(w io.Writer, apps []status.AppStatus, now time.Time) error {
 		// Why an app another engine owns differs: its owner's revision.
 		if a.Sync == status.SyncOutOfSync && a.Difference != "" && a.Difference != status.DifferenceDrift {
 			if t := OwnerRevisionText(a, now); t != "" {
-				if _, err := fmt.Fprintf(w, "%s: %s\n", a.Name, t); err != nil {
+				if _, err := fmt.Fprintf(w, "%s: %s\n", oneLine(a.Name), oneLine(t)); err != nil {
 					return err
 				}
 			}
