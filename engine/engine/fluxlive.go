@@ -127,6 +127,7 @@ func entryPath(ks []unstructured.Unstructured, live *app.FluxCluster, sameRepo f
 	repos := live.Repos
 	type entry struct{ key, path string }
 	var ours []entry
+	var elsewhere []string // of this repository, at another ref
 	for _, k := range ks {
 		kind, _, _ := unstructured.NestedString(k.Object, "spec", "sourceRef", "kind")
 		name, _, _ := unstructured.NestedString(k.Object, "spec", "sourceRef", "name")
@@ -137,7 +138,11 @@ func entryPath(ks []unstructured.Unstructured, live *app.FluxCluster, sameRepo f
 		if ns == "" {
 			ns = k.GetNamespace()
 		}
-		if u, ok := repos[ns+"/"+name]; !ok || !sameRepo(u) || !app.SameBranch(live.Refs[ns+"/"+name], branch) {
+		if u, ok := repos[ns+"/"+name]; !ok || !sameRepo(u) {
+			continue
+		}
+		if ref := live.Refs[ns+"/"+name]; !app.SameBranch(ref, branch) {
+			elsewhere = append(elsewhere, fmt.Sprintf("%s/%s (%s)", k.GetNamespace(), k.GetName(), ref))
 			continue
 		}
 		p, _, _ := unstructured.NestedString(k.Object, "spec", "path")
@@ -148,6 +153,10 @@ func entryPath(ks []unstructured.Unstructured, live *app.FluxCluster, sameRepo f
 		ours = append(ours, entry{k.GetNamespace() + "/" + k.GetName(), p})
 	}
 	if len(ours) == 0 {
+		if len(elsewhere) > 0 {
+			sort.Strings(elsewhere)
+			return nil, fmt.Sprintf("no live Kustomization reads branch %s of this repository (%s read other refs of it)", branch, strings.Join(elsewhere, ", "))
+		}
 		return nil, "no live Kustomization reads this repository"
 	}
 	sort.Slice(ours, func(i, j int) bool { return ours[i].key < ours[j].key })

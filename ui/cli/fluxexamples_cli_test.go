@@ -111,3 +111,20 @@ func TestStatusOtherBootstrapNotAdopted(t *testing.T) {
 		t.Fatalf("status lacks the cluster's own Kustomizations:\n%s\n%s", out, errOut)
 	}
 }
+
+// TestStatusBootstrapOfAnotherBranch: a live bootstrap that reads this
+// repository's URL on another branch does not name this cluster's
+// folder; status says why.
+func TestStatusBootstrapOfAnotherBranch(t *testing.T) {
+	ctx := context.Background()
+	repo := gitRepo(t, fluxtest.Public(t, fluxtest.MultiTenancy))
+	git(t, repo, "remote", "add", "origin", fluxtest.MultiTenancyURL)
+	liveFlux(t, fluxBootstrap(fluxtest.MultiTenancyURL, "dev-team", "./clusters/production")...)
+	_, out, errOut := kdrift(t, ctx, "status", "--repo", repo, "--kubeconfig", enginetest.Kubeconfig())
+	if strings.Contains(errOut, "Flux cluster folder clusters/production") {
+		t.Fatalf("the bootstrap of branch dev-team chose the cluster folder:\n%s\n%s", out, errOut)
+	}
+	if !strings.Contains(errOut, "no live Kustomization reads branch main of this repository (flux-system/flux-system (dev-team) read other refs of it)") {
+		t.Fatalf("status does not say why no live folder was taken:\n%s\n%s", out, errOut)
+	}
+}
