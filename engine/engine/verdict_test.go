@@ -118,7 +118,8 @@ func imageField(t *testing.T, a status.AppStatus) (status.FieldChange, bool) {
 
 // TestGitAheadOfArgoCDIsOutOfSyncWaiting: resources Argo CD applied at
 // one commit, then a commit that changes the image: the app is OutOfSync,
-// waiting for Argo CD, naming both revisions, never Synced and never
+// waiting for Argo CD, naming both revisions (an object it adds is Missing,
+// waiting too), never Synced and never
 // healed by kdrift. Once the Application says it applied the new commit
 // while the image is still the old one, the difference is a render
 // disagreement; a person's edit of the image is drift by that person.
@@ -140,7 +141,11 @@ func TestGitAheadOfArgoCDIsOutOfSyncWaiting(t *testing.T) {
 		t.Fatalf("what Argo CD applied is what Git says:\n%s", describe(a))
 	}
 
-	next := repo.Commit("qa: simple-env-app 2.0", map[string]string{"envs/qa/version.yml": envVersion("2.0")})
+	next := repo.Commit("qa: simple-env-app 2.0, its settings", map[string]string{
+		"envs/qa/version.yml":        envVersion("2.0"),
+		"envs/qa/settings.yml":       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {UI_THEME: dark}\n",
+		"envs/qa/kustomization.yaml": "resources: [deployment.yml, settings.yml]\npatches:\n- path: version.yml\n",
+	})
 	repo.Git("push", "-q", "origin", "main")
 	if err := e.Reconcile(ctx); err != nil {
 		t.Fatal(err)
@@ -162,6 +167,9 @@ func TestGitAheadOfArgoCDIsOutOfSyncWaiting(t *testing.T) {
 	}
 	if r, _ := resource(a, "Deployment", "simple-deployment"); r.Drifted() != 1 {
 		t.Fatalf("drifted fields %d:\n%s", r.Drifted(), describe(a))
+	}
+	if r, ok := resource(a, "ConfigMap", "settings"); !ok || r.Status != status.ResourceMissing || r.Difference != status.DifferenceWaiting {
+		t.Fatalf("an object the commit adds is Missing, waiting for Argo CD: %+v", r)
 	}
 	image := func() string {
 		d, err := enginetest.Clientset(t).AppsV1().Deployments(ns).Get(ctx, "simple-deployment", metav1.GetOptions{})
