@@ -32,7 +32,7 @@ func Parse(file string, data []byte) ([]App, []error) {
 	if err := render.CheckYAML(file, data, render.DefaultOptions()); err != nil {
 		var se *render.SyntaxError
 		if !errors.As(err, &se) {
-			return nil, []error{&Error{File: file, Problem: strings.TrimPrefix(err.Error(), file+": "), Fix: "write the App without deep nesting or repeated aliases"}}
+			return nil, []error{&Error{File: file, Problem: strings.TrimPrefix(err.Error(), file+": "), Fix: "write the App without deep nesting, repeated aliases or hundreds of thousands of nodes"}}
 		}
 	}
 	docs, err := splitDocuments(data)

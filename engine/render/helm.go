@@ -253,7 +253,11 @@ func renderChart(fsys *treeFS, dir string, h *Helm) (objs []*unstructured.Unstru
 		if size += int64(len(f.Text)); size > fsys.opts.MaxRenderBytes {
 			return nil, limitf("", "rendered size", "the chart's templates rendered more than %d bytes", fsys.opts.MaxRenderBytes)
 		}
-		got, err := decodeRendered(f.Name, []byte(f.Text), fsys.opts)
+		got, err := decodeRendered(fsys, f.Name, []byte(f.Text))
+		var le *LimitError
+		if errors.As(err, &le) {
+			return nil, err
+		}
 		errs = append(errs, err)
 		objs = append(objs, got...)
 	}
@@ -390,9 +394,14 @@ func renderLoaded(ctx context.Context, fsys *treeFS, req *helmRequest, files []*
 }
 
 // decodeRendered passes one rendered manifest through the YAML guard (a
-// template can write aliases) and decodes its documents.
-func decodeRendered(name string, data []byte, opts Options) ([]*unstructured.Unstructured, error) {
-	if err := CheckYAML(name, data, opts); err != nil {
+// template can write aliases), counts its nodes against the render's
+// budget of rendered nodes and decodes its documents.
+func decodeRendered(fsys *treeFS, name string, data []byte) ([]*unstructured.Unstructured, error) {
+	nodes, err := checkYAML(name, data, fsys.opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := fsys.spend(name, nodes, true); err != nil {
 		return nil, err
 	}
 	return decodeFile(name, data)

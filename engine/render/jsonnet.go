@@ -282,6 +282,9 @@ func evalJsonnet(fsys *treeFS, appDir, file string, j *Jsonnet, opts Options, im
 	if int64(len(out[0])) > opts.MaxRenderBytes {
 		return nil, limitf(file, "rendered size", "the output is larger than %d bytes", opts.MaxRenderBytes)
 	}
+	if err := fsys.spendJSON(file, out[0]); err != nil {
+		return nil, err
+	}
 	var v any
 	if err := utiljson.Unmarshal(out[0], &v); err != nil {
 		return nil, fmt.Errorf("%s: jsonnet output: %w", file, err)

@@ -65,6 +65,10 @@ func (r *Renderer) kustomize(ctx context.Context, tree Tree, dir string, opts Op
 			e.objs, e.err = nil, &Error{Path: dir, Err: limitf("", "rendered size", "the objects rendered come to more than %d bytes", opts.MaxRenderBytes)}
 			return e
 		}
+		if err := fsys.spendJSON("", raw); err != nil {
+			e.objs, e.err = nil, &Error{Path: dir, Err: err}
+			return e
+		}
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON(raw); err != nil {
 			e.err = &Error{Path: dir, Err: scrubbed(fmt.Errorf("render worker sent an object that is not one: %w", err), secrets)}

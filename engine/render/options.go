@@ -22,6 +22,19 @@ type Options struct {
 	// MaxDepth bounds how deeply a YAML or JSON document nests, aliases
 	// expanded. Default 200: the deepest CRD schemas nest about 60 levels.
 	MaxDepth int
+	// MaxFileNodes bounds the YAML or JSON nodes of one file or one
+	// rendered manifest, counted from its text before any parser builds
+	// one (an upper bound: a plain scalar that goes on over lines counts
+	// once per line). Default 400,000: the largest CustomResourceDefinitions
+	// count about 100,000, and the parent's yaml.v3 tree of 400,000 nodes
+	// is about 64 MiB while it is checked.
+	MaxFileNodes int
+	// MaxRenderNodes bounds the nodes, aliases expanded, that the parent
+	// decodes for one render: every YAML file it reads and every object a
+	// render worker sends back. Default 1,000,000: a decoded object keeps
+	// about 60 bytes a node, so a render past it would keep more than the
+	// 64 MiB its rendered size allows for text.
+	MaxRenderNodes int
 	// MaxMemoryBytes bounds the resident memory of the render worker
 	// running one kustomize build, Helm chart or Jsonnet file: past it
 	// the worker is killed and the render fails. Default 256 MiB.
@@ -37,6 +50,8 @@ const (
 	DefaultMaxRenderBytes = 64 << 20
 	DefaultMaxAliasNodes  = 10_000
 	DefaultMaxDepth       = 200
+	DefaultMaxFileNodes   = 400_000
+	DefaultMaxRenderNodes = 1_000_000
 	DefaultTimeout        = 30 * time.Second
 	DefaultMaxMemoryBytes = 256 << 20
 )
@@ -48,6 +63,8 @@ func DefaultOptions() Options {
 		MaxRenderBytes: DefaultMaxRenderBytes,
 		MaxAliasNodes:  DefaultMaxAliasNodes,
 		MaxDepth:       DefaultMaxDepth,
+		MaxFileNodes:   DefaultMaxFileNodes,
+		MaxRenderNodes: DefaultMaxRenderNodes,
 		Timeout:        DefaultTimeout,
 		MaxMemoryBytes: DefaultMaxMemoryBytes,
 	}
@@ -68,6 +85,12 @@ func (o Options) withDefaults() Options {
 	if o.MaxDepth <= 0 {
 		o.MaxDepth = d.MaxDepth
 	}
+	if o.MaxFileNodes <= 0 {
+		o.MaxFileNodes = d.MaxFileNodes
+	}
+	if o.MaxRenderNodes <= 0 {
+		o.MaxRenderNodes = d.MaxRenderNodes
+	}
 	if o.MaxMemoryBytes <= 0 {
 		o.MaxMemoryBytes = d.MaxMemoryBytes
 	}
@@ -83,7 +106,8 @@ type LimitError struct {
 	// the limit; empty for the render as a whole.
 	File string
 	// Limit names the budget: "file size", "rendered size", "read size",
-	// "alias expansion", "recursive alias", "nesting depth", "time", "memory" (a render worker's), or for
+	// "alias expansion", "recursive alias", "nesting depth", "nodes" (a
+	// file's or a render's), "time", "memory" (a render worker's), or for
 	// Helm templates "template loop" and "template depth", for Jsonnet
 	// "jsonnet stack".
 	Limit string

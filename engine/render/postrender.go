@@ -79,6 +79,9 @@ func (r *Renderer) postRender(ctx context.Context, fsys *treeFS, dir string, opt
 			if size += int64(len(raw)); size > opts.MaxRenderBytes {
 				return nil, limitf("", "rendered size", "the post-rendered objects come to more than %d bytes", opts.MaxRenderBytes)
 			}
+			if err := fsys.spendJSON("", raw); err != nil {
+				return nil, err
+			}
 			obj := &unstructured.Unstructured{}
 			if err := obj.UnmarshalJSON(raw); err != nil {
 				return nil, fmt.Errorf("postRenderers[%d]: render worker sent an object that is not one: %w", i, err)

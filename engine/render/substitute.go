@@ -111,6 +111,11 @@ func substitute(obj *unstructured.Unstructured, vars map[string]string, budget i
 	if err != nil {
 		return nil, fmt.Errorf("variable substitution failed: %w", err)
 	}
+	// A variable's value is YAML once substituted: "[a,a,...]" is nodes
+	// the size bound does not see.
+	if _, ok := yamlNodes([]byte(out), DefaultMaxFileNodes, DefaultMaxDepth); !ok {
+		return nil, limitf("", "nodes", "variable substitution makes the object more than %d YAML nodes (or nested deeper than %d)", DefaultMaxFileNodes, DefaultMaxDepth)
+	}
 	js, err := yaml.YAMLToJSON([]byte(out))
 	if err != nil {
 		return nil, fmt.Errorf("the object is no longer YAML after variable substitution: %w", err)

@@ -50,11 +50,14 @@ type treeFS struct {
 	inProcess bool
 	hook      string
 
-	mu       sync.Mutex
-	seen     map[string]string // folder -> tree hash, "" when absent
-	broken   bool              // a read failed for a reason other than absence
-	read     int64             // bytes read so far
-	limitErr error             // the first budget a read went past
+	mu     sync.Mutex
+	seen   map[string]string // folder -> tree hash, "" when absent
+	broken bool              // a read failed for a reason other than absence
+	read   int64             // bytes read so far
+	// nodesRead and nodesOut are the YAML and JSON nodes decoded so
+	// far: of the files read, of what the render gave (see spend).
+	nodesRead, nodesOut int64
+	limitErr            error // the first budget a read went past
 }
 
 var _ filesys.FileSystem = (*treeFS)(nil)
@@ -80,6 +83,30 @@ func (t *treeFS) refuse(err error) error {
 	}
 	t.broken = true
 	return err
+}
+
+// spend counts n nodes the parent decodes for this render, and refuses
+// the render once they come to more than opts.MaxRenderNodes: what it
+// reads (out false; file names the file) and, separately, what it
+// renders (out true; file names the template or file, empty for a
+// render worker's objects), as for the bytes.
+func (t *treeFS) spend(file string, n int, out bool) error {
+	t.mu.Lock()
+	counter, what := &t.nodesRead, "read"
+	if out {
+		counter, what = &t.nodesOut, "rendered"
+	}
+	*counter += int64(n)
+	total := *counter
+	t.mu.Unlock()
+	if total <= int64(t.opts.MaxRenderNodes) {
+		return nil
+	}
+	at := ""
+	if file != "" {
+		at = " (at " + file + ")"
+	}
+	return t.refuse(limitf("", "nodes", "the render %s more than %d YAML or JSON nodes%s", what, t.opts.MaxRenderNodes, at))
 }
 
 // markBroken records that the render failed for a reason that is not its
@@ -335,8 +362,12 @@ func (t *treeFS) readAs(p, reader string) ([]byte, error) {
 	if yamlName(r) {
 		// Syntax errors are kustomize's to report, in its words; what
 		// would exhaust the process is refused here.
-		if err := checkYAML(r, data, t.opts, t.secrets); err != nil && !isSyntax(err) {
+		nodes, err := checkYAML(r, data, t.opts, t.secrets)
+		if err != nil && !isSyntax(err) {
 			return nil, t.refuse(err)
+		}
+		if err := t.spend(r, nodes, false); err != nil {
+			return nil, err
 		}
 	}
 	// A SOPS file is decrypted in memory, after the guard read it raw,

@@ -40,16 +40,20 @@ func (e *SyntaxError) Unwrap() error { return e.Err }
 // document whose aliases refer to themselves (a parser that expands them
 // recurses until the stack overflows, which Go cannot recover from), whose
 // alias expansion would add more than o.MaxAliasNodes nodes (a "billion
-// laughs"), or which nests deeper than o.MaxDepth once expanded. file
-// names the file in errors. A refusal is a *LimitError; a document that
-// does not parse is a *SyntaxError.
+// laughs"), or which nests deeper than o.MaxDepth once expanded. Before
+// the parser builds a node, the file's nodes are counted from its text:
+// more than o.MaxFileNodes is refused (see yamlNodes). file names the file
+// in errors. A refusal is a *LimitError; a document that does not parse
+// is a *SyntaxError.
 func CheckYAML(file string, data []byte, o Options) error {
-	return checkYAML(file, data, o, nil)
+	_, err := checkYAML(file, data, o, nil)
+	return err
 }
 
 // checkYAML is CheckYAML that also teaches secrets the data and stringData
-// values of every Secret document, when secrets is not nil.
-func checkYAML(file string, data []byte, o Options, secrets *redact.Secrets) (err error) {
+// values of every Secret document, when secrets is not nil, and returns
+// how many nodes the file decodes to, aliases expanded.
+func checkYAML(file string, data []byte, o Options, secrets *redact.Secrets) (nodes int, err error) {
 	defer func() {
 		// The parser is a library like any other; a panic in it is this
 		// file's error, not the process's end.
@@ -59,22 +63,30 @@ func checkYAML(file string, data []byte, o Options, secrets *redact.Secrets) (er
 	}()
 	o = o.withDefaults()
 	if int64(len(data)) > o.MaxFileBytes {
-		return limitf(file, "file size", "%d bytes, more than %d", len(data), o.MaxFileBytes)
+		return 0, limitf(file, "file size", "%d bytes, more than %d", len(data), o.MaxFileBytes)
+	}
+	if n, ok := yamlNodes(data, o.MaxFileNodes, o.MaxDepth); !ok {
+		if n <= o.MaxFileNodes {
+			return 0, limitf(file, "nesting depth", "flow collections nest deeper than %d levels", o.MaxDepth)
+		}
+		return 0, limitf(file, "nodes", "more than %d YAML nodes in one file", o.MaxFileNodes)
 	}
 	dec := yaml3.NewDecoder(bytes.NewReader(data))
 	for doc := 1; ; doc++ {
 		var n yaml3.Node
 		err := dec.Decode(&n)
 		if errors.Is(err, io.EOF) {
-			return nil
+			return nodes, nil
 		}
 		if err != nil {
-			return &SyntaxError{File: file, Doc: doc, Err: err}
+			return 0, &SyntaxError{File: file, Doc: doc, Err: err}
 		}
 		s := &aliasScan{o: o, file: file, doc: doc, memo: map[*yaml3.Node]nodeCost{}, open: map[*yaml3.Node]bool{}}
-		if _, err := s.walk(&n, 1); err != nil {
-			return err
+		c, err := s.walk(&n, 1)
+		if err != nil {
+			return 0, err
 		}
+		nodes += c.nodes
 		if secrets != nil {
 			learnSecret(&n, secrets)
 		}

@@ -1,0 +1,245 @@
+package render
+
+// What a document costs the process that decodes it is its nodes: a YAML
+// or JSON node is a few bytes of text and, once parsed, a yaml.v3 Node
+// (about 160 bytes) or a map entry or slice element of an object (about
+// 50 bytes) that the render keeps. A 4 MiB file of "a," is two million
+// nodes: hundreds of MB in the parent. So before any parser builds a node,
+// a file's nodes are counted from its bytes (yamlNodes, jsonNodes: no
+// allocation but the flow stack), and what every file and every output of
+// one render decodes adds up against Options.MaxRenderNodes.
+
+// isSpace reports whether c separates YAML tokens on a line.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' }
+
+// endsIndicator reports whether the byte at i (or the end of data) ends an
+// indicator such as "- ", ": " or "? ": a space or a line end, or in a
+// flow collection one of its punctuation.
+func endsIndicator(data []byte, i int, inFlow bool) bool {
+	if i >= len(data) {
+		return true
+	}
+	switch c := data[i]; c {
+	case ' ', '\t', '\r', '\n':
+		return true
+	case ',', '[', ']', '{', '}':
+		return inFlow
+	}
+	return false
+}
+
+// yamlScan is the state of yamlNodes.
+type yamlScan struct {
+	data  []byte
+	i     int
+	col   int    // column of data[i] on its line
+	flow  []byte // open flow collections: '[' or '{'
+	nodes int
+	// indent is the column of the line's first token, -1 before it.
+	indent int
+	// lastStart is the column of the line's last scalar or entry start:
+	// a block scalar's lines are those indented past it.
+	lastStart int
+	// blockAt is, after a block scalar's header, the column its lines
+	// are indented past; -1 otherwise.
+	blockAt int
+}
+
+// yamlNodes is an upper bound on the nodes a YAML (or JSON) text parses
+// to, aliases not expanded, counted without parsing: every scalar token is
+// a node (two in a flow mapping, where a key may stand alone with a null
+// value), every flow collection one, every block indicator ("- ", "? ",
+// ": ") the collection it may open and the empty node it may leave; quoted
+// scalars, comments and block scalars' lines count once. It stops
+// counting, and reports false, once the count passes limit, or when flow
+// collections nest deeper than maxDepth.
+func yamlNodes(data []byte, limit, maxDepth int) (int, bool) {
+	// One for the first document's node, which needs no "---".
+	s := &yamlScan{data: data, indent: -1, blockAt: -1, nodes: 1}
+	for s.i < len(data) {
+		if s.nodes > limit || len(s.flow) > maxDepth {
+			return s.nodes, false
+		}
+		c := data[s.i]
+		if c == '\n' {
+			s.i, s.col, s.indent = s.i+1, 0, -1
+			continue
+		}
+		if isSpace(c) {
+			s.i, s.col = s.i+1, s.col+1
+			continue
+		}
+		if s.indent < 0 {
+			s.indent = s.col
+			if s.blockAt >= 0 && s.col > s.blockAt {
+				s.skipLine() // a line of a block scalar
+				continue
+			}
+			s.blockAt = -1
+		}
+		s.token(c)
+	}
+	return s.nodes, s.nodes <= limit && len(s.flow) <= maxDepth
+}
+
+// token counts the token that starts at s.i with byte c and moves past it.
+func (s *yamlScan) token(c byte) {
+	inFlow := len(s.flow) > 0
+	inMap := inFlow && s.flow[len(s.flow)-1] == '{'
+	switch {
+	case c == '#':
+		s.skipLine()
+	case c == '[' || c == '{':
+		s.nodes++
+		s.flow = append(s.flow, c)
+		s.step()
+	case c == ']' || c == '}':
+		if inFlow {
+			s.flow = s.flow[:len(s.flow)-1]
+		}
+		s.step()
+	case c == ',' && inFlow:
+		s.step()
+	case (c == '-' || c == '?' || c == ':') && endsIndicator(s.data, s.i+1, inFlow):
+		s.nodes += 2
+		if c == '?' || (c == ':' && inFlow && !inMap) {
+			// "?" alone is a mapping with a null key and value; ":" in a
+			// flow sequence is a one-pair mapping of two nulls.
+			s.nodes++
+		}
+		if c != ':' {
+			s.lastStart = s.col
+		}
+		s.step()
+	case (c == '|' || c == '>') && !inFlow:
+		s.nodes++
+		s.blockAt = s.lastStart
+		s.skipLine()
+	case c == '"' || c == '\'':
+		s.scalarStart(inMap)
+		s.quoted(c)
+	default:
+		s.scalarStart(inMap)
+		if c == '-' && s.col == 0 && len(s.data)-s.i >= 3 && string(s.data[s.i:s.i+3]) == "---" {
+			s.nodes++ // a document: its node and, empty, its null
+		}
+		s.plain(inFlow)
+	}
+}
+
+// scalarStart counts a scalar that starts here.
+func (s *yamlScan) scalarStart(inMap bool) {
+	s.nodes++
+	if inMap {
+		s.nodes++
+	}
+	s.lastStart = s.col
+}
+
+func (s *yamlScan) step() { s.i, s.col = s.i+1, s.col+1 }
+
+// skipLine moves to the line's end.
+func (s *yamlScan) skipLine() {
+	for s.i < len(s.data) && s.data[s.i] != '\n' {
+		s.step()
+	}
+}
+
+// quoted moves past a quoted scalar opened by q, over line ends.
+func (s *yamlScan) quoted(q byte) {
+	s.step()
+	for s.i < len(s.data) {
+		c := s.data[s.i]
+		switch {
+		case c == '\\' && q == '"':
+			s.step()
+		case c == q && q == '\'' && s.i+1 < len(s.data) && s.data[s.i+1] == '\'':
+			s.step()
+		case c == q:
+			s.step()
+			return
+		case c == '\n':
+			s.col = -1
+		}
+		s.step()
+	}
+}
+
+// plain moves past a plain scalar on this line: to a ": ", a " #" or,
+// in a flow collection, its punctuation. A scalar that goes on over
+// several lines counts once per line: more, never fewer.
+func (s *yamlScan) plain(inFlow bool) {
+	s.step()
+	for s.i < len(s.data) {
+		switch c := s.data[s.i]; {
+		case c == '\n':
+			return
+		case c == ':' && endsIndicator(s.data, s.i+1, inFlow):
+			return
+		case c == '#' && isSpace(s.data[s.i-1]):
+			return
+		case inFlow && (c == ',' || c == '[' || c == ']' || c == '{' || c == '}'):
+			return
+		}
+		s.step()
+	}
+}
+
+// jsonNodes counts the values of a JSON text, object keys included (each
+// is a string the decoded object keeps), without decoding it: a string,
+// a number, a literal, an array and an object are one node each. It stops
+// counting, and reports false, once the count passes limit or arrays and
+// objects nest deeper than maxDepth. The text is what a render worker
+// sent, which the decoder that follows checks.
+func jsonNodes(data []byte, limit, maxDepth int) (int, bool) {
+	nodes, depth := 0, 0
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '"':
+			nodes++
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case '[', '{':
+			nodes++
+			if depth++; depth > maxDepth {
+				return nodes, false
+			}
+		case ']', '}':
+			depth--
+		case ' ', '\t', '\r', '\n', ',', ':':
+		default:
+			// A number or a literal: one node, to its end.
+			nodes++
+			for i+1 < len(data) && !jsonDelim(data[i+1]) {
+				i++
+			}
+		}
+		if nodes > limit {
+			return nodes, false
+		}
+	}
+	return nodes, true
+}
+
+// jsonDelim reports whether c ends a JSON number or literal.
+func jsonDelim(c byte) bool {
+	switch c {
+	case ' ', '\t', '\r', '\n', ',', ':', ']', '}', '[', '{', '"':
+		return true
+	}
+	return false
+}
+
+// spendJSON counts the nodes of raw, JSON a render worker sent for file
+// (empty: the render's objects), against the render's budget of rendered
+// nodes, before anything decodes it.
+func (t *treeFS) spendJSON(file string, raw []byte) error {
+	n, ok := jsonNodes(raw, t.opts.MaxRenderNodes, t.opts.MaxDepth)
+	if !ok && n <= t.opts.MaxRenderNodes {
+		return t.refuse(limitf(file, "nesting depth", "the render worker sent JSON that nests deeper than %d levels", t.opts.MaxDepth))
+	}
+	return t.spend(file, n, true)
+}
