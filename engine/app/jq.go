@@ -11,8 +11,10 @@ import (
 const MaxJQBytes = 1024
 
 // CheckJQPath checks that expr is a jq expression kdrift can evaluate as a
-// path (it is used as path(EXPR)): it parses, compiles and is at most
-// MaxJQBytes long. The expression sees the object only: no environment
+// path (it is used as path(EXPR)): it parses, compiles, is at most
+// MaxJQBytes long and uses only what selecting a path needs (see vetJQ:
+// the parent evaluates it, and nothing in it may allocate more than the
+// object it reads). The expression sees the object only: no environment
 // ($ENV and env are empty) and no further inputs.
 func CheckJQPath(expr string) error {
 	_, err := CompileJQPath(expr)
@@ -27,6 +29,14 @@ func CompileJQPath(expr string) (*gojq.Code, error) {
 	q, err := gojq.Parse("path(" + expr + ")")
 	if err != nil {
 		return nil, fmt.Errorf("is not a jq expression: %v", err)
+	}
+	// The expression alone, to vet what it may cost (see vetJQ).
+	inner, err := gojq.Parse(expr)
+	if err != nil {
+		return nil, fmt.Errorf("is not a jq expression: %v", err)
+	}
+	if err := vetJQ(inner); err != nil {
+		return nil, err
 	}
 	// No environment, no inputs: a repository's expression sees the
 	// object and nothing else.
