@@ -10,7 +10,10 @@ package render
 // one render decodes adds up against Options.MaxRenderNodes.
 
 // isSpace reports whether c separates YAML tokens on a line.
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' }
+func isSpace(c byte) bool { return c == ' ' || c == '\t' }
+
+// isBreak reports whether c ends a YAML line (a CR alone does too).
+func isBreak(c byte) bool { return c == '\n' || c == '\r' }
 
 // endsIndicator reports whether the byte at i (or the end of data) ends an
 // indicator such as "- ", ": " or "? ": a space or a line end, or in a
@@ -46,13 +49,14 @@ type yamlScan struct {
 }
 
 // yamlNodes is an upper bound on the nodes a YAML (or JSON) text parses
-// to, aliases not expanded, counted without parsing: every scalar token is
-// a node (two in a flow mapping, where a key may stand alone with a null
-// value), every flow collection one, every block indicator ("- ", "? ",
-// ": ") the collection it may open and the empty node it may leave; quoted
-// scalars, comments and block scalars' lines count once. It stops
-// counting, and reports false, once the count passes limit, or when flow
-// collections nest deeper than maxDepth.
+// to, aliases not expanded, counted without parsing: every scalar token
+// (a tag, an anchor and an alias too) and every flow collection is a node,
+// two in a flow mapping, where a key may stand alone with a null value;
+// every block indicator ("- ", "? ", ": ") is the collection it may open
+// and, when nothing follows it on its line, the empty node it may leave.
+// Comments, quoted scalars that close on their line and block scalars'
+// lines count once. It stops counting, and reports false, once the count
+// passes limit or flow collections nest deeper than maxDepth.
 func yamlNodes(data []byte, limit, maxDepth int) (int, bool) {
 	// One for the first document's node, which needs no "---".
 	s := &yamlScan{data: data, indent: -1, blockAt: -1, nodes: 1}
@@ -61,7 +65,7 @@ func yamlNodes(data []byte, limit, maxDepth int) (int, bool) {
 			return s.nodes, false
 		}
 		c := data[s.i]
-		if c == '\n' {
+		if isBreak(c) {
 			s.i, s.col, s.indent = s.i+1, 0, -1
 			continue
 		}
@@ -91,6 +95,9 @@ func (s *yamlScan) token(c byte) {
 		s.skipLine()
 	case c == '[' || c == '{':
 		s.nodes++
+		if inMap {
+			s.nodes++ // a key of its own, whose value may be empty
+		}
 		s.flow = append(s.flow, c)
 		s.step()
 	case c == ']' || c == '}':
@@ -102,10 +109,14 @@ func (s *yamlScan) token(c byte) {
 		s.step()
 	case (c == '-' || c == '?' || c == ':') && endsIndicator(s.data, s.i+1, inFlow):
 		s.nodes += 2
-		if c == '?' || (c == ':' && inFlow && !inMap) {
+		switch {
+		case c == '?' || (c == ':' && inFlow && !inMap):
 			// "?" alone is a mapping with a null key and value; ":" in a
 			// flow sequence is a one-pair mapping of two nulls.
 			s.nodes++
+		case !inFlow && !s.restEmpty():
+			// A block entry or value on its own line is not empty.
+			s.nodes--
 		}
 		if c != ':' {
 			s.lastStart = s.col
@@ -115,9 +126,18 @@ func (s *yamlScan) token(c byte) {
 		s.nodes++
 		s.blockAt = s.lastStart
 		s.skipLine()
+	case c == '!' || c == '&' || c == '*':
+		// A tag, an anchor or an alias: a token to the next space or
+		// flow punctuation, which may stand for a node of its own.
+		s.scalarStart(inMap)
+		for s.step(); s.i < len(s.data) && !endsIndicator(s.data, s.i, true); {
+			s.step()
+		}
 	case c == '"' || c == '\'':
 		s.scalarStart(inMap)
-		s.quoted(c)
+		if !s.quoted(c) {
+			s.plain(inFlow)
+		}
 	default:
 		s.scalarStart(inMap)
 		if c == '-' && s.col == 0 && len(s.data)-s.i >= 3 && string(s.data[s.i:s.i+3]) == "---" {
@@ -138,31 +158,51 @@ func (s *yamlScan) scalarStart(inMap bool) {
 
 func (s *yamlScan) step() { s.i, s.col = s.i+1, s.col+1 }
 
+// restEmpty reports whether the line holds nothing after the indicator
+// at s.i but spaces and a comment.
+func (s *yamlScan) restEmpty() bool {
+	for j := s.i + 1; j < len(s.data); j++ {
+		switch c := s.data[j]; {
+		case isBreak(c) || c == '#':
+			return true
+		case !isSpace(c):
+			return false
+		}
+	}
+	return true
+}
+
 // skipLine moves to the line's end.
 func (s *yamlScan) skipLine() {
-	for s.i < len(s.data) && s.data[s.i] != '\n' {
+	for s.i < len(s.data) && !isBreak(s.data[s.i]) {
 		s.step()
 	}
 }
 
-// quoted moves past a quoted scalar opened by q, over line ends.
-func (s *yamlScan) quoted(q byte) {
-	s.step()
-	for s.i < len(s.data) {
-		c := s.data[s.i]
-		switch {
+// quoted moves past a quoted scalar opened by q that closes on this
+// line, and reports whether it did. One that goes on over lines is
+// counted as plain text instead (more tokens, never fewer): a line that
+// starts with a quote may as well be the rest of a plain scalar, and
+// skipping to a closing quote further down could skip real nodes.
+func (s *yamlScan) quoted(q byte) bool {
+	for j := s.i + 1; j < len(s.data); j++ {
+		switch c := s.data[j]; {
+		case isBreak(c):
+			return false
 		case c == '\\' && q == '"':
-			s.step()
-		case c == q && q == '\'' && s.i+1 < len(s.data) && s.data[s.i+1] == '\'':
-			s.step()
+			if j+1 < len(s.data) && isBreak(s.data[j+1]) {
+				return false // an escaped line break
+			}
+			j++
+		case c == q && q == '\'' && j+1 < len(s.data) && s.data[j+1] == '\'':
+			j++
 		case c == q:
-			s.step()
-			return
-		case c == '\n':
-			s.col = -1
+			s.col += j + 1 - s.i
+			s.i = j + 1
+			return true
 		}
-		s.step()
 	}
+	return false
 }
 
 // plain moves past a plain scalar on this line: to a ": ", a " #" or,
@@ -172,7 +212,7 @@ func (s *yamlScan) plain(inFlow bool) {
 	s.step()
 	for s.i < len(s.data) {
 		switch c := s.data[s.i]; {
-		case c == '\n':
+		case isBreak(c):
 			return
 		case c == ':' && endsIndicator(s.data, s.i+1, inFlow):
 			return
@@ -186,42 +226,49 @@ func (s *yamlScan) plain(inFlow bool) {
 }
 
 // jsonNodes counts the values of a JSON text, object keys included (each
-// is a string the decoded object keeps), without decoding it: a string,
-// a number, a literal, an array and an object are one node each. It stops
-// counting, and reports false, once the count passes limit or arrays and
-// objects nest deeper than maxDepth. The text is what a render worker
-// sent, which the decoder that follows checks.
-func jsonNodes(data []byte, limit, maxDepth int) (int, bool) {
-	nodes, depth := 0, 0
+// is a string the decoded object keeps), and the bytes of its strings and
+// numbers, without decoding it: a string, a number, a literal, an array
+// and an object are one node each. It stops counting, and reports false,
+// once the nodes pass limit or arrays and objects nest deeper than
+// maxDepth. The text is what a render worker sent, which the decoder that
+// follows checks.
+func jsonNodes(data []byte, limit, maxDepth int) (nodeCost, bool) {
+	var c nodeCost
+	depth := 0
 	for i := 0; i < len(data); i++ {
-		switch c := data[i]; c {
+		switch data[i] {
 		case '"':
-			nodes++
+			c.nodes++
+			start := i
 			for i++; i < len(data) && data[i] != '"'; i++ {
 				if data[i] == '\\' {
 					i++
 				}
 			}
+			c.bytes += i - start - 1
 		case '[', '{':
-			nodes++
+			c.nodes++
 			if depth++; depth > maxDepth {
-				return nodes, false
+				return c, false
 			}
+			c.depth = max(c.depth, depth)
 		case ']', '}':
 			depth--
 		case ' ', '\t', '\r', '\n', ',', ':':
 		default:
 			// A number or a literal: one node, to its end.
-			nodes++
+			c.nodes++
+			start := i
 			for i+1 < len(data) && !jsonDelim(data[i+1]) {
 				i++
 			}
+			c.bytes += i + 1 - start
 		}
-		if nodes > limit {
-			return nodes, false
+		if c.nodes > limit {
+			return c, false
 		}
 	}
-	return nodes, true
+	return c, true
 }
 
 // jsonDelim reports whether c ends a JSON number or literal.
@@ -233,13 +280,13 @@ func jsonDelim(c byte) bool {
 	return false
 }
 
-// spendJSON counts the nodes of raw, JSON a render worker sent for file
-// (empty: the render's objects), against the render's budget of rendered
-// nodes, before anything decodes it.
+// spendJSON counts the nodes and scalar bytes of raw, JSON a render
+// worker sent for file (empty: the render's objects), against the
+// render's budgets of what it renders, before anything decodes it.
 func (t *treeFS) spendJSON(file string, raw []byte) error {
-	n, ok := jsonNodes(raw, t.opts.MaxRenderNodes, t.opts.MaxDepth)
-	if !ok && n <= t.opts.MaxRenderNodes {
+	c, ok := jsonNodes(raw, t.opts.MaxRenderNodes, t.opts.MaxDepth)
+	if !ok && c.nodes <= t.opts.MaxRenderNodes {
 		return t.refuse(limitf(file, "nesting depth", "the render worker sent JSON that nests deeper than %d levels", t.opts.MaxDepth))
 	}
-	return t.spend(file, n, true)
+	return t.spend(file, c, true)
 }

@@ -175,8 +175,8 @@ func FuzzJSONNodes(f *testing.F) {
 		if json.Unmarshal([]byte(s), &v) != nil {
 			return
 		}
-		if got, _ := jsonNodes([]byte(s), 1<<30, 1<<20); got < jsonValues(v) {
-			t.Fatalf("jsonNodes = %d, decoded %d for %q", got, jsonValues(v), s)
+		if got, _ := jsonNodes([]byte(s), 1<<30, 1<<20); got.nodes < jsonValues(v) {
+			t.Fatalf("jsonNodes = %d, decoded %d for %q", got.nodes, jsonValues(v), s)
 		}
 	})
 }
@@ -188,7 +188,7 @@ func TestNodeBudgetsRefuseBeforeDecoding(t *testing.T) {
 	if !errors.As(err, &le) || le.Limit != "nodes" || le.File != "big.yaml" {
 		t.Fatalf("CheckYAML = %v, want a nodes limit naming big.yaml", err)
 	}
-	if n, ok := jsonNodes([]byte(`{"k":`+strings.Replace(list, "a", "1", -1)+`}`), 1000, 200); ok || n <= 1000 {
-		t.Fatalf("jsonNodes = %d, %v; want refused past 1000", n, ok)
+	if c, ok := jsonNodes([]byte(`{"k":`+strings.Replace(list, "a", "1", -1)+`}`), 1000, 200); ok || c.nodes <= 1000 {
+		t.Fatalf("jsonNodes = %d, %v; want refused past 1000", c.nodes, ok)
 	}
 }

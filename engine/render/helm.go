@@ -397,11 +397,11 @@ func renderLoaded(ctx context.Context, fsys *treeFS, req *helmRequest, files []*
 // template can write aliases), counts its nodes against the render's
 // budget of rendered nodes and decodes its documents.
 func decodeRendered(fsys *treeFS, name string, data []byte) ([]*unstructured.Unstructured, error) {
-	nodes, err := checkYAML(name, data, fsys.opts, nil)
+	cost, err := checkYAML(name, data, fsys.opts, nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := fsys.spend(name, nodes, true); err != nil {
+	if err := fsys.spend(name, cost, true); err != nil {
 		return nil, err
 	}
 	return decodeFile(name, data)

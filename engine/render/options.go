@@ -25,16 +25,25 @@ type Options struct {
 	// MaxFileNodes bounds the YAML or JSON nodes of one file or one
 	// rendered manifest, counted from its text before any parser builds
 	// one (an upper bound: a plain scalar that goes on over lines counts
-	// once per line). Default 400,000: the largest CustomResourceDefinitions
-	// count about 100,000, and the parent's yaml.v3 tree of 400,000 nodes
-	// is about 64 MiB while it is checked.
+	// once per line). Default 200,000: 4 MiB of CustomResourceDefinitions
+	// count about 130,000, and a yaml.v3 tree of 200,000 nodes takes
+	// about 32 MiB (50 MiB allocated) while it is checked.
 	MaxFileNodes int
 	// MaxRenderNodes bounds the nodes, aliases expanded, that the parent
-	// decodes for one render: every YAML file it reads and every object a
-	// render worker sends back. Default 1,000,000: a decoded object keeps
-	// about 60 bytes a node, so a render past it would keep more than the
-	// 64 MiB its rendered size allows for text.
+	// decodes for one render: what it reads and, separately, what it
+	// renders (every object a render worker sends back, every template's
+	// output). Default 500,000: about 15 MiB of manifests, far above the
+	// largest charts, and what a render decodes of it stays within
+	// about 100 MiB.
 	MaxRenderNodes int
+	// MaxScalarBytes bounds the bytes of the values (strings, numbers,
+	// keys) that the parent decodes for one render, aliases expanded:
+	// what it reads and, separately, what it renders. Default 16 MiB: the
+	// parent keeps each value in the cached objects and passes it through
+	// several copies (YAML to JSON to objects, the copy a caller gets, the
+	// disk cache), about ten times its size at the peak; the render
+	// worker's own reads stay within MaxRenderBytes.
+	MaxScalarBytes int64
 	// MaxMemoryBytes bounds the resident memory of the render worker
 	// running one kustomize build, Helm chart or Jsonnet file: past it
 	// the worker is killed and the render fails. Default 256 MiB.
@@ -50,8 +59,9 @@ const (
 	DefaultMaxRenderBytes = 64 << 20
 	DefaultMaxAliasNodes  = 10_000
 	DefaultMaxDepth       = 200
-	DefaultMaxFileNodes   = 400_000
-	DefaultMaxRenderNodes = 1_000_000
+	DefaultMaxFileNodes   = 200_000
+	DefaultMaxRenderNodes = 500_000
+	DefaultMaxScalarBytes = 16 << 20
 	DefaultTimeout        = 30 * time.Second
 	DefaultMaxMemoryBytes = 256 << 20
 )
@@ -65,6 +75,7 @@ func DefaultOptions() Options {
 		MaxDepth:       DefaultMaxDepth,
 		MaxFileNodes:   DefaultMaxFileNodes,
 		MaxRenderNodes: DefaultMaxRenderNodes,
+		MaxScalarBytes: DefaultMaxScalarBytes,
 		Timeout:        DefaultTimeout,
 		MaxMemoryBytes: DefaultMaxMemoryBytes,
 	}
@@ -91,6 +102,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxRenderNodes <= 0 {
 		o.MaxRenderNodes = d.MaxRenderNodes
 	}
+	if o.MaxScalarBytes <= 0 {
+		o.MaxScalarBytes = d.MaxScalarBytes
+	}
 	if o.MaxMemoryBytes <= 0 {
 		o.MaxMemoryBytes = d.MaxMemoryBytes
 	}
@@ -107,7 +121,7 @@ type LimitError struct {
 	File string
 	// Limit names the budget: "file size", "rendered size", "read size",
 	// "alias expansion", "recursive alias", "nesting depth", "nodes" (a
-	// file's or a render's), "time", "memory" (a render worker's), or for
+	// file's or a render's), "scalar bytes", "time", "memory" (a render worker's), or for
 	// Helm templates "template loop" and "template depth", for Jsonnet
 	// "jsonnet stack".
 	Limit string

@@ -54,10 +54,11 @@ type treeFS struct {
 	seen   map[string]string // folder -> tree hash, "" when absent
 	broken bool              // a read failed for a reason other than absence
 	read   int64             // bytes read so far
-	// nodesRead and nodesOut are the YAML and JSON nodes decoded so
-	// far: of the files read, of what the render gave (see spend).
-	nodesRead, nodesOut int64
-	limitErr            error // the first budget a read went past
+	// decodedRead and decodedOut are the YAML and JSON the parent
+	// decoded so far: of the files read, of what the render gave (see
+	// spend).
+	decodedRead, decodedOut nodeCost
+	limitErr                error // the first budget a read went past
 }
 
 var _ filesys.FileSystem = (*treeFS)(nil)
@@ -85,28 +86,33 @@ func (t *treeFS) refuse(err error) error {
 	return err
 }
 
-// spend counts n nodes the parent decodes for this render, and refuses
-// the render once they come to more than opts.MaxRenderNodes: what it
-// reads (out false; file names the file) and, separately, what it
-// renders (out true; file names the template or file, empty for a
-// render worker's objects), as for the bytes.
-func (t *treeFS) spend(file string, n int, out bool) error {
+// spend counts what the parent decodes for this render (nodes and
+// scalar bytes), and refuses the render once either comes to more than
+// its budget (opts.MaxRenderNodes, opts.MaxScalarBytes): what it reads
+// (out false; file names the file) and, separately, what it renders (out
+// true; file names the template or file, empty for a render worker's
+// objects), as for the bytes of the files.
+func (t *treeFS) spend(file string, c nodeCost, out bool) error {
 	t.mu.Lock()
-	counter, what := &t.nodesRead, "read"
+	d, what := &t.decodedRead, "read"
 	if out {
-		counter, what = &t.nodesOut, "rendered"
+		d, what = &t.decodedOut, "rendered"
 	}
-	*counter += int64(n)
-	total := *counter
+	d.nodes += c.nodes
+	d.bytes += c.bytes
+	total := *d
 	t.mu.Unlock()
-	if total <= int64(t.opts.MaxRenderNodes) {
-		return nil
-	}
 	at := ""
 	if file != "" {
 		at = " (at " + file + ")"
 	}
-	return t.refuse(limitf("", "nodes", "the render %s more than %d YAML or JSON nodes%s", what, t.opts.MaxRenderNodes, at))
+	switch {
+	case total.nodes > t.opts.MaxRenderNodes:
+		return t.refuse(limitf("", "nodes", "the render %s more than %d YAML or JSON nodes%s", what, t.opts.MaxRenderNodes, at))
+	case int64(total.bytes) > t.opts.MaxScalarBytes:
+		return t.refuse(limitf("", "scalar bytes", "the render %s more than %d bytes of YAML or JSON values%s", what, t.opts.MaxScalarBytes, at))
+	}
+	return nil
 }
 
 // markBroken records that the render failed for a reason that is not its
@@ -362,11 +368,11 @@ func (t *treeFS) readAs(p, reader string) ([]byte, error) {
 	if yamlName(r) {
 		// Syntax errors are kustomize's to report, in its words; what
 		// would exhaust the process is refused here.
-		nodes, err := checkYAML(r, data, t.opts, t.secrets)
+		cost, err := checkYAML(r, data, t.opts, t.secrets)
 		if err != nil && !isSyntax(err) {
 			return nil, t.refuse(err)
 		}
-		if err := t.spend(r, nodes, false); err != nil {
+		if err := t.spend(r, cost, false); err != nil {
 			return nil, err
 		}
 	}

@@ -52,8 +52,8 @@ func CheckYAML(file string, data []byte, o Options) error {
 
 // checkYAML is CheckYAML that also teaches secrets the data and stringData
 // values of every Secret document, when secrets is not nil, and returns
-// how many nodes the file decodes to, aliases expanded.
-func checkYAML(file string, data []byte, o Options, secrets *redact.Secrets) (nodes int, err error) {
+// the nodes and scalar bytes the file decodes to, aliases expanded.
+func checkYAML(file string, data []byte, o Options, secrets *redact.Secrets) (cost nodeCost, err error) {
 	defer func() {
 		// The parser is a library like any other; a panic in it is this
 		// file's error, not the process's end.
@@ -63,30 +63,31 @@ func checkYAML(file string, data []byte, o Options, secrets *redact.Secrets) (no
 	}()
 	o = o.withDefaults()
 	if int64(len(data)) > o.MaxFileBytes {
-		return 0, limitf(file, "file size", "%d bytes, more than %d", len(data), o.MaxFileBytes)
+		return nodeCost{}, limitf(file, "file size", "%d bytes, more than %d", len(data), o.MaxFileBytes)
 	}
 	if n, ok := yamlNodes(data, o.MaxFileNodes, o.MaxDepth); !ok {
 		if n <= o.MaxFileNodes {
-			return 0, limitf(file, "nesting depth", "flow collections nest deeper than %d levels", o.MaxDepth)
+			return nodeCost{}, limitf(file, "nesting depth", "flow collections nest deeper than %d levels", o.MaxDepth)
 		}
-		return 0, limitf(file, "nodes", "more than %d YAML nodes in one file", o.MaxFileNodes)
+		return nodeCost{}, limitf(file, "nodes", "more than %d YAML nodes in one file", o.MaxFileNodes)
 	}
 	dec := yaml3.NewDecoder(bytes.NewReader(data))
 	for doc := 1; ; doc++ {
 		var n yaml3.Node
 		err := dec.Decode(&n)
 		if errors.Is(err, io.EOF) {
-			return nodes, nil
+			return cost, nil
 		}
 		if err != nil {
-			return 0, &SyntaxError{File: file, Doc: doc, Err: err}
+			return nodeCost{}, &SyntaxError{File: file, Doc: doc, Err: err}
 		}
 		s := &aliasScan{o: o, file: file, doc: doc, memo: map[*yaml3.Node]nodeCost{}, open: map[*yaml3.Node]bool{}}
 		c, err := s.walk(&n, 1)
 		if err != nil {
-			return 0, err
+			return nodeCost{}, err
 		}
-		nodes += c.nodes
+		cost.nodes += c.nodes
+		cost.bytes += c.bytes
 		if secrets != nil {
 			learnSecret(&n, secrets)
 		}
@@ -144,8 +145,9 @@ func mapValue(m *yaml3.Node, key string) *yaml3.Node {
 	return nil
 }
 
-// nodeCost is the size and depth of a node with its aliases expanded.
-type nodeCost struct{ nodes, depth int }
+// nodeCost is the size and depth of a node with its aliases expanded:
+// its nodes, its nesting and the bytes of its scalars.
+type nodeCost struct{ nodes, depth, bytes int }
 
 // aliasScan measures one document without expanding it: each anchored
 // node is measured once and an alias adds its measure.
@@ -165,7 +167,7 @@ func (s *aliasScan) walk(n *yaml3.Node, depth int) (nodeCost, error) {
 	if n.Kind == yaml3.AliasNode {
 		t := n.Alias
 		if t == nil {
-			return nodeCost{1, 1}, nil
+			return nodeCost{nodes: 1, depth: 1}, nil
 		}
 		if s.open[t] {
 			return nodeCost{}, limitf(s.file, "recursive alias", "document %d: alias *%s (line %d) is inside the anchor &%s it refers to", s.doc, n.Value, n.Line, t.Anchor)
@@ -190,13 +192,14 @@ func (s *aliasScan) walk(n *yaml3.Node, depth int) (nodeCost, error) {
 		s.open[n] = true
 		defer delete(s.open, n)
 	}
-	c := nodeCost{nodes: 1, depth: 1}
+	c := nodeCost{nodes: 1, depth: 1, bytes: len(n.Value)}
 	for _, ch := range n.Content {
 		cc, err := s.walk(ch, depth+1)
 		if err != nil {
 			return nodeCost{}, err
 		}
 		c.nodes += cc.nodes
+		c.bytes += cc.bytes
 		c.depth = max(c.depth, cc.depth+1)
 	}
 	if n.Anchor != "" {
