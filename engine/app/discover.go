@@ -373,6 +373,7 @@ func (d *discovery) walkFile(name string, e fs.DirEntry) (files int, bytes int64
 		}
 	}
 	d.scanFile(name, data)
+	render.AfterDecode(len(data))
 	return 1, info.Size(), true, false
 }
 

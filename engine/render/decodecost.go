@@ -1,5 +1,7 @@
 package render
 
+import "runtime"
+
 // What a document costs the process that decodes it is its nodes: a YAML
 // or JSON node is a few bytes of text and, once parsed, a yaml.v3 Node
 // (about 160 bytes) or a map entry or slice element of an object (about
@@ -289,4 +291,21 @@ func (t *treeFS) spendJSON(file string, raw []byte) error {
 		return t.refuse(limitf(file, "nesting depth", "the render worker sent JSON that nests deeper than %d levels", t.opts.MaxDepth))
 	}
 	return t.spend(file, c, true)
+}
+
+// collectAbove is the size of a decoded file past which the parent
+// collects garbage at once (see AfterDecode).
+const collectAbove = 1 << 20
+
+// AfterDecode is called once the parent has decoded a file or a
+// rendered manifest of size bytes and dropped what parsing it made: past
+// 1 MiB it runs a garbage collection. Parsing allocates several times a
+// file's size in garbage (yaml.v3's and yaml.v2's trees, the scanner's
+// growing buffers, JSON on the way to objects), and the collector's pace
+// lets the heap grow to twice what is live before it runs: without this
+// the garbage of a few such files piles up into the peak.
+func AfterDecode(size int) {
+	if size > collectAbove {
+		runtime.GC()
+	}
 }

@@ -254,6 +254,7 @@ func renderChart(fsys *treeFS, dir string, h *Helm) (objs []*unstructured.Unstru
 			return nil, limitf("", "rendered size", "the chart's templates rendered more than %d bytes", fsys.opts.MaxRenderBytes)
 		}
 		got, err := decodeRendered(fsys, f.Name, []byte(f.Text))
+		AfterDecode(len(f.Text))
 		var le *LimitError
 		if errors.As(err, &le) {
 			return nil, err

@@ -61,6 +61,7 @@ func readPlain(fsys *treeFS, dir string, d *Directory) ([]*unstructured.Unstruct
 			return nil, err
 		}
 		got, err := decodeFile(name, data)
+		AfterDecode(len(data))
 		errs = append(errs, err)
 		objs = append(objs, got...)
 	}
