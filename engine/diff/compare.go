@@ -76,13 +76,17 @@ func Compare(in Input) status.ResourceStatus {
 		if c.hasD {
 			fc.Desired = c.desired
 		}
-		if c.hasL {
+		switch {
+		case c.hasL && isComposite(c.live):
 			fc.Live = c.live
-			if isComposite(c.live) {
-				fc.Owners = own.Within(c.ptr)
-			} else {
-				fc.Owners = own.Of(c.ptr)
-			}
+			fc.Owners = own.Within(c.ptr)
+		case c.hasL:
+			fc.Live = c.live
+			fc.Owners = own.Of(c.ptr)
+		default:
+			// Git sets it and it is gone: whoever removed it owns what
+			// encloses it.
+			fc.Owners = own.removedOwners(in.Live.Object, c.ptr)
 		}
 		fields = append(fields, fc)
 	}
@@ -172,10 +176,8 @@ func extras(desired, defaulted, live *unstructured.Unstructured, own *Ownership,
 			if !ok {
 				continue
 			}
-			if defaulted != nil {
-				if dv, ok := valueAtPath(defaulted.Object, e.paths[i]); ok && equalValues(dv, v) {
-					continue // the apiserver's default, recorded at creation
-				}
+			if apiserverSet(live, defaulted, e.paths[i], ptr, v) {
+				continue // the apiserver's value, recorded under its writer
 			}
 			out = append(out, status.FieldChange{Path: ptr, Live: v, Owners: own.Within(ptr), Extra: true})
 		}
@@ -253,12 +255,13 @@ func mapAt(obj map[string]any, ptr string) (map[string]any, bool) {
 	return m, ok
 }
 
-// NeedsDefaults reports whether a comparison found person-owned extra
-// fields, which may be defaults recorded when the object was created
-// imperatively; Compare again with Input.Defaulted to tell.
+// NeedsDefaults reports whether a comparison found extra fields (not in
+// Git, owned by a manager other than kdrift), which may be defaults
+// recorded under whoever wrote the object, by Apply or Update, whatever
+// its class; Compare again with Input.Defaulted to tell.
 func NeedsDefaults(r status.ResourceStatus) bool {
 	for _, f := range r.Fields {
-		if f.Extra && f.Class == status.OwnerPerson && !f.Ignored {
+		if f.Extra && !f.Ignored {
 			return true
 		}
 	}

@@ -28,11 +28,12 @@ type Input struct {
 	// gives RequiresReplace, anything else Error.
 	DryRunErr error
 	// Defaulted is optional: the desired object as the apiserver would
-	// create it (live.ClientSet.DryRunCreate). An object first created
-	// imperatively (kubectl create, Helm) leaves its creator owning every
-	// field the apiserver defaulted; with Defaulted, an extra field whose
-	// live value is exactly the default is not reported. Ask for it only
-	// when NeedsDefaults says a first Compare found person-owned extras.
+	// create it (live.ClientSet.DryRunCreate). An object written by
+	// Update (kubectl create, client-side apply, Helm) leaves its writer
+	// owning every field the apiserver defaulted; with Defaulted, an extra
+	// field whose live value is exactly the default is not reported
+	// (apiserverSet). Ask for it only when
+	// NeedsDefaults says a first Compare found extras.
 	Defaulted *unstructured.Unstructured
 	// Live is the object in the cluster; nil means Missing.
 	Live *unstructured.Unstructured

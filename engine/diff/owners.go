@@ -264,9 +264,13 @@ func keyMatches(m map[string]any, key value.FieldList) bool {
 }
 
 // declared reports whether obj has the field a structured-merge-diff path
-// names, or an atomic (non-map, non-list) value above it.
+// names, or an atomic (non-map, non-list) value above it. A port Git
+// names without its protocol is the one the apiserver keys with protocol
+// TCP, as tier 1 reads it (declaredElement).
 func declared(obj map[string]any, p fieldpath.Path) bool {
+	builtin := quantityGroups[(&unstructured.Unstructured{Object: obj}).GroupVersionKind().Group]
 	var cur any = obj
+	field := ""
 	for _, pe := range p {
 		switch c := cur.(type) {
 		case map[string]any:
@@ -277,21 +281,58 @@ func declared(obj map[string]any, p fieldpath.Path) bool {
 			if !ok {
 				return false
 			}
-			cur = v
+			cur, field = v, *pe.FieldName
 		case []any:
 			if pe.FieldName != nil {
 				return false
 			}
-			i := FindElement(c, pe)
+			i := declaredElement(c, pe, builtin && field == "ports")
 			if i < 0 {
 				return false
 			}
-			cur = c[i]
+			cur, field = c[i], ""
 		default:
 			return true
 		}
 	}
 	return true
+}
+
+// declaredElement is FindElement for a list of Git's object; with ports
+// set (a ports list of a built-in kind) a key holding protocol TCP also
+// finds the element that leaves protocol out, since the apiserver
+// defaults it to TCP and keys the element by it.
+func declaredElement(l []any, pe fieldpath.PathElement, ports bool) int {
+	if i := FindElement(l, pe); i >= 0 || !ports || pe.Key == nil {
+		return i
+	}
+	key := make(value.FieldList, 0, len(*pe.Key))
+	tcp := false
+	for _, f := range *pe.Key {
+		if f.Name == "protocol" && f.Value.IsString() && f.Value.AsString() == "TCP" {
+			tcp = true
+			continue
+		}
+		key = append(key, f)
+	}
+	if !tcp {
+		return -1
+	}
+	at := -1
+	for i, item := range l {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		if _, has := m["protocol"]; has || !keyMatches(m, key) {
+			continue
+		}
+		if at >= 0 {
+			return -1 // two elements match: name neither
+		}
+		at = i
+	}
+	return at
 }
 
 // valueAtPath returns the value a structured-merge-diff path names in
