@@ -47,19 +47,25 @@ type diffLayout struct {
 	// defaulted and ignored lines are never one, shown or hidden.
 	changes []int
 	// defaulted and ignored count the live lines status.Line.Defaulted
-	// calls defaulted and the lines of ignored fields, hidden or not.
+	// calls defaulted (or that no field of the comparison covers) and the
+	// lines of ignored fields, hidden or not.
 	defaulted, ignored int
+	// drifted is the object's drifted fields as every view counts them
+	// (status.ResourceStatus.Drifted).
+	drifted int
 }
 
-// rowNoise says which changed rows are noise: ignored fields, and live
-// lines nobody owns (status.Line.Defaulted). A live-only map or list
+// rowNoise says which changed rows are noise: ignored fields, live lines
+// nobody owns (status.Line.Defaulted), and live-only lines no field of
+// the comparison covers (values the apiserver set, under the entry of
+// whoever wrote the object). A live-only map or list
 // opener whose lines below are all noise (a defaulted `strategy:` block)
 // is noise too, so that hiding the defaults leaves no empty header.
 func rowNoise(d status.ObjectDetail, rows []diffRow, ans []annotation) []bool {
 	noise := make([]bool, len(rows))
 	for i, r := range rows {
 		if r.kind != rowSame {
-			noise[i] = ans[i].ignored || ans[i].class == status.OwnerDefaulted && r.kind == rowRight
+			noise[i] = ans[i].ignored || (ans[i].class == status.OwnerDefaulted || ans[i].unlisted) && r.kind == rowRight
 		}
 	}
 	path := func(r diffRow) string {
@@ -109,7 +115,7 @@ func layoutDiff(d status.ObjectDetail, rows []diffRow, w int, unified, hide bool
 	noiseOf := rowNoise(d, rows, ans)
 	// A Synced object has no drifted field, whatever the lines show.
 	synced := d.Resource.Status == status.ResourceSynced
-	lay := diffLayout{width: w, unified: unified, hide: hide, lines: make([]diffLine, 0, len(rows))}
+	lay := diffLayout{width: w, unified: unified, hide: hide, lines: make([]diffLine, 0, len(rows)), drifted: d.Resource.Drifted()}
 	cellW, uniW, annW := diffWidths(w)
 	prevChange, changePath := false, ""
 	for i, r := range rows {
@@ -117,7 +123,7 @@ func layoutDiff(d status.ObjectDetail, rows []diffRow, w int, unified, hide bool
 		switch {
 		case noise && an.ignored:
 			lay.ignored++
-		case noise && an.class == status.OwnerDefaulted:
+		case noise && (an.class == status.OwnerDefaulted || an.unlisted && !parentRow(d, r)):
 			lay.defaulted++
 		}
 		if hide && noise {
@@ -135,7 +141,7 @@ func layoutDiff(d status.ObjectDetail, rows []diffRow, w int, unified, hide bool
 		}
 		// A drifted field is a run of changed rows under one field: a
 		// parent and the keys below it form one, a sibling starts the next.
-		isChange := r.kind != rowSame && !noise && !synced
+		isChange := r.kind != rowSame && !noise && !synced && an.drift
 		if isChange && (!prevChange || !(an.path == changePath || strings.HasPrefix(an.path, changePath+"/"))) {
 			lay.changes = append(lay.changes, len(lay.lines))
 			changePath = an.path
@@ -176,14 +182,23 @@ func layoutDiff(d status.ObjectDetail, rows []diffRow, w int, unified, hide bool
 			}
 		}
 	}
+	if d.Resource.Status == status.ResourceMissing {
+		lay.drifted = len(lay.changes)
+	}
 	return lay
+}
+
+// parentRow reports whether a live row opens a map or list: its fields
+// below are counted, not the opener.
+func parentRow(d status.ObjectDetail, r diffRow) bool {
+	return r.right >= 0 && d.Live[r.right].Parent
 }
 
 // counts is the header's tally: "1 drifted field · 12 defaulted hidden",
 // or "no drift".
 func (l *diffLayout) counts() string {
 	t := "no drift"
-	switch n := len(l.changes); n {
+	switch n := l.drifted; n {
 	case 0:
 	case 1:
 		t = "1 drifted field"

@@ -159,6 +159,12 @@ type annotation struct {
 	class   status.OwnerClass
 	ignored bool
 	path    string
+	// drift says the row belongs to a field the comparison calls drift
+	// (status.FieldChange.IsDrift): only those are drifted fields.
+	drift bool
+	// unlisted says a live-only row is no field of the comparison: a
+	// value the apiserver set, recorded under whoever wrote the object.
+	unlisted bool
 }
 
 // annotate computes the owner annotation of a row.
@@ -173,6 +179,9 @@ func annotate(d status.ObjectDetail, fields map[string]*status.FieldChange, r di
 	}
 	an := annotation{path: path}
 	f := fieldFor(fields, path)
+	// A Missing object has no fields: all of Git's lines are its drift.
+	an.drift = d.Resource.Status == status.ResourceMissing || driftUnder(d.Resource.Fields, f, path)
+	an.unlisted = f == nil && r.left < 0 && r.right >= 0 && !an.drift && compared(d.Resource.Status)
 	if f != nil {
 		an.ignored = f.Ignored
 		if len(owners) == 0 {
@@ -202,4 +211,28 @@ func annotate(d status.ObjectDetail, fields map[string]*status.FieldChange, r di
 		an.text = "delegated to " + f.Delegated.Controller.Kind + "/" + f.Delegated.Controller.Name + " (" + f.Delegated.Manager + ")"
 	}
 	return an
+}
+
+// driftUnder reports whether a row is part of a drifted field: the field
+// that covers it (f) is drift, or, for a map or list opener, a drifted
+// field lies below it.
+func driftUnder(fields []status.FieldChange, f *status.FieldChange, path string) bool {
+	if f != nil {
+		return f.IsDrift()
+	}
+	if path == "" {
+		return false
+	}
+	for _, x := range fields {
+		if x.IsDrift() && strings.HasPrefix(x.Path, path+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// compared reports whether a resource's fields are a comparison's
+// answer, so that a live line none of them covers is no difference.
+func compared(r status.Resource) bool {
+	return r == status.ResourceSynced || r == status.ResourceOutOfSync || r == status.ResourceIgnored
 }

@@ -188,6 +188,7 @@ func TestDiffOfASyncedObjectSaysNoDrift(t *testing.T) {
 	d := be.details[deployRef]
 	d.Resource.Status = status.ResourceSynced
 	d.Resource.Fields = nil
+	d.Live = withoutNote(d.Live)
 	be.details[deployRef] = d
 	h := newHarness(t, be, testConfig())
 	h.keys("j", "enter", "j", "enter")
@@ -204,6 +205,7 @@ func TestDiffSaysWhichTierCompared(t *testing.T) {
 	d.Resource.Status = status.ResourceSynced
 	d.Resource.Fields = nil
 	d.Resource.Decided = status.DecidedLocal
+	d.Live = withoutNote(d.Live)
 	be.details[deployRef] = d
 	h := newHarness(t, be, testConfig())
 	h.keys("j", "enter", "j", "enter")
@@ -310,4 +312,55 @@ func TestDiffOfAMissingObject(t *testing.T) {
 	if strings.Contains(h.screen(), "· defaulted") {
 		t.Error("a field that is not live is not defaulted")
 	}
+}
+
+// withoutNote is the fixture's live lines without the hand-added
+// annotation, as a Synced object's would be.
+func withoutNote(live []status.Line) []status.Line {
+	var out []status.Line
+	for _, l := range live {
+		if !strings.HasPrefix(l.Path, "/metadata/annotations") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestDiffCountsOnlyDriftedFields: an object written by Update leaves
+// its writer owning the apiserver's defaults; live lines no field of the
+// comparison covers are defaults, hidden and never counted, and the
+// header's count is the comparison's (status.ResourceStatus.Drifted), so
+// n goes to the one drifted field.
+func TestDiffCountsOnlyDriftedFields(t *testing.T) {
+	be := newFake()
+	d := be.details[deployRef]
+	argo := []status.Owner{{Manager: "argocd-controller", Operation: "Update", Class: status.OwnerGitOps}}
+	d.Live = withoutNote(d.Live)
+	var live []status.Line
+	for _, l := range d.Live {
+		switch l.Path {
+		case "/spec/progressDeadlineSeconds":
+			l.Owners = argo
+		case "/spec/replicas":
+			live = append(live, status.Line{Text: "  revisionHistoryLimit: 10", Path: "/spec/revisionHistoryLimit", Owners: argo})
+		}
+		live = append(live, l)
+	}
+	live = append(live, status.Line{Text: "  strategy:", Path: "/spec/strategy", Parent: true, Owners: argo},
+		status.Line{Text: "    type: RollingUpdate", Path: "/spec/strategy/type", Owners: argo})
+	d.Live = live
+	d.Resource.Fields = d.Resource.Fields[:1] // the scale alone
+	be.details[deployRef] = d
+	h := newHarness(t, be, testConfig())
+	h.send(windowSize(140, 30))
+	h.keys("j", "enter", "j", "enter")
+	dv := h.m.top().(*diffView)
+	h.wantScreen("1 drifted field · 3 defaulted hidden", "drifted field 1/1 /spec/replicas")
+	if got := d.Resource.Drifted(); got != 1 || len(dv.lay.changes) != 1 {
+		t.Fatalf("Drifted() = %d, changes = %d; want 1 and 1", got, len(dv.lay.changes))
+	}
+	h.keys("x")
+	h.wantScreen("1 drifted field · 3 defaulted shown", "revisionHistoryLimit: 10")
+	h.keys("n")
+	h.wantScreen("no more drifted fields")
 }
