@@ -90,6 +90,10 @@ var (
 	descHeartbeat = prometheus.NewDesc(metricHeartbeatSecond, "The engine loop's last heartbeat as a Unix time; 0 before the loop started.", nil, nil)
 )
 
+// descDriftedFields is the App's drifted fields, the number `kdrift
+// status`, the diff view and the app view show.
+var descDriftedFields = prometheus.NewDesc("kdrift_app_drifted_fields", "How many of the App's fields are drift (the count kdrift status and the diff view show).", []string{"app"}, nil)
+
 // The status values in the order the exposition sorts them, so that the
 // registry's sort finds them in order (a 1,000-app scrape sorts 9,000
 // series of these two families).
@@ -214,7 +218,7 @@ func (m *Metrics) Count(ev status.Event) {
 // Describe sends the descriptions of the snapshot metrics
 // (prometheus.Collector).
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descInfo, descSync, descHealth, descOOS, descFrozen, descUntil, descDrifted, descFighting, descHeals, descPrunes, descFights, descGit, descLeader, descHeartbeat} {
+	for _, d := range []*prometheus.Desc{descInfo, descSync, descHealth, descOOS, descFrozen, descUntil, descDrifted, descDriftedFields, descFighting, descHeals, descPrunes, descFights, descGit, descLeader, descHeartbeat} {
 		ch <- d
 	}
 }
@@ -260,6 +264,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(descUntil, until, a.Name)
 		gauge(descDrifted, float64(a.DriftedObjects()), a.Name)
+		gauge(descDriftedFields, float64(a.DriftedFields()), a.Name)
 		gauge(descFighting, float64(len(a.Fights)), a.Name)
 		if a.OwnerEngine != "" {
 			for _, d := range reasonValues {

@@ -401,6 +401,16 @@ func (a AppStatus) DriftedObjects() int {
 	return n
 }
 
+// DriftedFields counts the app's drifted fields: the sum of its
+// resources' Drifted, the one number every view and metric shows.
+func (a AppStatus) DriftedFields() int {
+	n := 0
+	for _, r := range a.Resources {
+		n += r.Drifted()
+	}
+	return n
+}
+
 // Objects counts the objects Git gave the app (its render's), those
 // only in the cluster (Extraneous) and those other controllers made
 // (Generated) aside: 0 for an app that is empty on purpose. A render that

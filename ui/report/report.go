@@ -356,6 +356,9 @@ type AppSummary struct {
 	Objects int `json:"objects"`
 	// DriftedObjects counts resources neither Synced nor Ignored.
 	DriftedObjects int `json:"driftedObjects"`
+	// DriftedFields counts the drifted fields of those resources
+	// (status.AppStatus.DriftedFields), as the views and metrics count.
+	DriftedFields int `json:"driftedFields"`
 	// EncryptedObjects counts resources rendered from SOPS files no
 	// identity here decrypts; they are listed in Drifted with status
 	// Encrypted and a message naming the file, its recipients and where
@@ -387,7 +390,7 @@ func Summarize(apps []status.AppStatus) StatusDoc {
 	for _, a := range apps {
 		s := AppSummary{Name: a.Name, File: a.File, Path: a.Path, Context: a.Destination.Context, Namespace: a.Destination.Namespace,
 			Sync: a.Sync, Health: a.Health, HealthDetail: a.HealthDetail, Canaries: a.Canaries, SelfHeal: a.SelfHeal, Prune: a.Prune, Freezes: a.Freezes, OutOfSyncSince: a.OutOfSyncSince,
-			Revision: a.Revision, RevisionRef: a.RevisionRef, NoUpstream: a.NoUpstream, LocalFreeze: a.LocalFreeze, FreezeChannel: a.FreezeChannel, Owner: a.Owner, OwnerFile: a.OwnerFile, OwnerPaused: a.OwnerPaused, OwnerResumed: a.OwnerResumed, OwnerApplied: a.OwnerApplied, OwnerRevision: a.OwnerRevision, Difference: a.Difference, SyncLabel: a.SyncLabel(), Chart: a.Chart, Objects: a.Objects(), DriftedObjects: a.DriftedObjects(), EncryptedObjects: a.EncryptedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
+			Revision: a.Revision, RevisionRef: a.RevisionRef, NoUpstream: a.NoUpstream, LocalFreeze: a.LocalFreeze, FreezeChannel: a.FreezeChannel, Owner: a.Owner, OwnerFile: a.OwnerFile, OwnerPaused: a.OwnerPaused, OwnerResumed: a.OwnerResumed, OwnerApplied: a.OwnerApplied, OwnerRevision: a.OwnerRevision, Difference: a.Difference, SyncLabel: a.SyncLabel(), Chart: a.Chart, Objects: a.Objects(), DriftedObjects: a.DriftedObjects(), DriftedFields: a.DriftedFields(), EncryptedObjects: a.EncryptedObjects(), Drifted: []status.ResourceStatus{}, Fights: a.Fights, Error: a.Error, ComparedAt: a.ComparedAt}
 		if a.Freeze != nil {
 			s.Freeze = a.Freeze
 		}
