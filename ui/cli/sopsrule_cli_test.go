@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"kdrift.dev/kdrift/engine/publish"
 	"kdrift.dev/kdrift/internal/enginetest"
 	"kdrift.dev/kdrift/internal/hostile"
 	"kdrift.dev/kdrift/internal/sopstest"
@@ -47,16 +49,16 @@ func TestSOPSPlaintextOnlyInSecretsCLI(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("SOPS_AGE_KEY_FILE", sopstest.KeyFile(t, id))
 	var outputs []string
-	run := func(args ...string) (int, string) {
+	do := func(args ...string) (int, string) {
 		code, out, errOut := kdrift(t, ctx, append(args, g...)...)
 		outputs = append(outputs, out, errOut)
 		return code, out + errOut
 	}
 
-	if code, out := run("sync", "good"); code != exitOK {
+	if code, out := do("sync", "good"); code != exitOK {
 		t.Fatalf("sync good: code %d\n%s", code, out)
 	}
-	code, out := run("sync", "sops-configmap")
+	code, out := do("sync", "sops-configmap")
 	if code == exitOK || !strings.Contains(out, "deploy/sops-configmap/x.env is SOPS-encrypted") {
 		t.Errorf("sync sops-configmap: code %d\n%s", code, out)
 	}
@@ -72,10 +74,10 @@ func TestSOPSPlaintextOnlyInSecretsCLI(t *testing.T) {
 	if _, err := cs.CoreV1().Secrets(ns).Get(ctx, "db-credentials", metav1.GetOptions{}); apierrors.IsNotFound(err) {
 		t.Errorf("the good app's Secret was not synced")
 	}
-	run("diff", "sops-configmap")
-	run("diff", "sops-jsonnet")
-	run("status")
-	_, js := run("status", "-o", "json")
+	do("diff", "sops-configmap")
+	do("diff", "sops-jsonnet")
+	do("status")
+	_, js := do("status", "-o", "json")
 	var doc struct {
 		Apps []struct {
 			Name  string `json:"name"`
@@ -96,6 +98,32 @@ func TestSOPSPlaintextOnlyInSecretsCLI(t *testing.T) {
 	for _, c := range cases {
 		if !strings.HasPrefix(got[c.Name], "Error") || !strings.Contains(got[c.Name], c.Want) {
 			t.Errorf("%s = %q, want Error containing %q", c.Name, got[c.Name], c.Want)
+		}
+	}
+	// The controller reports the same errors; its output, events and
+	// published AppStatuses hold no plaintext either.
+	cctx, cancel := context.WithCancel(ctx)
+	var cout, cerr syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(cctx, append([]string{"controller"}, g...), &cliEnv{stdout: &cout, stderr: &cerr}) }()
+	reported := false
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && !reported; time.Sleep(200 * time.Millisecond) {
+		reported = strings.Contains(cout.String()+cerr.String(), "deploy/sops-configmap/x.env is SOPS-encrypted")
+	}
+	if reported {
+		// One more pass's worth of publishing before it stops.
+		time.Sleep(2 * time.Second)
+	}
+	cancel()
+	<-done
+	outputs = append(outputs, cout.String(), cerr.String())
+	if !reported {
+		t.Errorf("the controller did not report the configMapGenerator app's error:\n%s\n%s", cout.String(), cerr.String())
+	}
+	if list, err := enginetest.Dynamic(t).Resource(publish.GVR).Namespace("").List(ctx, metav1.ListOptions{}); err == nil {
+		for _, it := range list.Items {
+			js, _ := it.MarshalJSON()
+			outputs = append(outputs, string(js))
 		}
 	}
 	for _, o := range outputs {
