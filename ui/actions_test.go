@@ -385,3 +385,23 @@ func TestChannelFreezeTheOwnerStillHeals(t *testing.T) {
 		t.Fatalf("dialog %v, status %q", h2.m.dialog != nil, h2.m.Status())
 	}
 }
+
+// TestFreezeOfALiveOnlyAppIsRefusedBeforeTheReason: an app whose
+// declaration lives only in the cluster (no file to commit to) is refused
+// at the key, saying why, before any reason is asked.
+func TestFreezeOfALiveOnlyAppIsRefusedBeforeTheReason(t *testing.T) {
+	be := newFake()
+	for i := range be.apps {
+		if be.apps[i].Name == "api-prod" {
+			be.apps[i].Owner = "Flux Kustomization flux-system/api-prod"
+			be.apps[i].OwnerFile = "live in the cluster of context prod (not in Git)"
+		}
+	}
+	h := newHarness(t, be, testConfig())
+	h.keys("G", "f")
+	if h.m.dialog != nil {
+		t.Fatal("a dialog asks a reason for a freeze that cannot be committed")
+	}
+	h.wantScreen("freeze: api-prod cannot take it from here: its declaration is live in the cluster of context prod (not in Git)")
+	h.wantCalls()
+}

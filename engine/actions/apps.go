@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -58,6 +59,13 @@ func loadApps(s *snapshot) (appSet, error) {
 	}
 	if err := ownedApps(s, &set); err != nil {
 		return appSet{}, err
+	}
+	if res := s.repo.opts.Resolved; res != nil {
+		for _, a := range res.Live {
+			if !slices.ContainsFunc(set.apps, func(o app.App) bool { return o.Metadata.Name == a.Metadata.Name }) {
+				set.apps = append(set.apps, a)
+			}
+		}
 	}
 	sort.Slice(set.apps, func(i, j int) bool { return set.apps[i].Metadata.Name < set.apps[j].Metadata.Name })
 	return set, nil
@@ -164,7 +172,7 @@ func findApps(set appSet, names []string) ([]app.App, error) {
 		seen[n] = true
 		a, ok := byName[n]
 		if err, broken := set.invalid[n]; !ok && broken {
-			return nil, fmt.Errorf("App %s cannot be read: %w; fix its App file first", n, err)
+			return nil, &UnresolvedError{Apps: []string{n}, Broken: err}
 		}
 		if !ok {
 			missing = append(missing, n)
@@ -177,7 +185,26 @@ func findApps(set appSet, names []string) ([]app.App, error) {
 		for _, a := range all {
 			known = append(known, a.Metadata.Name)
 		}
-		return nil, fmt.Errorf("App %s not found in %s/*.yaml or among the Argo CD and Flux declarations (known: %s)", strings.Join(missing, ", "), app.Dir, strings.Join(known, ", "))
+		return nil, &UnresolvedError{Apps: missing, Known: known}
 	}
 	return out, nil
 }
+
+// UnresolvedError says an action names apps it could not find among the
+// declarations it read (Known), or one whose declaration is broken.
+type UnresolvedError struct {
+	Apps, Known []string
+	// Broken is why the one App named cannot be read; nil when missing.
+	Broken error
+}
+
+// Error names the apps and what is known instead.
+func (e *UnresolvedError) Error() string {
+	if e.Broken != nil {
+		return fmt.Sprintf("App %s cannot be read: %v; fix its App file first", strings.Join(e.Apps, ", "), e.Broken)
+	}
+	return fmt.Sprintf("App %s not found in %s/*.yaml or among the Argo CD and Flux declarations (known: %s)", strings.Join(e.Apps, ", "), app.Dir, strings.Join(e.Known, ", "))
+}
+
+// Unwrap is the broken App's error.
+func (e *UnresolvedError) Unwrap() error { return e.Broken }

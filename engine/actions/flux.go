@@ -8,11 +8,15 @@ import (
 )
 
 // snapshotOf is the Snapshot of commit, discovering the Flux apps of the
-// cluster folder RepoOptions.ClusterPath names, as the engine does.
+// cluster folder RepoOptions.ClusterPath names, or the engine followed
+// (RepoOptions.Resolved), as the engine does.
 func (r *Repo) snapshotOf(commit plumbing.Hash) (*source.Snapshot, error) {
 	var fc *app.FluxCluster
-	if r.opts.ClusterPath != "" {
+	switch {
+	case r.opts.ClusterPath != "":
 		fc = &app.FluxCluster{Path: r.opts.ClusterPath, From: "--cluster-path"}
+	case r.opts.Resolved != nil:
+		fc = r.opts.Resolved.Flux
 	}
 	return source.SnapshotOfCached(r.git, commit, fc, r.discoverCache(), source.UpstreamBranch(r.git, r.branch))
 }

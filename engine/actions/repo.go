@@ -62,6 +62,21 @@ type RepoOptions struct {
 	// (a freeze, an ignore) then reads again only the folders that
 	// changed. Empty reads every folder each time.
 	DiscoverCacheDir string
+	// Resolved, when set, is how the engine (`status`) found the apps:
+	// actions then find them the same way (AppResolution).
+	Resolved *AppResolution
+}
+
+// AppResolution is what the engine knows about which apps exist beyond
+// Git alone, so that an action takes every app `status` lists.
+type AppResolution struct {
+	// Flux is the Flux cluster folder discovery follows, as the engine
+	// chose it (from the live bootstrap Kustomization); nil when none.
+	Flux *app.FluxCluster
+	// Live are the apps only live objects declare (an Argo CD
+	// Application or Flux Kustomization in no file of the repository):
+	// an action on one is refused, saying why, never "not found".
+	Live []app.App
 }
 
 // Repo is an opened repository and branch that actions commit to.

@@ -263,3 +263,23 @@ func (e *core) withLiveFlux(apps app.LoadResult, snap *source.Snapshot, lists li
 	}
 	return res, fmt.Sprintf("%s; %s on context %q that Git does not declare", from, strings.Join(added, " and "), lists.context)
 }
+
+// ResolveApps reads Git's head (fetching first) and the live objects, as
+// the first pass does, and says how the apps were found beyond Git
+// alone: the Flux cluster folder discovery follows and the apps only
+// live objects declare. Actions take them, so that every action takes
+// every app `status` lists.
+func (e *core) ResolveApps(ctx context.Context) (*app.FluxCluster, []app.App, error) {
+	if err := e.loadHead(ctx, true); err != nil {
+		return nil, nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var liveOnly []app.App
+	for _, a := range e.apps.Apps {
+		if a.Origin != nil && a.Origin.Live {
+			liveOnly = append(liveOnly, a)
+		}
+	}
+	return e.repo.Flux(), liveOnly, nil
+}

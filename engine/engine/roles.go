@@ -66,6 +66,8 @@ type Reader interface {
 	FluxCluster() string
 	// Channel is the incident channel as last read.
 	Channel() source.ChannelRead
+	// ResolveApps says how the apps are found beyond Git alone.
+	ResolveApps(ctx context.Context) (*app.FluxCluster, []app.App, error)
 }
 
 // Actor writes to the clusters on a person's request.

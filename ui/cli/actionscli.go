@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -27,6 +28,42 @@ type actionFlags struct {
 	// propose: the branch is protected; commits stay local for a
 	// proposal branch (set by the command from its --propose).
 	propose bool
+	// resolved is how the engine found the apps, once act asked it.
+	resolved *actions.AppResolution
+}
+
+// resolveTimeout bounds how long an action waits for the engine to say
+// which apps exist beyond Git alone: a freeze never waits long on a
+// cluster that does not answer (it then resolves from Git alone).
+const resolveTimeout = 15 * time.Second
+
+// act runs do on repo; when do names an app that Git alone does not
+// resolve, act asks the engine how `status` finds the apps (the cluster
+// folder of the live Flux bootstrap, the apps only live objects
+// declare) and runs do once more on the repository opened with that:
+// every action takes every app status lists, or says why it cannot.
+func (a *actionFlags) act(ctx context.Context, repo *actions.Repo, do func(*actions.Repo) (actions.Result, error)) (actions.Result, error) {
+	res, err := do(repo)
+	var un *actions.UnresolvedError
+	if !errors.As(err, &un) || a.resolved != nil {
+		return res, err
+	}
+	rctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	defer cancel()
+	e, eerr := openEngine(rctx, &a.globalFlags, true, oneShot)
+	if eerr != nil {
+		return res, err
+	}
+	fc, liveOnly, rerr := e.ResolveApps(rctx)
+	if rerr != nil || (fc == nil && len(liveOnly) == 0) {
+		return res, err
+	}
+	a.resolved = &actions.AppResolution{Flux: fc, Live: liveOnly}
+	again, oerr := a.open(ctx)
+	if oerr != nil {
+		return res, err
+	}
+	return do(again)
 }
 
 func (a *actionFlags) register(fs *flag.FlagSet) {
@@ -37,7 +74,7 @@ func (a *actionFlags) register(fs *flag.FlagSet) {
 }
 
 func (a *actionFlags) open(ctx context.Context) (*actions.Repo, error) {
-	opts := actions.RepoOptions{Repo: a.repo, Branch: a.branch, Author: a.author, Propose: a.propose, ClusterPath: a.clusterPath}
+	opts := actions.RepoOptions{Repo: a.repo, Branch: a.branch, Author: a.author, Propose: a.propose, ClusterPath: a.clusterPath, Resolved: a.resolved}
 	if dir := render.DefaultCacheDir(); dir != "" {
 		// Finding the apps a freeze names reads only what changed since
 		// the last command, as a one-shot engine does.

@@ -147,7 +147,9 @@ func runFreeze(ctx context.Context, env *cliEnv, f *freezeFlags, apps []string) 
 		if err != nil {
 			return env.errorf("freeze: %v", err)
 		}
-		res, err = repo.FreezeResource(ctx, actions.ResourceFreezeRequest{App: name, Queries: []app.ResourceQuery{ref}, Fields: f.target.fields, Reason: f.reason, For: f.forD, Until: untilT})
+		res, err = f.act(ctx, repo, func(repo *actions.Repo) (actions.Result, error) {
+			return repo.FreezeResource(ctx, actions.ResourceFreezeRequest{App: name, Queries: []app.ResourceQuery{ref}, Fields: f.target.fields, Reason: f.reason, For: f.forD, Until: untilT})
+		})
 		if err != nil {
 			return env.errorf("freeze: %v", err)
 		}
@@ -155,11 +157,15 @@ func runFreeze(ctx context.Context, env *cliEnv, f *freezeFlags, apps []string) 
 	}
 	if f.extend != 0 {
 		what = "extend"
-		res, err = repo.Extend(ctx, actions.ExtendRequest{Apps: apps, By: f.extend, Reason: f.reason})
+		res, err = f.act(ctx, repo, func(repo *actions.Repo) (actions.Result, error) {
+			return repo.Extend(ctx, actions.ExtendRequest{Apps: apps, By: f.extend, Reason: f.reason})
+		})
 	} else {
-		res, err = repo.Freeze(ctx, actions.FreezeRequest{
-			Selection: actions.Selection{Apps: apps, All: f.all, Selector: f.selector},
-			Reason:    f.reason, For: f.forD, Until: untilT,
+		res, err = f.act(ctx, repo, func(repo *actions.Repo) (actions.Result, error) {
+			return repo.Freeze(ctx, actions.FreezeRequest{
+				Selection: actions.Selection{Apps: apps, All: f.all, Selector: f.selector},
+				Reason:    f.reason, For: f.forD, Until: untilT,
+			})
 		})
 	}
 	if err != nil {
@@ -228,13 +234,17 @@ func runUnfreeze(ctx context.Context, env *cliEnv, f *unfreezeFlags, apps []stri
 		if err != nil {
 			return env.errorf("unfreeze: %v", err)
 		}
-		res, err := repo.UnfreezeResource(ctx, actions.ResourceUnfreezeRequest{App: name, Query: &ref, Fields: f.target.fields, Reason: f.reason})
+		res, err := f.act(ctx, repo, func(repo *actions.Repo) (actions.Result, error) {
+			return repo.UnfreezeResource(ctx, actions.ResourceUnfreezeRequest{App: name, Query: &ref, Fields: f.target.fields, Reason: f.reason})
+		})
 		if err != nil {
 			return env.errorf("unfreeze: %v", err)
 		}
 		return printResult(env, &f.actionFlags, fmt.Sprintf("unfreeze %s %s%s", name, strings.Join(res.Resources, ","), fieldList(f.target.fields)), res)
 	}
-	res, err := repo.Unfreeze(ctx, actions.UnfreezeRequest{Selection: actions.Selection{Apps: apps, All: f.all, Selector: f.selector}, Reason: f.reason})
+	res, err := f.act(ctx, repo, func(repo *actions.Repo) (actions.Result, error) {
+		return repo.Unfreeze(ctx, actions.UnfreezeRequest{Selection: actions.Selection{Apps: apps, All: f.all, Selector: f.selector}, Reason: f.reason})
+	})
 	if err != nil {
 		return env.errorf("unfreeze: %v", err)
 	}

@@ -79,7 +79,9 @@ func runIgnore(ctx context.Context, env *cliEnv, f *ignoreFlags, name string) in
 	if err != nil {
 		return env.errorf("%v", err)
 	}
-	res, err := repo.Ignore(ctx, actions.IgnoreRequest{App: name, Rule: f.rule, Reason: f.reason, Typed: true})
+	res, err := f.act(ctx, repo, func(repo *actions.Repo) (actions.Result, error) {
+		return repo.Ignore(ctx, actions.IgnoreRequest{App: name, Rule: f.rule, Reason: f.reason, Typed: true})
+	})
 	if err != nil {
 		return env.errorf("ignore: %v", err)
 	}
