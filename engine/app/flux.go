@@ -149,7 +149,7 @@ func (r gitRepository) foreign(full string, sameRepo func(string) bool, branch s
 		return fmt.Sprintf("GitRepository %s (%s) names another repository, which kdrift does not read", full, r.file)
 	}
 	if !SameBranch(r.ref, branch) {
-		return fmt.Sprintf("GitRepository %s (%s) follows %s of this repository; kdrift reads branch %s", full, r.file, describeRef(r.ref), branch)
+		return fmt.Sprintf("GitRepository %s (%s) follows %s of this repository; kdrift reads branch %s", full, r.file, DescribeRef(r.ref), branch)
 	}
 	return ""
 }

@@ -44,8 +44,8 @@ func GitRefOf(ref map[string]any) string {
 	})
 }
 
-// describeRef is a gitRef for a message: "branch main", "tag v1.2".
-func describeRef(ref string) string {
+// DescribeRef is a ref GitRefOf gives, for a message: "branch main", "tag v1.2".
+func DescribeRef(ref string) string {
 	if strings.Contains(ref, " ") {
 		return ref
 	}

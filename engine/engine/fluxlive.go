@@ -142,7 +142,7 @@ func entryPath(ks []unstructured.Unstructured, live *app.FluxCluster, sameRepo f
 			continue
 		}
 		if ref := live.Refs[ns+"/"+name]; !app.SameBranch(ref, branch) {
-			elsewhere = append(elsewhere, fmt.Sprintf("%s/%s (%s)", k.GetNamespace(), k.GetName(), ref))
+			elsewhere = append(elsewhere, fmt.Sprintf("%s/%s (%s)", k.GetNamespace(), k.GetName(), app.DescribeRef(ref)))
 			continue
 		}
 		p, _, _ := unstructured.NestedString(k.Object, "spec", "path")

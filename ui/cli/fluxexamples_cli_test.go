@@ -124,7 +124,7 @@ func TestStatusBootstrapOfAnotherBranch(t *testing.T) {
 	if strings.Contains(errOut, "Flux cluster folder clusters/production") {
 		t.Fatalf("the bootstrap of branch dev-team chose the cluster folder:\n%s\n%s", out, errOut)
 	}
-	if !strings.Contains(errOut, "no live Kustomization reads branch main of this repository (flux-system/flux-system (dev-team) read other refs of it)") {
+	if !strings.Contains(errOut, "no live Kustomization reads branch main of this repository (flux-system/flux-system (branch dev-team) read other refs of it)") {
 		t.Fatalf("status does not say why no live folder was taken:\n%s\n%s", out, errOut)
 	}
 }
