@@ -12,6 +12,7 @@ import (
 
 	ctrl "kdrift.dev/kdrift/controller"
 	"kdrift.dev/kdrift/engine/leader"
+	"kdrift.dev/kdrift/internal/memlimit"
 )
 
 func init() {
@@ -84,6 +85,9 @@ func runController(ctx context.Context, env *cliEnv, g *globalFlags, dec *decryp
 	}
 	defer closeLog()
 	ctrl.RouteLibraryLogs(log)
+	// A long-lived process in a Pod: the collector is told the
+	// container's limit (ARCHITECTURE.md, "Memory of a long-lived process").
+	log.Info("runtime memory", "setting", memlimit.Apply(memlimit.DefaultOptions()).String())
 	gate := &leader.Gate{}
 	if shards > 1 {
 		gate.Sharded()
