@@ -261,6 +261,10 @@ type core struct {
 	marks Marks
 
 	passes, dryRuns, localCompares, applies atomic.Int64
+	// fleetReads, once a one-shot Reconcile covered more than one app,
+	// makes one-shot reads list each kind's tracked objects once for
+	// every app (lists.go).
+	fleetReads atomic.Bool
 
 	// fluxOnce reads the live Flux objects once (resolveFlux);
 	// fluxNote (guarded by mu) says why they were not used, if so;
@@ -433,6 +437,9 @@ func (e *core) Reconcile(ctx context.Context, names ...string) error {
 				return err
 			}
 		}
+	}
+	if len(names) > 1 {
+		e.fleetReads.Store(true)
 	}
 	var g errgroup.Group
 	g.SetLimit(e.opts.Workers)

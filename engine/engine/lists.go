@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"kdrift.dev/kdrift/engine/apply"
 	"kdrift.dev/kdrift/engine/live"
 	"kdrift.dev/kdrift/engine/status"
 )
@@ -41,6 +40,9 @@ type listEntry struct {
 	items []*unstructured.Unstructured
 	byKey map[string]*unstructured.Unstructured
 	err   error
+	// byApp groups a fleet's tracked List by App (ofApp), once.
+	appOnce sync.Once
+	byApp   map[string][]*unstructured.Unstructured
 }
 
 func (l *lists) reset() {
@@ -117,13 +119,18 @@ func (p *pass) prefetch(ctx context.Context) {
 		return
 	}
 	keys := map[listKey]bool{}
+	fleet := p.cl.fleet.Load()
 	for _, d := range p.desired {
 		if _, ok := p.encrypted[refKey(live.RefOf(d))]; ok {
 			continue
 		}
 		gvk := d.GroupVersionKind()
-		keys[listKey{gvk: gvk, namespace: d.GetNamespace()}] = true
-		keys[listKey{gvk: gvk, tracked: true, app: apply.AppLabelValue(p.name)}] = true
+		if !fleet {
+			// A fleet's objects are read from the kind's tracked List
+			// first; a namespace is listed only for one not in it.
+			keys[listKey{gvk: gvk, namespace: d.GetNamespace()}] = true
+		}
+		keys[p.cl.trackedKey(gvk, p.name)] = true
 	}
 	for k := range keys {
 		go p.cl.lists.get(ctx, p.cl.cs, k)
@@ -156,6 +163,9 @@ func listOnce(ctx context.Context, cs *live.ClientSet, m *meta.RESTMapping, k li
 
 // getListed reads one object through the list cache; nil when absent.
 func (c *cluster) getListed(ctx context.Context, ref status.ObjectRef) (*unstructured.Unstructured, error) {
+	if o := c.fleetListed(ctx, ref); o != nil {
+		return o.DeepCopy(), nil
+	}
 	e := c.lists.get(ctx, c.cs, listKey{gvk: live.GVK(ref), namespace: ref.Namespace})
 	if e.err != nil {
 		return nil, e.err

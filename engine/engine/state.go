@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -115,6 +116,9 @@ type cluster struct {
 	applier *apply.Applier
 	// lists serves reads outside Run, one List per kind and namespace.
 	lists lists
+	// fleet is the engine's fleetReads: read one-shot lists by kind, not
+	// by App.
+	fleet *atomic.Bool
 	// observer is the engine's (Options.Observer).
 	observer Observer
 
@@ -164,7 +168,7 @@ func (e *core) clusterFor(contextName string) (*cluster, error) {
 	}
 	aopts := e.opts.Apply
 	aopts.Origin = e.renderer.Origin
-	c := &cluster{name: cs.Context, cs: cs, applier: apply.New(cs.Dynamic, newMapper(cs), aopts), discovered: make(chan struct{}), observer: e.opts.Observer}
+	c := &cluster{name: cs.Context, cs: cs, applier: apply.New(cs.Dynamic, newMapper(cs), aopts), discovered: make(chan struct{}), observer: e.opts.Observer, fleet: &e.fleetReads}
 	if e.watchCtx != nil {
 		c.watcher = cs.NewWatcher(e.watchCtx, e.changes)
 		// What comparisons ignore and nothing else reads need not be
@@ -192,13 +196,13 @@ func (c *cluster) peek(ctx context.Context, ref status.ObjectRef) (*unstructured
 	return c.getListed(ctx, ref)
 }
 
-// watch makes sure informers cover a kind (in ns) and its tracked objects.
-func (c *cluster) watch(ctx context.Context, gvk schema.GroupVersionKind, ns string) error {
+// watch makes sure informers cover a kind's tracked objects, in every
+// namespace: one informer per kind for a fleet kdrift applied. An object
+// that informer lacks starts the kind's informer in its namespace when it
+// is read (live.Watcher.Get), so ns is not watched on its own.
+func (c *cluster) watch(ctx context.Context, gvk schema.GroupVersionKind, _ string) error {
 	if c.watcher == nil {
 		return nil
-	}
-	if err := c.watcher.Watch(ctx, gvk, ns); err != nil {
-		return err
 	}
 	return c.watcher.WatchTracked(ctx, gvk)
 }
@@ -213,13 +217,14 @@ func (c *cluster) listTracked(ctx context.Context, gvk schema.GroupVersionKind, 
 		return c.watcher.ListTracked(ctx, gvk, appName)
 	}
 	// The apiserver sends this App's labelled objects and the unlabelled
-	// ones; the annotation decides among them, as the informers' do.
-	e := c.lists.get(ctx, c.cs, listKey{gvk: gvk, tracked: true, app: apply.AppLabelValue(appName)})
+	// ones (or, for a fleet, every tracked object of the kind); the
+	// annotation decides among them, as the informers' do.
+	e := c.lists.get(ctx, c.cs, c.trackedKey(gvk, appName))
 	if e.err != nil {
 		return nil, e.err
 	}
 	var out []*unstructured.Unstructured
-	for _, o := range e.items {
+	for _, o := range e.ofApp(appName) {
 		if apply.TrackedAsApp(o, appName) {
 			out = append(out, o)
 		}
