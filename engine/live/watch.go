@@ -359,7 +359,9 @@ func (w *Watcher) Stop(ctx context.Context, gvk schema.GroupVersionKind, namespa
 // Get implements Getter: from a synced informer cache that covers the
 // object when there is one, from the apiserver otherwise. A tracked-only
 // cache answers only when it holds the object (an untracked object of the
-// same name may exist). The object is the caller's to change.
+// same name may exist); when it lacks it, the kind's informer in the
+// object's namespace is started and answers. The object is the caller's
+// to change.
 func (w *Watcher) Get(ctx context.Context, ref status.ObjectRef) (*unstructured.Unstructured, error) {
 	u, shared, err := w.lookup(ctx, ref)
 	if shared {
@@ -414,8 +416,41 @@ func (w *Watcher) lookup(ctx context.Context, ref status.ObjectRef) (*unstructur
 			return nil, false, nil // a full cache that lacks it: not there
 		}
 	}
+	if candidates[0] == nil && candidates[1] == nil && candidates[2] != nil && isClosed(candidates[2].synced) {
+		return w.lookupUntracked(ctx, ref, m.Resource, ns, cacheKey)
+	}
 	u, err := w.set.Get(ctx, ref)
 	return u, false, err
+}
+
+// lookupUntracked finds an object the kind's tracked cache lacks (not
+// applied by kdrift yet, or its label removed) in the kind's informer in
+// its namespace, started for it: a fleet kdrift has synced is watched by
+// one informer per kind (its tracked objects, all namespaces), and only
+// a namespace that holds such an object costs a second, which then also
+// sees the object appear or change.
+func (w *Watcher) lookupUntracked(ctx context.Context, ref status.ObjectRef, gvr schema.GroupVersionResource, ns, cacheKey string) (*unstructured.Unstructured, bool, error) {
+	if err := w.Watch(ctx, GVK(ref), ns); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", ref, err)
+	}
+	w.mu.Lock()
+	wd := w.informers[watchKey{gvr: gvr, namespace: ns}]
+	w.mu.Unlock()
+	if wd == nil {
+		u, err := w.set.Get(ctx, ref)
+		return u, false, err
+	}
+	if err := wd.stale(gvr, w.set.Context); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", ref, err)
+	}
+	item, exists, err := wd.informer.GetStore().GetByKey(cacheKey)
+	if err != nil || !exists {
+		return nil, false, nil
+	}
+	if u := objectOf(item); u != nil {
+		return u, true, nil
+	}
+	return nil, false, nil
 }
 
 // List returns every object of a kind in a namespace ("" = all
