@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +28,7 @@ import (
 	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/status"
 	"kdrift.dev/kdrift/internal/enginetest"
+	"kdrift.dev/kdrift/internal/memlimit"
 )
 
 // heapDir, when set, receives a heap profile (heap-N.pprof) of each
@@ -35,8 +37,31 @@ var heapDir = flag.String("heapdir", "", "write BenchmarkRSSPerObject heap profi
 
 // rssSizes are BenchmarkRSSPerObject's fleet sizes, in objects; each is
 // made of apps of rssObjects objects, and each size's fleet holds the
-// smaller ones' (objects are only added).
-var rssSizes = []int{1000, 5000, 20000}
+// smaller ones' (objects are only added). $KDRIFT_BENCH_RSS_OBJECTS, a
+// comma-separated list of sizes, replaces them (up to 100000: making the
+// objects then takes most of an hour).
+var rssSizes = []int{500, 1000, 2000, 5000, 20000}
+
+// rssSizesEnv names the variable that replaces rssSizes.
+const rssSizesEnv = "KDRIFT_BENCH_RSS_OBJECTS"
+
+// benchRSSSizes are rssSizes, or the sizes $KDRIFT_BENCH_RSS_OBJECTS
+// gives, in increasing order.
+func benchRSSSizes(b *testing.B) []int {
+	v := os.Getenv(rssSizesEnv)
+	if v == "" {
+		return rssSizes
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < rssObjects || n%rssObjects != 0 || (len(out) > 0 && n <= out[len(out)-1]) {
+			b.Fatalf("%s=%q: give increasing numbers of objects, each a multiple of %d, such as 500,1000,2000,5000,20000,50000,100000", rssSizesEnv, v, rssObjects)
+		}
+		out = append(out, n)
+	}
+	return out
+}
 
 const (
 	rssObjects   = 20
@@ -62,7 +87,7 @@ var rssLast struct {
 }
 
 // BenchmarkRSSPerObject: a running read-only engine (informers and
-// caches) over 1,000, 5,000 and 20,000 live objects (apps of 20: two
+// caches) over 500, 1,000, 2,000, 5,000 and 20,000 live objects (apps of 20: two
 // Deployments of 0 replicas and 18 ConfigMaps, applied as kdrift applies
 // them, co-owned by a second manager that applied the same values, and
 // every fourth carrying kubectl's last-applied annotation written by
@@ -73,8 +98,10 @@ var rssLast struct {
 // a few minutes. Run it with -benchtime=1x, all sizes in one run so the
 // slopes are measured; -heapdir keeps a heap profile of each size.
 func BenchmarkRSSPerObject(b *testing.B) {
+	// The runtime as `kdrift controller` tunes it.
+	memlimit.Apply(memlimit.DefaultOptions())
 	startRSSFleet(b)
-	for _, n := range rssSizes {
+	for _, n := range benchRSSSizes(b) {
 		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
 			dir, cache := growRSSFleet(b, n/rssObjects)
 			var rss, heap float64
