@@ -131,10 +131,11 @@ func (e *core) readFluxApplied(ctx context.Context, snap *source.Snapshot) liveF
 
 // ownerApplied says which revision the owner of a last applied, from its
 // live declaration, and how it stands against rev, the revision kdrift
-// compares (read from ref): the text, and the values when the owner
-// records a revision of the repository. "" and nil when the live
-// declaration carries none.
-func (e *core) ownerApplied(a app.App, rev source.Revision, ref string) (string, *status.OwnerRevision) {
+// compares (read from ref; followed says it is the revision the
+// declaration follows, not the branch head): the text, and the values
+// when the owner records a revision of the repository. "" and nil when
+// the live declaration carries none.
+func (e *core) ownerApplied(a app.App, rev source.Revision, ref string, followed bool) (string, *status.OwnerRevision) {
 	if a.Origin == nil || a.Spec.Chart != nil {
 		// A remote chart's version is compared once it is resolved
 		// (chartApplied).
@@ -148,7 +149,7 @@ func (e *core) ownerApplied(a app.App, rev source.Revision, ref string) (string,
 		// A release names its chart's version, not a commit.
 		return fmt.Sprintf("%s last released %s, from the chart folder %s", a.Origin.Engine, applied, a.Spec.Path), nil
 	}
-	if f := a.Origin.Follows; followsOther(f, e.repo.Branch(), rev.Hash) {
+	if f := a.Origin.Follows; !followed && followsOther(f, e.repo.Branch(), rev.Hash) {
 		// The owner applies another revision than the one kdrift
 		// compares: whether it is behind cannot be told from here.
 		return fmt.Sprintf("%s follows %s and applied %s; kdrift compares %s (%s), not the revision %s follows, so what differs is not told apart", a.Origin.Engine, f, shortRevision(applied), rev.Short(), ref, a.Origin.Engine), nil

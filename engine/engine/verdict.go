@@ -2,6 +2,27 @@ package engine
 
 import "kdrift.dev/kdrift/engine/status"
 
+// follow makes the pass compare, for an app whose declaration follows
+// name (an Application's targetRevision) rather than the branch kdrift
+// reads, the commit name resolves to as last fetched (source.Repo.Resolve),
+// and reports whether it did; when name resolves to nothing here, the
+// pass keeps the branch head and ownerApplied says the two are not told
+// apart.
+func (p *pass) follow(name string) bool {
+	rev, ref, err := p.e.repo.Resolve(name)
+	if err != nil {
+		return false
+	}
+	snap, err := p.e.repo.Snapshot(rev.Hash)
+	if err != nil {
+		return false
+	}
+	p.rev, p.snap = rev, snap
+	p.status.Revision, p.status.RevisionAuthor = rev.Hash, rev.Author
+	p.status.RevisionRef = ref + " (targetRevision " + name + ")"
+	return true
+}
+
 // classify says, for an app another GitOps engine owns, what kind of
 // difference each drifted field and each Missing or Extraneous object is
 // (status.Difference). Whether a field differs is decided before, by its

@@ -208,3 +208,71 @@ func TestGitAheadOfArgoCDIsOutOfSyncWaiting(t *testing.T) {
 		t.Fatalf("a person's image: label %q field %+v\n%s", a.SyncLabel(), f, describe(a))
 	}
 }
+
+// TestArgoTargetRevisionIsTheDesiredRevision: an Application that follows
+// the branch staging is compared with staging's head as last fetched, not
+// with the branch kdrift reads, and says so; a commit on staging Argo CD
+// has not applied is waiting for it, while commits on main change nothing.
+func TestArgoTargetRevisionIsTheDesiredRevision(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "verdict-follow")
+	enginetest.InstallCRDs(t, "applications.argoproj.io.yaml")
+	remote := gittest.InitBare(t)
+	repo := gittest.Init(t)
+	doc := `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: ep-staging
+  namespace: ` + ns + `
+spec:
+  source:
+    repoURL: file://` + remote.Dir + `
+    targetRevision: staging
+    path: envs/staging
+  destination:
+    server: https://kubernetes.default.svc
+    namespace: ` + ns + `
+`
+	repo.Commit("staging app", map[string]string{"argocd/ep-staging.yaml": doc, "envs/staging/deployment.yml": envAppDeployment("1.0")})
+	repo.Git("remote", "add", "origin", remote.Dir)
+	repo.Git("push", "-q", "-u", "origin", "main")
+	// staging moves on its own, from another clone.
+	other := gittest.Init(t)
+	other.Git("remote", "add", "origin", remote.Dir)
+	other.Git("fetch", "-q", "origin")
+	other.Git("checkout", "-q", "-B", "staging", "origin/main")
+	staged := other.Commit("staging: 1.5", map[string]string{"envs/staging/deployment.yml": envAppDeployment("1.5")})
+	other.Git("push", "-q", "origin", "staging")
+	repo.Commit("main: 2.0", map[string]string{"envs/staging/deployment.yml": envAppDeployment("2.0")})
+	repo.Git("push", "-q", "origin", "main")
+
+	applyAs(t, ns, "argocd-controller", envAppDeployment("1.5"), map[string]string{},
+		map[string]string{"argocd.argoproj.io/tracking-id": "ep-staging:apps/Deployment:" + ns + "/simple-deployment"})
+	synced := func(rev string) {
+		t.Helper()
+		applyApplication(t, doc, "argocd-application-controller", func(obj *unstructured.Unstructured) {
+			obj.Object["status"] = map[string]any{"sync": map[string]any{"status": "Synced", "revision": rev}}
+		})
+	}
+	synced(staged)
+	e := newEngine(t, repo, nil)
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a := appStatus(t, e, "ep-staging")
+	if a.Sync != status.SyncSynced || a.Revision != staged || a.RevisionRef != "origin/staging (targetRevision staging)" {
+		t.Fatalf("staging as Argo CD applied it: revision %s (%s)\n%s", a.Revision, a.RevisionRef, describe(a))
+	}
+
+	next := other.Commit("staging: 1.6", map[string]string{"envs/staging/deployment.yml": envAppDeployment("1.6")})
+	other.Git("push", "-q", "origin", "staging")
+	if err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a = appStatus(t, e, "ep-staging")
+	f, _ := imageField(t, a)
+	if a.SyncLabel() != "OutOfSync (waiting for Argo CD)" || a.Revision != next || f.Difference != status.DifferenceWaiting ||
+		!strings.Contains(a.OwnerApplied, "Git is at "+next[:7]+" (origin/staging (targetRevision staging))") {
+		t.Fatalf("a commit on staging: %q %q\n%s", a.SyncLabel(), a.OwnerApplied, describe(a))
+	}
+}
