@@ -34,6 +34,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
+
+	"kdrift.dev/kdrift/internal/gitobj"
 )
 
 // PlainOpen opens the repository at p as git.PlainOpenWithOptions does
@@ -90,10 +92,12 @@ func PlainCloneBare(ctx context.Context, p string, o *git.CloneOptions) (*git.Re
 	return git.CloneContext(ctx, newStorage(NewFilesystem(osfs.New(abs))), nil, o)
 }
 
-// newStorage is the storage go-git's Plain functions make: the default
-// object cache and the zero options.
+// newStorage is the storage go-git's Plain functions make (the default
+// object cache), except that an object past gitobj.LargeObject is handed
+// out unread, to be read through its Reader within a bound: without it
+// go-git inflates a 1 GiB blob whole when asked for its Reader.
 func newStorage(fs billy.Filesystem) *filesystem.Storage {
-	return filesystem.NewStorageWithOptions(fs, cache.NewObjectLRUDefault(), filesystem.Options{})
+	return filesystem.NewStorageWithOptions(fs, cache.NewObjectLRUDefault(), filesystem.Options{LargeObjectThreshold: gitobj.LargeObject})
 }
 
 // commonDir reads a linked worktree's commondir file: the shared git
