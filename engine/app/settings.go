@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"kdrift.dev/kdrift/engine/render"
+	"kdrift.dev/kdrift/internal/gitobj"
 )
 
 // SettingsKind is the kind of the repository's kdrift settings document.
@@ -73,9 +74,14 @@ func (s Settings) ChannelBranch() string {
 // ReadSettings reads SettingsFile from the repository tree fsys; a
 // repository without one has the default settings.
 func ReadSettings(fsys fs.FS) (Settings, error) {
-	data, err := fs.ReadFile(fsys, SettingsFile)
+	// Bounded from the object's header before it is read: a 1 GiB blob is
+	// refused unread.
+	data, err := gitobj.ReadFile(fsys, SettingsFile, render.DefaultMaxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Settings{}, nil
+	}
+	if tl := (*gitobj.TooLargeError)(nil); errors.As(err, &tl) {
+		return Settings{}, &Error{File: SettingsFile, Problem: fmt.Sprintf("is %d bytes, more than the %d a settings file may have", tl.Size, tl.Max), Fix: "keep only the settings in it"}
 	}
 	if err != nil {
 		return Settings{}, &Error{File: SettingsFile, Problem: "cannot read: " + err.Error(), Fix: "check the file in Git"}

@@ -14,6 +14,7 @@ import (
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/render"
 	"kdrift.dev/kdrift/internal/gitfs"
+	"kdrift.dev/kdrift/internal/gitobj"
 )
 
 // MaxChannelCommits is how many incident channel commits not on the
@@ -166,12 +167,12 @@ func (r *Repo) ReadChannel(ctx context.Context, channel, head string) (ChannelRe
 // skipped. ref names the channel in messages.
 func WalkChannel(ctx context.Context, g *git.Repository, channel, ref string, tip, head plumbing.Hash) (ChannelRead, error) {
 	out := ChannelRead{Name: channel, Ref: ref}
-	tc, err := g.CommitObject(tip)
+	tc, err := readCommit(g, tip)
 	if err != nil {
 		return out, fmt.Errorf("incident channel %s: commit %s: %w", ref, tip, err)
 	}
 	out.Tip = revisionOf(tc)
-	hc, err := g.CommitObject(head)
+	hc, err := readCommit(g, head)
 	if err != nil {
 		return out, fmt.Errorf("incident channel %s: desired commit %s: %w", ref, head, err)
 	}
@@ -195,7 +196,7 @@ func WalkChannel(ctx context.Context, g *git.Repository, channel, ref string, ti
 		if c.NumParents() == 0 {
 			break
 		}
-		p, err := c.Parent(0)
+		p, err := readCommit(g, c.ParentHashes[0])
 		if err != nil {
 			return out, fmt.Errorf("incident channel %s: parent of %s: %w", ref, c.Hash.String()[:7], err)
 		}
@@ -214,7 +215,7 @@ func WalkChannel(ctx context.Context, g *git.Repository, channel, ref string, ti
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		if problem := freezeRecord(c, &out.Freezes); problem != "" {
+		if problem := freezeRecord(g, c, &out.Freezes); problem != "" {
 			out.Refused = append(out.Refused, ChannelRefusal{Commit: revisionOf(c), Problem: problem})
 			continue
 		}
@@ -224,13 +225,17 @@ func WalkChannel(ctx context.Context, g *git.Repository, channel, ref string, ti
 	return out, nil
 }
 
-// freezeRecord says what commit c changes beyond freezes of existing
+// freezeRecord says what commit c of g changes beyond freezes of existing
 // Apps; "" when it is a freeze record, whose freezes it then adds to rec.
-func freezeRecord(c *object.Commit, rec *app.ChannelRecords) string {
+func freezeRecord(g *git.Repository, c *object.Commit, rec *app.ChannelRecords) string {
 	if c.NumParents() != 1 {
 		return fmt.Sprintf("is a commit with %d parents; a freeze record has one", c.NumParents())
 	}
-	p, err := c.Parent(0)
+	// Bounded from its header: a record past the bound is refused unread.
+	if size, err := gitobj.Size(g.Storer, c.Hash); err == nil && size > gitobj.MaxCommitBytes {
+		return (&gitobj.TooLargeError{What: "its commit", Size: size, Max: gitobj.MaxCommitBytes}).Error()
+	}
+	p, err := readCommit(g, c.ParentHashes[0])
 	if err != nil {
 		return "its parent cannot be read: " + err.Error()
 	}

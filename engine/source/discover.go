@@ -64,7 +64,7 @@ func SameRepoFunc(g *git.Repository) func(string) bool {
 // engine sees at that commit, Argo CD and Flux declarations included.
 // Callers must not use g from another goroutine meanwhile.
 func SnapshotOf(g *git.Repository, commit plumbing.Hash) (*Snapshot, error) {
-	c, err := g.CommitObject(commit)
+	c, err := readCommit(g, commit)
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", commit, err)
 	}

@@ -265,7 +265,7 @@ func (r *Repo) Head(ctx context.Context) (Revision, error) {
 	if err != nil {
 		return Revision{}, fmt.Errorf("repository %s: branch %q: %w", r.shown(), r.branch, err)
 	}
-	c, err := h.repo.CommitObject(ref.Hash())
+	c, err := readCommit(h.repo, ref.Hash())
 	if err != nil {
 		return Revision{}, fmt.Errorf("repository %s: commit %s of branch %q: %w", r.shown(), ref.Hash(), r.branch, err)
 	}
@@ -302,11 +302,17 @@ func (r *Repo) readSnapshot(hash string) (*Snapshot, error) {
 	h := r.handle()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	ch, err := h.repo.ResolveRevision(plumbing.Revision(hash))
-	if err != nil {
-		return nil, fmt.Errorf("repository %s: commit %s: %w", r.shown(), hash, err)
+	// go-git's ResolveRevision reads the commit whole: a full hash needs
+	// no resolving, and readCommit reads it bounded.
+	ch := plumbing.NewHash(hash)
+	if !plumbing.IsHash(hash) {
+		resolved, err := h.repo.ResolveRevision(plumbing.Revision(hash))
+		if err != nil {
+			return nil, fmt.Errorf("repository %s: commit %s: %w", r.shown(), hash, err)
+		}
+		ch = *resolved
 	}
-	c, err := h.repo.CommitObject(*ch)
+	c, err := readCommit(h.repo, ch)
 	if err != nil {
 		return nil, fmt.Errorf("repository %s: commit %s: %w", r.shown(), hash, err)
 	}

@@ -19,6 +19,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/engine/render"
+	"kdrift.dev/kdrift/internal/gitobj"
 )
 
 // Snapshot is a read-only view of one commit's tree, read lazily from the
@@ -301,7 +303,7 @@ func (s *Snapshot) resolve(op, name string) (string, *object.TreeEntry, error) {
 			if hops++; hops > maxLinks {
 				return "", nil, &fs.PathError{Op: op, Path: name, Err: errors.New("too many levels of symbolic links")}
 			}
-			target, err := s.blob(e.Hash)
+			target, err := s.blob(e.Hash, gitobj.MaxLinkBytes, "the target of symbolic link "+path.Join(cur, rest[0]))
 			if err != nil {
 				return "", nil, &fs.PathError{Op: op, Path: name, Err: err}
 			}
@@ -365,23 +367,19 @@ func findEntry(t *object.Tree, name string) (*object.TreeEntry, error) {
 	return nil, fs.ErrNotExist
 }
 
-// blob reads a blob's contents.
-func (s *Snapshot) blob(hash plumbing.Hash) ([]byte, error) {
+// MaxReadBytes bounds any file a Snapshot reads whole (ReadFile, Open),
+// checked against the object's header before it is inflated: the render
+// budget, which no reader of a repository file goes past. Readers with a
+// smaller bound (an App file, the settings) check it first with Stat,
+// which reads only the header (gitobj.ReadFile).
+const MaxReadBytes = render.DefaultMaxRenderBytes
+
+// blob reads a blob's contents when its header says it is at most max
+// bytes; what names it in the error.
+func (s *Snapshot) blob(hash plumbing.Hash, max int64, what string) ([]byte, error) {
 	s.h.mu.Lock()
 	defer s.h.mu.Unlock()
-	b, err := object.GetBlob(s.h.repo.Storer, hash)
-	if err != nil {
-		return nil, err
-	}
-	rc, err := b.Reader()
-	if err != nil {
-		return nil, err
-	}
-	data, err := io.ReadAll(rc)
-	if cerr := rc.Close(); err == nil {
-		err = cerr
-	}
-	return data, err
+	return gitobj.Blob(s.h.repo.Storer, hash, max, what)
 }
 
 // Stat describes name, following symbolic links.
@@ -470,7 +468,7 @@ func (s *Snapshot) ReadFile(name string) ([]byte, error) {
 	if e == nil || !goMode(e.Mode).IsRegular() {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("not a regular file")}
 	}
-	data, err := s.blob(e.Hash)
+	data, err := s.blob(e.Hash, MaxReadBytes, "")
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
 	}
@@ -500,7 +498,7 @@ func (s *Snapshot) Open(name string) (fs.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New("a submodule is not part of this repository")}
 	}
 	fi.name = path.Base(name)
-	data, err := s.blob(e.Hash)
+	data, err := s.blob(e.Hash, MaxReadBytes, "")
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
@@ -616,7 +614,7 @@ func (s *Snapshot) ReadLink(name string) (string, error) {
 	if e == nil || e.Mode != filemode.Symlink {
 		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
 	}
-	target, err := s.blob(e.Hash)
+	target, err := s.blob(e.Hash, gitobj.MaxLinkBytes, "the target of symbolic link "+name)
 	if err != nil {
 		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
 	"kdrift.dev/kdrift/engine/app"
+	"kdrift.dev/kdrift/internal/gitobj"
 )
 
 // The desired state is the shared truth: the branch's upstream as last
@@ -96,15 +97,15 @@ func (r *Repo) Ahead(ctx context.Context) (rev Revision, ok bool, err error) {
 	if err != nil || local.Hash() == up.Hash() {
 		return Revision{}, false, nil
 	}
-	lc, err := h.repo.CommitObject(local.Hash())
+	lc, err := readCommit(h.repo, local.Hash())
 	if err != nil {
 		return Revision{}, false, fmt.Errorf("repository %s: commit %s of local branch %q: %w", r.shown(), local.Hash(), r.branch, err)
 	}
-	uc, err := h.repo.CommitObject(up.Hash())
+	uc, err := readCommit(h.repo, up.Hash())
 	if err != nil {
 		return Revision{}, false, fmt.Errorf("repository %s: commit %s of %s: %w", r.shown(), up.Hash(), r.upstream.Short(), err)
 	}
-	if ok, err := uc.IsAncestor(lc); err != nil || !ok {
+	if ok, err := gitobj.IsAncestor(h.repo.Storer, uc.Hash, lc.Hash); err != nil || !ok {
 		return Revision{}, false, err
 	}
 	return revisionOf(lc), true, nil
@@ -119,15 +120,13 @@ func (r *Repo) IsAncestor(older, newer string) (bool, error) {
 	h := r.handle()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	oc, err := h.repo.CommitObject(plumbing.NewHash(older))
-	if err != nil {
+	if _, err := readCommit(h.repo, plumbing.NewHash(older)); err != nil {
 		return false, fmt.Errorf("repository %s: commit %s: %w", r.shown(), older, err)
 	}
-	nc, err := h.repo.CommitObject(plumbing.NewHash(newer))
-	if err != nil {
+	if _, err := readCommit(h.repo, plumbing.NewHash(newer)); err != nil {
 		return false, fmt.Errorf("repository %s: commit %s: %w", r.shown(), newer, err)
 	}
-	return oc.IsAncestor(nc)
+	return gitobj.IsAncestor(h.repo.Storer, plumbing.NewHash(older), plumbing.NewHash(newer))
 }
 
 // FetchFailingSince is when the fetches that are failing now started to
@@ -213,3 +212,15 @@ func revisionOf(c *object.Commit) Revision {
 // (UpstreamBranch): a Flux GitRepository of this repository that follows
 // another branch reads other content.
 func (r *Repo) ReadBranch() string { return r.upBranch }
+
+// readCommit reads commit h bounded from its header (gitobj.Commit): one
+// past gitobj.MaxCommitBytes comes with its header only (tree, parents,
+// author) and an empty message, all a snapshot, a revision or a walk
+// needs.
+func readCommit(g *git.Repository, h plumbing.Hash) (*object.Commit, error) {
+	c, err := gitobj.Commit(g.Storer, h)
+	if tl := (*gitobj.TooLargeError)(nil); errors.As(err, &tl) {
+		return c, nil
+	}
+	return c, err
+}
