@@ -2,15 +2,14 @@ package actions
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"time"
 
-	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"kdrift.dev/kdrift/internal/gitobj"
 )
 
 // Freeze states in AuditEntry.FreezeState.
@@ -70,21 +69,21 @@ func (r *Repo) Audit(ctx context.Context, opts AuditOptions) ([]AuditEntry, erro
 	if err != nil {
 		return nil, err
 	}
-	iter, err := r.git.Log(&git.LogOptions{From: head, Order: git.LogOrderCommitterTime})
-	if err != nil {
-		return nil, fmt.Errorf("branch %s: log read failed: %w", r.branch, err)
-	}
 	var all []AuditEntry
-	err = iter.ForEach(func(c *object.Commit) error {
+	// Each commit is bounded from its header: one past the bound is an
+	// ActionUnread entry, and the history before it is still read.
+	err = gitobj.Walk(r.git.Storer, head, func(c *object.Commit, tooLarge error) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if e, ok := auditEntry(c); ok {
+		if tooLarge != nil {
+			all = append(all, unreadEntry(c, tooLarge))
+		} else if e, ok := auditEntry(c); ok {
 			all = append(all, e)
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, storer.ErrStop) {
+	if err != nil {
 		return nil, fmt.Errorf("branch %s: log read failed: %w", r.branch, err)
 	}
 	snap, err := r.snapshotAt(head)
@@ -124,6 +123,18 @@ func (r *Repo) Audit(ctx context.Context, opts AuditOptions) ([]AuditEntry, erro
 		}
 	}
 	return out, nil
+}
+
+// ActionUnread is the action of an audit entry for a commit too large to
+// read (gitobj.MaxCommitBytes): whatever action it records is not
+// counted; Reason gives both sizes.
+const ActionUnread = "unread"
+
+// unreadEntry is the audit entry of commit c, read up to its header only.
+func unreadEntry(c *object.Commit, tooLarge error) AuditEntry {
+	return AuditEntry{Time: c.Author.When, Author: fmt.Sprintf("%s <%s>", c.Author.Name, c.Author.Email),
+		Action: ActionUnread, Apps: []string{}, Reason: tooLarge.Error() + ": its message is not read, and no action in it counts",
+		Commit: c.Hash.String()}
 }
 
 func auditEntry(c *object.Commit) (AuditEntry, bool) {

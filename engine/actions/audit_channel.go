@@ -9,6 +9,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/source"
+	"kdrift.dev/kdrift/internal/gitobj"
 )
 
 // ActionChannelRefused is the action of an audit entry for an incident
@@ -60,7 +61,8 @@ func (r *Repo) channelAudit(ctx context.Context, head plumbing.Hash) ([]AuditEnt
 	}
 	var out []AuditEntry
 	for _, rec := range read.Records {
-		c, err := r.git.CommitObject(plumbing.NewHash(rec.Hash))
+		// WalkChannel refused a record past gitobj.MaxCommitBytes already.
+		c, err := gitobj.Commit(r.git.Storer, plumbing.NewHash(rec.Hash))
 		if err != nil {
 			return nil, fmt.Errorf("incident channel %s: commit %s: %w", ref.Short(), rec.Short(), err)
 		}

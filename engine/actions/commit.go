@@ -315,7 +315,7 @@ func (r *Repo) writeCommit(s *snapshot, p *plan, id Identity, when time.Time) (p
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if co, err := object.GetCommit(r.git.Storer, s.commit); err == nil && co.TreeHash == th {
+	if co, err := headerCommit(r.git.Storer, s.commit); err == nil && co.TreeHash == th {
 		return plumbing.ZeroHash, errors.New("the action changes nothing in the repository; nothing was committed")
 	}
 	sig := object.Signature{Name: id.Name, Email: id.Email, When: when}

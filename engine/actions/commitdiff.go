@@ -4,7 +4,8 @@ import (
 	"fmt"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"kdrift.dev/kdrift/internal/gitobj"
 )
 
 // CommitDiff is, file by file, what a commit changes against its first
@@ -13,7 +14,7 @@ import (
 func (r *Repo) CommitDiff(commit string) ([]FileDiff, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c, err := object.GetCommit(r.git.Storer, plumbing.NewHash(commit))
+	c, err := gitobj.Commit(r.git.Storer, plumbing.NewHash(commit))
 	if err != nil {
 		return nil, fmt.Errorf("commit %q is not in the repository: %w", commit, err)
 	}

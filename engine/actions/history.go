@@ -9,12 +9,12 @@ import (
 	"path"
 	"slices"
 
-	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"kdrift.dev/kdrift/engine/status"
+	"kdrift.dev/kdrift/internal/gitobj"
 )
 
 // History lists, newest first, up to limit commits (0: all) of the branch
@@ -48,12 +48,11 @@ func History(ctx context.Context, repo *Repo, appName string, limit int, inputs 
 			watch = append(watch, in)
 		}
 	}
-	iter, err := repo.git.Log(&git.LogOptions{From: head, Order: git.LogOrderCommitterTime})
-	if err != nil {
-		return nil, fmt.Errorf("branch %s: log read failed: %w", repo.branch, err)
-	}
 	var out []status.Commit
-	err = iter.ForEach(func(c *object.Commit) error {
+	// Each commit is bounded from its header (gitobj.Walk): one past the
+	// bound is listed with its tree's changes and, for a subject, why its
+	// message was not read.
+	err = gitobj.Walk(repo.git.Storer, head, func(c *object.Commit, tooLarge error) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -71,6 +70,9 @@ func History(ctx context.Context, repo *Repo, appName string, limit int, inputs 
 			Hash: c.Hash.String(), Author: c.Author.Name, Email: c.Author.Email, Time: c.Author.When,
 			Subject: m.Subject, Body: m.Body,
 		}
+		if tooLarge != nil {
+			sc.Subject = "(not read: " + tooLarge.Error() + ")"
+		}
 		if action := m.trailer(TrailerAction); action != "" {
 			sc.Action, sc.Apps, sc.Reason = action, m.trailerValues(TrailerApp), m.reason()
 		}
@@ -80,7 +82,7 @@ func History(ctx context.Context, repo *Repo, appName string, limit int, inputs 
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, storer.ErrStop) {
+	if err != nil {
 		return nil, fmt.Errorf("App %s: history read failed: %w", appName, err)
 	}
 	return out, nil
@@ -96,8 +98,9 @@ func touches(s storer.EncodedObjectStorer, c *object.Commit, paths []string, app
 	}
 	var parent *object.Tree
 	if c.NumParents() > 0 {
-		pc, err := c.Parent(0)
-		if err != nil {
+		// Only the parent's tree is needed: its header is enough.
+		pc, err := gitobj.Commit(s, c.ParentHashes[0])
+		if tl := (*gitobj.TooLargeError)(nil); err != nil && !errors.As(err, &tl) {
 			return false, err
 		}
 		if parent, err = pc.Tree(); err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"kdrift.dev/kdrift/engine/redact"
 	"kdrift.dev/kdrift/engine/source"
@@ -85,7 +84,7 @@ func (r *Repo) Propose(ctx context.Context, res Result, branch string) (Proposal
 	if !hasUp {
 		return Proposal{}, fmt.Errorf("branch %s tracks no remote branch; there is nothing to propose a change to", r.branch)
 	}
-	c, err := object.GetCommit(r.git.Storer, plumbing.NewHash(res.Commit))
+	c, err := headerCommit(r.git.Storer, plumbing.NewHash(res.Commit))
 	if err != nil || res.Commit == "" {
 		return Proposal{}, fmt.Errorf("the action's commit %q is not in the repository: %v", res.Commit, err)
 	}

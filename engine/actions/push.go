@@ -13,6 +13,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/redact"
 	"kdrift.dev/kdrift/engine/source"
+	"kdrift.dev/kdrift/internal/gitobj"
 )
 
 // maxPending bounds how many unpushed commits kdrift re-applies on a newer
@@ -186,15 +187,17 @@ func (r *Repo) integrate(keep, remoteHead plumbing.Hash) (base plumbing.Hash, bl
 	if remoteHead.IsZero() || keep == remoteHead {
 		return keep, nil, nil
 	}
-	kc, err := object.GetCommit(r.git.Storer, keep)
+	// Commits are read bounded: one past gitobj.MaxCommitBytes has an
+	// empty message, so it is never taken for kdrift's own.
+	kc, err := headerCommit(r.git.Storer, keep)
 	if err != nil {
 		return keep, nil, fmt.Errorf("commit %s read failed: %w", keep, err)
 	}
-	rc, err := object.GetCommit(r.git.Storer, remoteHead)
+	rc, err := headerCommit(r.git.Storer, remoteHead)
 	if err != nil {
 		return keep, nil, fmt.Errorf("commit %s read failed: %w", remoteHead, err)
 	}
-	if ok, err := rc.IsAncestor(kc); err != nil {
+	if ok, err := gitobj.IsAncestor(r.git.Storer, rc.Hash, kc.Hash); err != nil {
 		return keep, nil, err
 	} else if ok {
 		// Ahead: push only if every unpushed commit is kdrift's; a
@@ -203,7 +206,7 @@ func (r *Repo) integrate(keep, remoteHead plumbing.Hash) (base plumbing.Hash, bl
 			if c.NumParents() == 0 || parseMessage(c.Message).trailer(TrailerAction) == "" {
 				return keep, fmt.Errorf("branch %s has unpushed commits of your own (%s %q); kdrift does not publish them for you: push them with git when ready, then run `kdrift push`", r.branch, c.Hash.String()[:12], firstLine(c.Message)), nil
 			}
-			next, err := c.Parent(0)
+			next, err := headerCommit(r.git.Storer, c.ParentHashes[0])
 			if err != nil {
 				return keep, nil, fmt.Errorf("commit %s parent read failed: %w", c.Hash, err)
 			}
@@ -211,7 +214,7 @@ func (r *Repo) integrate(keep, remoteHead plumbing.Hash) (base plumbing.Hash, bl
 		}
 		return keep, nil, nil
 	}
-	if ok, err := kc.IsAncestor(rc); err != nil {
+	if ok, err := gitobj.IsAncestor(r.git.Storer, kc.Hash, rc.Hash); err != nil {
 		return keep, nil, err
 	} else if ok {
 		return remoteHead, nil, nil

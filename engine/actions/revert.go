@@ -13,6 +13,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/redact"
+	"kdrift.dev/kdrift/internal/gitobj"
 )
 
 // RevertRequest asks for a new commit that undoes Commit.
@@ -48,7 +49,7 @@ func (r *Repo) resolveRevert(req RevertRequest) (*revertTarget, error) {
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: not found in %s (%v)", req.Commit, r.location, err)
 	}
-	c, err := object.GetCommit(r.git.Storer, *h)
+	c, err := gitobj.Commit(r.git.Storer, *h)
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", req.Commit, err)
 	}

@@ -1,8 +1,8 @@
 package actions
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"path"
 	"sort"
 	"strings"
@@ -11,6 +11,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"kdrift.dev/kdrift/internal/gitobj"
 )
 
 // entry is one file of a flattened Git tree: its blob (or submodule commit)
@@ -64,8 +66,8 @@ func commitTree(s storer.EncodedObjectStorer, c plumbing.Hash) (flatTree, error)
 	if c.IsZero() {
 		return flatTree{}, nil
 	}
-	co, err := object.GetCommit(s, c)
-	if err != nil {
+	co, err := gitobj.Commit(s, c)
+	if tl := (*gitobj.TooLargeError)(nil); err != nil && !errors.As(err, &tl) { // the header is enough
 		return nil, fmt.Errorf("commit %s read failed: %w", c, err)
 	}
 	return readFlatTree(s, co.TreeHash)
@@ -127,16 +129,7 @@ func writeFlatTree(s storer.EncodedObjectStorer, ft flatTree) (plumbing.Hash, er
 
 // readBlob returns a blob's content.
 func readBlob(s storer.EncodedObjectStorer, h plumbing.Hash) ([]byte, error) {
-	b, err := object.GetBlob(s, h)
-	if err != nil {
-		return nil, fmt.Errorf("blob %s read failed: %w", h, err)
-	}
-	r, err := b.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("blob %s read failed: %w", h, err)
-	}
-	defer r.Close()
-	data, err := io.ReadAll(r)
+	data, err := gitobj.Blob(s, h, gitobj.MaxBlobBytes, "")
 	if err != nil {
 		return nil, fmt.Errorf("blob %s read failed: %w", h, err)
 	}
@@ -177,4 +170,14 @@ func changedPaths(a, b flatTree) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// headerCommit reads commit h bounded (gitobj.Commit): one past the bound
+// comes with its header only and an empty message.
+func headerCommit(s storer.EncodedObjectStorer, h plumbing.Hash) (*object.Commit, error) {
+	c, err := gitobj.Commit(s, h)
+	if tl := (*gitobj.TooLargeError)(nil); errors.As(err, &tl) {
+		return c, nil
+	}
+	return c, err
 }
