@@ -27,7 +27,8 @@ const (
 //
 //	time         commit time, RFC 3339
 //	author       "Name <email>" of the person who acted
-//	action       freeze, unfreeze, extend, ignore or revert
+//	action       freeze, unfreeze, extend, ignore or revert; refused (a
+//	             channel commit) or unread (a commit too large to read)
 //	apps         the apps the action named (Kdrift-App trailers)
 //	reason       the reason given, from the commit body
 //	commit       full commit hash
