@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"kdrift.dev/kdrift/internal/hostile"
 )
 
 // hostile holds what a commit or a cluster object can carry: CSI, OSC
 // (title, clipboard, hyperlink), C1, DEL, bidi overrides and a broken
 // UTF-8 byte.
-var hostile = []string{
+var hostileText = []string{
 	"Evil \x1b[32m<e@x>",
 	"x\x1b[41mRED\x1b]0;TITLE\a.yaml",
 	"body \x1b[2J",
@@ -35,11 +37,11 @@ func rawControl(s string, layout bool) (rune, bool) {
 }
 
 func TestLineAndTextEscapeEveryControl(t *testing.T) {
-	for _, h := range hostile {
+	for _, h := range append(hostile.TerminalText, hostileText...) {
 		if r, bad := rawControl(Line(h+"\n\t"), false); bad {
 			t.Errorf("Line(%q) keeps %U", h, r)
 		}
-		if r, bad := rawControl(Text(h+"\n\t"), true); bad {
+		if r, bad := hostile.RawControl(Text(h + "\n\t")); bad {
 			t.Errorf("Text(%q) keeps %U", h, r)
 		}
 		if !strings.HasSuffix(Text(h+"\n\t"), "\n\t") {
@@ -89,7 +91,7 @@ func TestWriterEscapesAcrossWrites(t *testing.T) {
 }
 
 func TestStyledKeepsOnlySGR(t *testing.T) {
-	in := "\x1b[1;38;5;2mok\x1b[m " + hostile[1] + hostile[3] + hostile[4]
+	in := "\x1b[1;38;5;2mok\x1b[m " + hostileText[1] + hostileText[3] + hostileText[4]
 	got := Styled(in)
 	if !strings.HasPrefix(got, "\x1b[1;38;5;2mok\x1b[m ") {
 		t.Errorf("Styled lost the style: %q", got)
