@@ -1,7 +1,10 @@
 package ui
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/status"
@@ -28,6 +31,12 @@ func TestAppsViewShowsWaitingForTheOwner(t *testing.T) {
 	h := newHarness(t, be, testConfig())
 	h.send(windowSize(160, 30))
 	h.wantScreen("⧗ OutOfSync (waiting for Argo CD)", "≠ OutOfSync ")
+	h.send(windowSize(80, 24))
+	for _, l := range strings.Split(h.screen(), "\n") {
+		if ansi.StringWidth(l) > 80 {
+			t.Errorf("a line is %d wide: %q", ansi.StringWidth(l), l)
+		}
+	}
 	h.send(press("/"))
 	for _, r := range "ep-qa" {
 		h.send(press(string(r)))
