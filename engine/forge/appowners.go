@@ -11,6 +11,8 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"kdrift.dev/kdrift/internal/gitobj"
 )
 
 // maxAppFiles bounds how many files under an App's path are matched
@@ -39,7 +41,7 @@ func (c *Codeowners) OwnersOf(paths []string) []string {
 // AppFiles are the files that make an App at a commit: its App file and
 // every file under its path (at most 5000), "/"-separated from the root.
 func AppFiles(repo *git.Repository, commit plumbing.Hash, appFile, appPath string) ([]string, error) {
-	c, err := object.GetCommit(repo.Storer, commit)
+	c, err := headerCommit(repo, commit)
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", commit, err)
 	}
@@ -95,4 +97,15 @@ func AppOwners(repo *git.Repository, commit plumbing.Hash, appFile, appPath stri
 		return nil, err
 	}
 	return co.OwnersOf(files), nil
+}
+
+// headerCommit reads commit h bounded (gitobj.Commit): one past the bound
+// comes with its header only, which holds the tree and parents these
+// readers need.
+func headerCommit(repo *git.Repository, h plumbing.Hash) (*object.Commit, error) {
+	c, err := gitobj.Commit(repo.Storer, h)
+	if tl := (*gitobj.TooLargeError)(nil); errors.As(err, &tl) {
+		return c, nil
+	}
+	return c, err
 }

@@ -341,7 +341,7 @@ func matchSegs(ps, xs []string) bool {
 // CodeownersAt reads the CODEOWNERS file of a commit (the first of
 // CodeownersPaths there); nil when it has none.
 func CodeownersAt(repo *git.Repository, commit plumbing.Hash) (*Codeowners, error) {
-	c, err := object.GetCommit(repo.Storer, commit)
+	c, err := headerCommit(repo, commit)
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", commit, err)
 	}
@@ -368,7 +368,7 @@ func CodeownersAt(repo *git.Repository, commit plumbing.Hash) (*Codeowners, erro
 
 // ChangedFiles are the paths a commit changes against its first parent.
 func ChangedFiles(repo *git.Repository, commit plumbing.Hash) ([]string, error) {
-	c, err := object.GetCommit(repo.Storer, commit)
+	c, err := headerCommit(repo, commit)
 	if err != nil {
 		return nil, err
 	}
@@ -378,7 +378,7 @@ func ChangedFiles(repo *git.Repository, commit plumbing.Hash) ([]string, error) 
 	}
 	var parent *object.Tree
 	if c.NumParents() > 0 {
-		pc, err := c.Parent(0)
+		pc, err := headerCommit(repo, c.ParentHashes[0])
 		if err != nil {
 			return nil, err
 		}
