@@ -15,9 +15,10 @@ import (
 	"time"
 	"unicode"
 
-	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -25,6 +26,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/source"
+	"kdrift.dev/kdrift/internal/gitobj"
 )
 
 // Shell completion. Everything here reads local files only: committed Git
@@ -231,8 +233,8 @@ func declaredApps(ctx context.Context, location, branch string) []declaredApp {
 // appsTreeHash is the hash of the .kdrift folder's tree at commit, "" when
 // the commit has none.
 func appsTreeHash(r *source.Repo, commit string) string {
-	c, err := r.Git().CommitObject(plumbing.NewHash(commit))
-	if err != nil {
+	c, err := gitobj.Commit(r.Git().Storer, plumbing.NewHash(commit))
+	if c == nil || err != nil && !errors.Is(err, gitobj.ErrTooLarge) {
 		return ""
 	}
 	tree, err := c.Tree()
@@ -383,25 +385,22 @@ func recentCommits(ctx context.Context, location, branch, prefix string) []cobra
 	if r == nil {
 		return nil
 	}
-	iter, err := r.Git().Log(&gogit.LogOptions{From: plumbing.NewHash(head)})
-	if err != nil {
-		return nil
-	}
-	defer iter.Close()
+	// Bounded (gitobj.Walk): a commit past the bound shows no subject.
 	var out []cobra.Completion
-	for n := 0; n < completionCommits; n++ {
-		c, err := iter.Next()
-		if err != nil {
-			break
+	n := 0
+	_ = gitobj.Walk(r.Git().Storer, plumbing.NewHash(head), func(c *object.Commit, _ error) error {
+		if n++; n > completionCommits {
+			return storer.ErrStop
 		}
 		hash := c.Hash.String()[:12]
 		if !strings.HasPrefix(hash, prefix) {
-			continue
+			return nil
 		}
 		subject, _, _ := strings.Cut(c.Message, "\n")
 		desc := strings.TrimSpace(subject) + " (" + c.Author.Name + ", " + c.Author.When.Format(time.DateOnly) + ")"
 		out = append(out, offer(hash, desc))
-	}
+		return nil
+	})
 	return out
 }
 
