@@ -149,7 +149,7 @@ func (e *core) ownerApplied(a app.App, rev source.Revision, ref string, followed
 		// A release names its chart's version, not a commit.
 		return fmt.Sprintf("%s last released %s, from the chart folder %s", a.Origin.Engine, applied, a.Spec.Path), nil
 	}
-	if f := a.Origin.Follows; !followed && followsOther(f, e.repo.Branch(), rev.Hash) {
+	if f := a.Origin.Follows; !followed && followsOther(f, e.readBranch(), rev.Hash) {
 		// The owner applies another revision than the one kdrift
 		// compares: whether it is behind cannot be told from here.
 		return fmt.Sprintf("%s follows %s and applied %s; kdrift compares %s (%s), not the revision %s follows, so what differs is not told apart", a.Origin.Engine, f, shortRevision(applied), rev.Short(), ref, a.Origin.Engine), nil

@@ -149,7 +149,7 @@ func (p *pass) phaseSource() bool {
 	p.status.Owner, p.status.OwnerFile = a.Origin.Owner(), a.Origin.Where()
 	if a.Origin != nil {
 		p.status.OwnerEngine = string(a.Origin.Engine)
-		followed := followsOther(a.Origin.Follows, e.repo.Branch(), p.rev.Hash) && p.follow(a.Origin.Follows)
+		followed := followsOther(a.Origin.Follows, e.readBranch(), p.rev.Hash) && p.follow(a.Origin.Follows)
 		p.status.OwnerApplied, p.status.OwnerRevision = e.ownerApplied(a, p.rev, p.status.RevisionRef, followed)
 		if !a.Spec.Freeze.ActiveAt(p.now) {
 			// Suspended by its own declaration, not by kdrift's freeze.

@@ -78,3 +78,12 @@ func classifyDifferences(results []status.ResourceStatus, ow *status.OwnerRevisi
 		r.Fields = fields
 	}
 }
+
+// readBranch is the branch name a declaration's targetRevision names when
+// it follows what kdrift reads: the upstream's branch, else the local one.
+func (e *core) readBranch() string {
+	if b := e.repo.ReadBranch(); b != "" {
+		return b
+	}
+	return e.repo.Branch()
+}

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"kdrift.dev/kdrift/internal/gitobj"
 )
 
 // Resolve is the commit that name, a revision as an Argo CD Application's
@@ -12,14 +14,14 @@ import (
 // and the ref as a person reads it ("origin/staging", "tag v1.2.0"): a
 // branch of the upstream's remote (never a local branch while there is an
 // upstream: a person's local commits are never the desired state), a
-// tag, or a commit hash of at least 7 characters.
+// tag, or a full commit hash. Objects are read bounded (gitobj).
 func (r *Repo) Resolve(name string) (Revision, string, error) {
 	h := r.handle()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var refs []plumbing.ReferenceName
 	if r.upstream != "" {
-		refs = append(refs, plumbing.ReferenceName(strings.TrimSuffix(string(r.upstream), r.branch)+name))
+		refs = append(refs, plumbing.ReferenceName(strings.TrimSuffix(string(r.upstream), r.ReadBranch())+name))
 	} else {
 		refs = append(refs, plumbing.NewBranchReferenceName(name))
 	}
@@ -33,16 +35,16 @@ func (r *Repo) Resolve(name string) (Revision, string, error) {
 		if err != nil {
 			continue
 		}
-		c, err := h.repo.CommitObject(ref.Hash())
+		target := ref.Hash()
+		if rn.IsTag() {
+			// An annotated tag names its commit; a light one is it.
+			if tag, err := gitobj.Tag(h.repo.Storer, target); err == nil {
+				target = tag.Target
+			}
+		}
+		c, err := readCommit(h.repo, target)
 		if err != nil {
-			// An annotated tag: its target.
-			tag, terr := h.repo.TagObject(ref.Hash())
-			if terr != nil {
-				return Revision{}, "", fmt.Errorf("repository %s: %s: %w", r.shown(), rn, err)
-			}
-			if c, err = tag.Commit(); err != nil {
-				return Revision{}, "", fmt.Errorf("repository %s: %s: %w", r.shown(), rn, err)
-			}
+			return Revision{}, "", fmt.Errorf("repository %s: %s: %w", r.shown(), rn, err)
 		}
 		shown := rn.Short()
 		if rn.IsTag() {
@@ -50,13 +52,10 @@ func (r *Repo) Resolve(name string) (Revision, string, error) {
 		}
 		return revisionOf(c), shown, nil
 	}
-	if len(name) >= 7 && len(name) <= 40 && strings.Trim(name, "0123456789abcdef") == "" {
-		ch, err := h.repo.ResolveRevision(plumbing.Revision(name))
-		if err == nil {
-			if c, err := h.repo.CommitObject(*ch); err == nil {
-				return revisionOf(c), "commit " + c.Hash.String()[:7], nil
-			}
+	if plumbing.IsHash(name) {
+		if c, err := readCommit(h.repo, plumbing.NewHash(name)); err == nil {
+			return revisionOf(c), "commit " + name[:7], nil
 		}
 	}
-	return Revision{}, "", fmt.Errorf("repository %s: %q is no branch of the upstream, tag or commit here", r.shown(), name)
+	return Revision{}, "", fmt.Errorf("repository %s: %q is no branch of the upstream, tag or full commit hash here", r.shown(), name)
 }
