@@ -41,6 +41,10 @@ func (e *core) withLiveApplications(ctx context.Context, snap *source.Snapshot, 
 	from := "apps from Git at " + rev.Short()
 	objs, ctxName, note := e.liveApplicationsOnce(ctx)
 	e.noteApplied(schema.GroupKind{Group: argoApplications.Group, Kind: "Application"}, objs)
+	seen := e.argoElsewhere(objs, ctxName)
+	e.mu.Lock()
+	e.argoSeen = seen
+	e.mu.Unlock()
 	if note != "" {
 		return snap.Apps(), from + "; " + note
 	}
@@ -54,7 +58,10 @@ func (e *core) withLiveApplications(ctx context.Context, snap *source.Snapshot, 
 	}
 	switch added {
 	case 0:
-		return res, fmt.Sprintf("%s; Argo CD runs on %s (%d live Applications, none that Git does not declare)", from, where, len(objs))
+		if seen.Ours == 0 {
+			return res, fmt.Sprintf("%s; Argo CD runs on %s (%d live Applications, none reads this repository)", from, where, len(objs))
+		}
+		return res, fmt.Sprintf("%s; Argo CD runs on %s (%d of its %d live Applications read this repository, all declared in Git)", from, where, seen.Ours, len(objs))
 	case 1:
 		return res, fmt.Sprintf("%s and 1 live Argo CD Application on %s that Git does not declare", from, where)
 	}

@@ -252,6 +252,11 @@ type core struct {
 	// appSource (guarded by mu) says where the app list came from (see
 	// AppSource).
 	appSource string
+	// argoSeen (guarded by mu) sums up the live Argo CD Applications of
+	// the last read; nil when none were read. noApps (guarded by mu) is
+	// why the last read found no app (see NoApps).
+	argoSeen *LiveElsewhere
+	noApps   *NoApps
 	// channel (guarded by mu) is the incident channel as last read, and
 	// channelReported the problems with it already reported.
 	channel         channelState

@@ -57,6 +57,7 @@ func (e *core) loadHead(ctx context.Context, fetch bool) error {
 		e.mu.Lock()
 		e.apps, e.appSource = apps, from
 		e.mu.Unlock()
+		e.noteNoApps(ctx, cur, rev, apps)
 		e.loadChannel(ctx, rev, cur)
 		return nil
 	}
@@ -74,6 +75,7 @@ func (e *core) loadHead(ctx context.Context, fetch bool) error {
 	e.mu.Lock()
 	e.head, e.snap, e.apps, e.appSource = rev, snap, apps, from
 	e.mu.Unlock()
+	e.noteNoApps(ctx, snap, rev, apps)
 	e.loadChannel(ctx, rev, snap)
 	return nil
 }

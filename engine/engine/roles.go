@@ -62,6 +62,9 @@ type Reader interface {
 	PreviewTree(ctx context.Context, before, after string) (TreePreview, error)
 	// AppSource says where the app list came from.
 	AppSource() string
+	// NoApps says why the last read of Git found no app; nil when it
+	// found one.
+	NoApps() *NoApps
 	// FluxCluster says which Flux cluster folder the engine follows.
 	FluxCluster() string
 	// Channel is the incident channel as last read.

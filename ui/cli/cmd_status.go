@@ -67,7 +67,8 @@ func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, 
 	}
 	var apps []status.AppStatus
 	var refused []string
-	if pub, note, ok := readPublished(ctx, g, f, e.RepoInfo, names); ok {
+	pub, note, published := readPublished(ctx, g, f, e.RepoInfo, names)
+	if published {
 		fmt.Fprintln(env.stderr, "kdrift: "+note)
 		for _, p := range pub {
 			apps = append(apps, p.AppStatus)
@@ -90,6 +91,9 @@ func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, 
 	}
 	doc := report.Summarize(apps)
 	doc.ChannelRefused = refused
+	if len(apps) == 0 && len(names) == 0 && !published {
+		doc.NoApps = report.NoApps(e.NoApps())
+	}
 	prs, note := openRequests(ctx, g, ff)
 	doc.AttachRequests(prs)
 	doc.PullRequestsNote = note
@@ -100,7 +104,9 @@ func runStatus(ctx context.Context, env *cliEnv, g *globalFlags, o *outputFlag, 
 	if o.structured() {
 		err = o.write(env.stdout, doc)
 	} else if err = report.Status(env.stdout, apps, time.Now()); err == nil {
-		err = report.WriteRequests(env.stdout, doc)
+		if err = report.WriteNoApps(env.stdout, doc.NoApps); err == nil {
+			err = report.WriteRequests(env.stdout, doc)
+		}
 	}
 	g.timer.step(phaseOutput, out, err)
 	if err != nil {

@@ -269,6 +269,9 @@ type StatusDoc struct {
 	// freeze records, each saying which, by whom and what it changed:
 	// readers skip them.
 	ChannelRefused []string `json:"channelRefused,omitempty"`
+	// NoApps says why no app was found and what to do next; absent when
+	// one was.
+	NoApps *NoAppsDoc `json:"noApps,omitempty"`
 }
 
 // AppSummary is one app in StatusDoc.
