@@ -19,8 +19,8 @@ import (
 func TestStatusNoAppsSaysWhy(t *testing.T) {
 	ctx := context.Background()
 	repo := gitRepo(t, map[string]string{
-		"deploy/base/kustomization.yaml":         "resources: [cm.yaml]\n",
-		"deploy/base/cm.yaml":                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  color: blue\n",
+		"deploy/base/kustomization.yaml":          "resources: [cm.yaml]\n",
+		"deploy/base/cm.yaml":                     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  color: blue\n",
 		"deploy/overlays/prod/kustomization.yaml": "resources: [../../base]\nnamespace: web-prod\n",
 	})
 	g := []string{"--repo", repo, "--kubeconfig", enginetest.Kubeconfig()}
