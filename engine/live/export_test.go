@@ -9,3 +9,10 @@ func SetInClusterConfig(f func() (*rest.Config, error)) (restore func()) {
 	inClusterConfig = f
 	return func() { inClusterConfig = old }
 }
+
+// Informers counts the informers the watcher runs.
+func (w *Watcher) Informers() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.informers)
+}

@@ -263,10 +263,15 @@ func (w *Watcher) ensure(ctx context.Context, gvk schema.GroupVersionKind, names
 			wd.mu.Lock()
 			last := wd.lastErr
 			wd.mu.Unlock()
-			w.stop(key)
 			if last == nil {
-				last = fmt.Errorf("no list within %s", timeout)
+				// Still listing, with nothing failed: a kind of 100,000
+				// objects on a busy apiserver takes longer than the
+				// timeout. The informer is kept, so the next caller waits
+				// for the same list instead of starting it over (and
+				// never finishing).
+				return w.set.clusterError("watch "+m.Resource.String(), fmt.Errorf("no list within %s; still listing", timeout))
 			}
+			w.stop(key)
 			return w.set.clusterError("watch "+m.Resource.String(), last)
 		}
 	}
