@@ -402,8 +402,13 @@ func (v *appsView) render(w, h int) string {
 		} else {
 			msg = "no apps found: declare them in .kdrift/*.yaml at the repository root"
 		}
-		b.WriteString(s.Muted.Render(msg))
-		b.WriteByte('\n')
+		if why := noAppsLines(v.c.be, h-2); v.filter == "" && v.ctx == "" && why != nil {
+			msg = strings.Join(why, "\n")
+		}
+		for _, l := range strings.Split(msg, "\n") {
+			b.WriteString(s.Muted.Render(cut(l, w)))
+			b.WriteByte('\n')
+		}
 	}
 	from, end := v.page(height)
 	now := v.c.now()

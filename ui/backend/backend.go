@@ -59,6 +59,12 @@ type Backend interface {
 	Revert(ctx context.Context, hash, reason string) (CommitResult, error)
 }
 
+// NoApper is a Backend that says why it found no app (engine.NoApps);
+// nil when it found one or cannot say.
+type NoApper interface {
+	NoApps() *engine.NoApps
+}
+
 // SyncPlan is what a sync of one app would do: the engine's typed plan.
 type SyncPlan = engine.Plan
 

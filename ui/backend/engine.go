@@ -52,6 +52,9 @@ func (b *Engine) SetLeader(role func() string, nudge func(actions.Result) string
 	b.role, b.nudge = role, nudge
 }
 
+// NoApps is why the engine found no app; nil when it found one.
+func (b *Engine) NoApps() *engine.NoApps { return b.eng.NoApps() }
+
 // Role says who heals, "" when nobody said.
 func (b *Engine) Role() string {
 	if b.role == nil {

@@ -7,6 +7,7 @@ import (
 
 	"kdrift.dev/kdrift/engine/app"
 	"kdrift.dev/kdrift/engine/diff"
+	"kdrift.dev/kdrift/engine/engine"
 	"kdrift.dev/kdrift/engine/status"
 )
 
@@ -188,6 +189,14 @@ func (s *Switch) Role() string {
 		return r.Role()
 	}
 	return ""
+}
+
+// NoApps is the current backend's, nil when it cannot say.
+func (s *Switch) NoApps() *engine.NoApps {
+	if n, ok := s.current().(NoApper); ok {
+		return n.NoApps()
+	}
+	return nil
 }
 
 // Apps is the current backend's.
