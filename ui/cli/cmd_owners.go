@@ -143,6 +143,12 @@ func runOwners(ctx context.Context, env *cliEnv, f *ownersFlags, names []string)
 	if err := e.Reconcile(ctx, limit...); err != nil {
 		return env.errorf("%v", err)
 	}
+	if len(names) == 0 {
+		// An empty map or list says why on stderr; stdout keeps its format.
+		if err := report.WriteNoApps(env.stderr, report.NoApps(e.NoApps())); err != nil {
+			return env.errorf("write stderr: %v", err)
+		}
+	}
 	now := time.Now()
 	// The ownership table is built from the compared objects, then
 	// printed: both count as output.

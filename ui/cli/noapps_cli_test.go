@@ -56,6 +56,12 @@ func TestStatusNoAppsSaysWhy(t *testing.T) {
 	if doc.NoApps == nil || len(doc.NoApps.Why) < 2 || len(doc.NoApps.Next) == 0 || doc.NoApps.Detail.AppDir || len(doc.Apps) != 0 {
 		t.Fatalf("status -o json without the reason:\n%s", out)
 	}
+	for _, args := range [][]string{{"owners", "-o", "json"}, {"owners", "--orphans"}} {
+		code, out, errOut = kdrift(t, ctx, append(args, g...)...)
+		if code != exitOK || !strings.Contains(errOut, "no Argo CD Application or Flux Kustomization declared in Git") || strings.Contains(out, "no app found") {
+			t.Fatalf("%v: %d\n%s\n%s", args, code, out, errOut)
+		}
+	}
 }
 
 // TestStatusNoAppsNamesLiveApplicationsOfOtherRepositories: the cluster
