@@ -36,7 +36,7 @@ func TestEmptyAppsViewSaysWhy(t *testing.T) {
 	h.wantScreen(
 		"no App file: 3f2a1c9 has no .kdrift/ folder at the repository root",
 		"no Argo CD Application or Flux Kustomization declared in Git",
-		"context prod runs 22 live Argo CD Applications, which read other repositories: argocd/billing (https://git.example.com/billing.git deploy), argocd/evil (https://x/\\e[31mred), and 20 more",
+		"context prod: 22 live Argo CD Applications of other repositories: argocd/billing (https://git.example.com/billing.git deploy), argocd/evil (https://x/\\e[31mred), and 20 more",
 		"write an App file for each folder",
 		"or run kdrift in a clone of the repository the live objects above read (--repo)",
 	)

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kdrift.dev/kdrift/internal/enginetest"
 )
@@ -104,12 +105,64 @@ spec:
 	git(t, repo, "remote", "add", "origin", "https://git.example.com/team/service")
 	g := []string{"--repo", repo, "--kubeconfig", enginetest.Kubeconfig()}
 	code, out, errOut := kdrift(t, ctx, append([]string{"status"}, g...)...)
-	if code != exitOK || !strings.Contains(out, "which read other repositories: ") ||
+	if code != exitOK || !strings.Contains(out, "live Argo CD Applications of other repositories: ") ||
 		!strings.Contains(out, ns+"/billing (https://github.com/other/apps.git billing), "+ns+"/guestbook (https://github.com/other/apps.git guestbook)") ||
 		!strings.Contains(out, "or run kdrift in a clone of the repository the live objects above read (--repo)") {
 		t.Fatalf("status: %d\n%s\n%s", code, out, errOut)
 	}
 	if strings.Contains(errOut, "none that Git does not declare") || !strings.Contains(errOut, "none reads this repository") {
 		t.Fatalf("stderr note on the live Applications:\n%s", errOut)
+	}
+}
+
+// TestStatusNoAppsNamesLiveKustomizations: Git declares no Flux object;
+// the cluster runs a Kustomization made with `flux create kustomization`
+// that reads this repository and one that reads another. status names
+// both with the URL and folder they read, and the App file it proposes
+// takes the folder the first one reads.
+func TestStatusNoAppsNamesLiveKustomizations(t *testing.T) {
+	ctx := context.Background()
+	// The namespace sorts first so that the few objects named are these,
+	// whatever other tests of the package left in the cluster.
+	const ns = "a-cli-noapps-flux"
+	if _, err := enginetest.Clientset(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	enginetest.InstallCRDs(t, "gitrepositories.source.toolkit.fluxcd.io.yaml", "kustomizations.kustomize.toolkit.fluxcd.io.yaml")
+	gitRepos := schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
+	for name, url := range map[string]string{"service": "https://git.example.com/noapps/service", "fleet": "https://github.com/other/fleet"} {
+		applyYAMLAs(t, gitRepos, `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: `+name+`, namespace: `+ns+`}
+spec: {url: "`+url+`", interval: 1m, ref: {branch: main}}
+`, "flux", nil, nil)
+		applyYAMLAs(t, kustomizationsGVR, `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: `+name+`, namespace: `+ns+`}
+spec: {interval: 10m, path: ./deploy/`+name+`, prune: true, sourceRef: {kind: GitRepository, name: `+name+`}}
+`, "flux", nil, nil)
+		t.Cleanup(func() {
+			for _, gvr := range []schema.GroupVersionResource{kustomizationsGVR, gitRepos} {
+				if err := enginetest.Dynamic(t).Resource(gvr).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+					t.Errorf("delete %s %s: %v", gvr.Resource, name, err)
+				}
+			}
+		})
+	}
+	repo := gitRepo(t, map[string]string{
+		"deploy/service/kustomization.yaml": "resources: [cm.yaml]\n",
+		"deploy/service/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n",
+	})
+	git(t, repo, "remote", "add", "origin", "https://git.example.com/noapps/service")
+	g := []string{"--repo", repo, "--kubeconfig", enginetest.Kubeconfig()}
+	code, out, errOut := kdrift(t, ctx, append([]string{"status"}, g...)...)
+	for _, want := range []string{
+		" of other repositories: " + ns + "/fleet (https://github.com/other/fleet ./deploy/fleet)",
+		": 1 live Flux Kustomization of this repository that no declaration in Git gives: " + ns + "/service (https://git.example.com/noapps/service ./deploy/service)",
+		"      path: deploy/service",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("status lacks %q: %d\n%s\n%s", want, code, out, errOut)
+		}
 	}
 }

@@ -84,10 +84,10 @@ func liveLines(kind string, l *engine.LiveElsewhere) []string {
 	}
 	var out []string
 	if l.Others > 0 {
-		out = append(out, fmt.Sprintf("%s runs %s, which read other repositories: %s", where, plural(l.Others, "live "+kind), refs(l.Named, l.Others)))
+		out = append(out, fmt.Sprintf("%s: %s of other repositories: %s", where, plural(l.Others, "live "+kind), refs(l.Named, l.Others)))
 	}
 	if l.Ours > 0 {
-		out = append(out, fmt.Sprintf("%s runs %s that read this repository but no declaration in Git gives: %s", where, plural(l.Ours, "live "+kind), refs(l.OursNamed, l.Ours)))
+		out = append(out, fmt.Sprintf("%s: %s of this repository that no declaration in Git gives: %s", where, plural(l.Ours, "live "+kind), refs(l.OursNamed, l.Ours)))
 	}
 	return out
 }
