@@ -179,7 +179,7 @@ func WalkChannel(ctx context.Context, g *git.Repository, channel, ref string, ti
 	// The walk follows first parents back to where the chain meets the
 	// desired branch; past a merge (refused anyway) it meets it where the
 	// merge's first parent does.
-	base, found, err := mergeBase(tc, hc)
+	base, found, err := mergeBase(g, tc, hc)
 	if err != nil {
 		return out, fmt.Errorf("incident channel %s: %w", ref, err)
 	}
@@ -201,7 +201,7 @@ func WalkChannel(ctx context.Context, g *git.Repository, channel, ref string, ti
 			return out, fmt.Errorf("incident channel %s: parent of %s: %w", ref, c.Hash.String()[:7], err)
 		}
 		if c.NumParents() > 1 {
-			if base, found, err = mergeBase(p, hc); err != nil {
+			if base, found, err = mergeBase(g, p, hc); err != nil {
 				return out, fmt.Errorf("incident channel %s: %w", ref, err)
 			}
 		}
@@ -351,15 +351,16 @@ func entryBytes(t *object.Tree, e object.ChangeEntry) ([]byte, error) {
 	return data, nil
 }
 
-// mergeBase is the newest commit both a and b descend from; found is
-// false when they share no history.
-func mergeBase(a, b *object.Commit) (plumbing.Hash, bool, error) {
-	bases, err := a.MergeBase(b)
+// mergeBase is the newest commit both a and b of g descend from; found
+// is false when they share no history. It reads commits bounded, a
+// commit message past gitobj.MaxCommitBytes never inflated.
+func mergeBase(g *git.Repository, a, b *object.Commit) (plumbing.Hash, bool, error) {
+	bases, err := gitobj.MergeBase(g.Storer, a.Hash, b.Hash)
 	if err != nil {
 		return plumbing.ZeroHash, false, fmt.Errorf("common history of %s and %s: %w", a.Hash.String()[:7], b.Hash.String()[:7], err)
 	}
 	if len(bases) == 0 {
 		return plumbing.ZeroHash, false, nil
 	}
-	return bases[0].Hash, true, nil
+	return bases[0], true, nil
 }

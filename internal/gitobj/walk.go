@@ -23,7 +23,7 @@ func Walk(s storer.EncodedObjectStorer, from plumbing.Hash, fn func(c *object.Co
 		if err != nil && !errors.As(err, &tl) {
 			return err
 		}
-		heap.Push(q, queued{c, err})
+		heap.Push(q, queued{c: c, err: err})
 		return nil
 	}
 	if err := push(from); err != nil {
@@ -53,19 +53,34 @@ func Walk(s storer.EncodedObjectStorer, from plumbing.Hash, fn func(c *object.Co
 type queued struct {
 	c   *object.Commit
 	err error
+	seq uint64
 }
 
-// byTime is a heap of commits, newest committer time on top.
-type byTime []queued
+// byTime is a heap of commits, newest committer time on top; of equal
+// times the first queued, as git's priority queue does.
+type byTime struct {
+	q   []queued
+	seq uint64
+}
 
-func (b byTime) Len() int           { return len(b) }
-func (b byTime) Less(i, j int) bool { return b[i].c.Committer.When.After(b[j].c.Committer.When) }
-func (b byTime) Swap(i, j int)      { b[i], b[j] = b[j], b[i] }
-func (b *byTime) Push(x any)        { *b = append(*b, x.(queued)) }
+func (b *byTime) Len() int      { return len(b.q) }
+func (b *byTime) Swap(i, j int) { b.q[i], b.q[j] = b.q[j], b.q[i] }
+func (b *byTime) Less(i, j int) bool {
+	ti, tj := b.q[i].c.Committer.When, b.q[j].c.Committer.When
+	if !ti.Equal(tj) {
+		return ti.After(tj)
+	}
+	return b.q[i].seq < b.q[j].seq
+}
+func (b *byTime) Push(x any) {
+	e := x.(queued)
+	e.seq = b.seq
+	b.seq++
+	b.q = append(b.q, e)
+}
 func (b *byTime) Pop() any {
-	old := *b
-	x := old[len(old)-1]
-	*b = old[:len(old)-1]
+	x := b.q[len(b.q)-1]
+	b.q = b.q[:len(b.q)-1]
 	return x
 }
 
