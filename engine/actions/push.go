@@ -219,7 +219,7 @@ func (r *Repo) integrate(keep, remoteHead plumbing.Hash) (base plumbing.Hash, bl
 	} else if ok {
 		return remoteHead, nil, nil
 	}
-	bases, err := kc.MergeBase(rc)
+	bases, err := gitobj.MergeBase(r.git.Storer, kc.Hash, rc.Hash)
 	if err != nil {
 		return keep, nil, err
 	}
@@ -227,7 +227,7 @@ func (r *Repo) integrate(keep, remoteHead plumbing.Hash) (base plumbing.Hash, bl
 	if len(bases) == 0 {
 		return keep, fmt.Errorf("%w (no common history); fix the branch by hand", diverged), nil
 	}
-	mb := bases[0].Hash
+	mb := bases[0]
 	var pending []*object.Commit
 	for c := kc; c.Hash != mb; {
 		if len(pending) >= maxPending {
@@ -237,7 +237,7 @@ func (r *Repo) integrate(keep, remoteHead plumbing.Hash) (base plumbing.Hash, bl
 			return keep, fmt.Errorf("%w with commits kdrift did not make (%s %q); pull or rebase it, then run `kdrift push`", diverged, c.Hash.String()[:12], firstLine(c.Message)), nil
 		}
 		pending = append(pending, c)
-		next, err := c.Parent(0)
+		next, err := headerCommit(r.git.Storer, c.ParentHashes[0])
 		if err != nil {
 			return keep, nil, fmt.Errorf("commit %s parent read failed: %w", c.Hash, err)
 		}
