@@ -80,8 +80,8 @@ func TestControllerHonoursTheIncidentChannel(t *testing.T) {
 	git(t, work, "push", "-q", "origin", "kdrift/freezes")
 	bad := git(t, work, "rev-parse", "--short=7", "HEAD")
 	// Any action's notice makes the leader fetch now; a freeze of the app
-	// on the channel is one (it lands after the refused commit, so it
-	// does not count either).
+	// on the channel is one. Each channel commit is judged by its own
+	// diff: the refused commit is skipped, the freeze after it counts.
 	f.run(t, "freeze", f.app, "--reason", "INC-78 after the bad commit", "--author", "Erin Oncall <erin@example.com>")
 	eventually(t, c, "an Error event naming the refused channel commit", 15*time.Second, func() bool {
 		for _, ev := range c.events(t) {
@@ -91,8 +91,17 @@ func TestControllerHonoursTheIncidentChannel(t *testing.T) {
 		}
 		return false
 	})
+	healed = c.count(t, "Healed")
 	f.scale(t, 3)
-	eventually(t, c, "the leader to heal the scale (no channel freeze counts past the refused commit)", 15*time.Second, func() bool { return f.replicas(t) == 2 })
+	time.Sleep(2 * time.Second)
+	if r := f.replicas(t); r != 3 || c.count(t, "Healed") != healed {
+		t.Fatalf("the freeze recorded after the refused channel commit was not honoured: replicas %d", r)
+	}
+	out = f.action(t, "unfreeze", f.app, "--reason", "INC-78 over")
+	if !strings.Contains(out, "in force") || strings.Contains(out, "in force nowhere") {
+		t.Fatalf("the unfreeze after the refused channel commit is not said to be in force:\n%s", out)
+	}
+	eventually(t, c, "the leader to heal the scale once the later record lifts the freeze", 15*time.Second, func() bool { return f.replicas(t) == 2 })
 	if r := f.replicas(t); r == 5 {
 		t.Fatal("the channel's manifest change was applied")
 	}
