@@ -174,7 +174,7 @@ func (r *Repo) Fetch(ctx context.Context) (err error) {
 		err := WithTimeout(ctx, r.timeout, "fetch", func(ctx context.Context) error {
 			return fresh.FetchContext(ctx, r.fetchOptions())
 		})
-		if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) && r.clearStaleLocks() {
+		if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) && r.clearStaleLocksWaiting(ctx) {
 			// A lock a killed process left failed the fetch: once it is
 			// gone, the same fetch goes through.
 			err = WithTimeout(ctx, r.timeout, "fetch", func(ctx context.Context) error {
@@ -234,6 +234,31 @@ func (r *Repo) clearStaleLocks() bool {
 		slog.Warn("cannot clear stale Git lock files from the cache clone", "dir", r.dir, "err", err)
 	}
 	return len(removed) > 0
+}
+
+// clearStaleLocksWaiting is clearStaleLocks for a fetch that failed: a
+// lock a process killed a moment ago is not yet old enough to be taken
+// for a killed writer's, so it waits until it is (at most a couple of
+// seconds, and only while such a lock is there) and clears again.
+func (r *Repo) clearStaleLocksWaiting(ctx context.Context) bool {
+	if r.clearStaleLocks() {
+		return true
+	}
+	if !r.remote || r.dir == "" {
+		return false
+	}
+	wait := gitfs.UntilUnheldStale(r.dir, time.Now())
+	if wait <= 0 {
+		return false
+	}
+	t := time.NewTimer(wait + 50*time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+	}
+	return r.clearStaleLocks()
 }
 
 func (r *Repo) setFetchErr(err error) error {

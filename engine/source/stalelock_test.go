@@ -1,3 +1,5 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
 package source_test
 
 import (
@@ -5,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -57,8 +60,16 @@ func TestStaleLockInCacheClone(t *testing.T) {
 		t.Fatalf("the stale lock is still there: %v", err)
 	}
 
-	// A fresh lock may be a live write: it stays and the fetch says so.
+	// A fresh lock a live writer holds (its flock) is a live write: it
+	// stays and the fetch says so.
 	fresh := plantLock(t, r.Dir(), "refs/remotes/origin/main.lock", 0)
+	held, err := os.Open(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
 	c3 := work.Commit("third", map[string]string{"README.md": "three\n"})
 	work.Git("push", "-q", "origin", "main")
 	if err := r.Fetch(ctx); err == nil || !strings.Contains(err.Error(), "main.lock") {
@@ -67,9 +78,26 @@ func TestStaleLockInCacheClone(t *testing.T) {
 	if _, err := os.Stat(fresh); err != nil {
 		t.Fatalf("a fresh lock was removed: %v", err)
 	}
+	held.Close()
 	if err := os.Remove(fresh); err != nil {
 		t.Fatal(err)
 	}
+
+	// A fresh lock nobody holds is a writer killed a moment ago (a
+	// controller restarted at once): the fetch waits until it is past
+	// the grace, removes it and goes through.
+	killed := plantLock(t, r.Dir(), "refs/remotes/origin/main.lock", 0)
+	if err := r.Fetch(ctx); err != nil {
+		t.Fatalf("fetch with the fresh lock of a killed writer: %v", err)
+	}
+	if rev, err := r.Head(ctx); err != nil || rev.Hash != c3 {
+		t.Fatalf("Head = %+v %v, want %s", rev, err, c3)
+	}
+	if _, err := os.Stat(killed); !os.IsNotExist(err) {
+		t.Fatalf("the killed writer's lock is still there: %v", err)
+	}
+	c3 = work.Commit("third again", map[string]string{"README.md": "three again\n"})
+	work.Git("push", "-q", "origin", "main")
 
 	// At start-up: a controller restarted after being killed mid-write.
 	packed := plantLock(t, r.Dir(), "packed-refs.lock", 2*gitfs.StaleLockAge)

@@ -44,10 +44,7 @@ type StaleLock struct {
 func RemoveStaleLocks(dir string, olderThan time.Duration, now time.Time) ([]StaleLock, error) {
 	var removed []StaleLock
 	var errs []error
-	check := func(full, rel string, info fs.FileInfo) {
-		if !strings.HasSuffix(rel, lockSuffix) || !info.Mode().IsRegular() || !IsProtected(strings.TrimSuffix(rel, lockSuffix)) {
-			return
-		}
+	err := eachLock(dir, func(full string, info fs.FileInfo) {
 		age := now.Sub(info.ModTime())
 		if age <= olderThan && (age <= unheldGrace || !unheld(full)) {
 			return
@@ -57,11 +54,43 @@ func RemoveStaleLocks(dir string, olderThan time.Duration, now time.Time) ([]Sta
 			return
 		}
 		removed = append(removed, StaleLock{Path: full, Age: age})
+	})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return removed, errors.Join(errs...)
+}
+
+// UntilUnheldStale is how long until every lock file in the git folder dir
+// that no live process holds is old enough (unheldGrace) for
+// RemoveStaleLocks to take it for a killed process's: 0 when there is none
+// younger. A fetch that a killed writer's fresh lock failed waits this
+// long (at most unheldGrace) instead of failing until the next fetch.
+func UntilUnheldStale(dir string, now time.Time) time.Duration {
+	var wait time.Duration
+	_ = eachLock(dir, func(full string, info fs.FileInfo) {
+		if left := unheldGrace - now.Sub(info.ModTime()); left > wait && unheld(full) {
+			wait = min(left, unheldGrace)
+		}
+	})
+	return wait
+}
+
+// eachLock calls f for every lock file of a protected file (see
+// IsProtected) in the git folder dir: the root's, the refs' and the pack
+// indexes'.
+func eachLock(dir string, f func(full string, info fs.FileInfo)) error {
+	var errs []error
+	check := func(full, rel string, info fs.FileInfo) {
+		if !strings.HasSuffix(rel, lockSuffix) || !info.Mode().IsRegular() || !IsProtected(strings.TrimSuffix(rel, lockSuffix)) {
+			return
+		}
+		f(full, info)
 	}
 	// The root's lock files: HEAD, packed-refs, config, index, shallow.
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, e := range entries {
 		if info, err := e.Info(); err == nil && !e.IsDir() {
@@ -96,5 +125,5 @@ func RemoveStaleLocks(dir string, olderThan time.Duration, now time.Time) ([]Sta
 			errs = append(errs, err)
 		}
 	}
-	return removed, errors.Join(errs...)
+	return errors.Join(errs...)
 }

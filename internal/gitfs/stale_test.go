@@ -45,6 +45,12 @@ func TestRemoveStaleLocks(t *testing.T) {
 	live := mk("refs/heads/main.lock", 3*time.Second, true)
 	young := mk("packed-refs.lock", 500*time.Millisecond, false)
 	old := mk("config.lock", 31*time.Second, true)
+	// A fetch that the young unheld lock failed waits for it to pass the
+	// grace: 1.5 s here; a held lock, however young, is waited for by no one.
+	mk("refs/heads/held.lock", 100*time.Millisecond, true)
+	if wait := UntilUnheldStale(dir, now); wait != unheldGrace-500*time.Millisecond {
+		t.Errorf("UntilUnheldStale = %v, want %v (the young unheld lock's time to the grace)", wait, unheldGrace-500*time.Millisecond)
+	}
 	removed, err := RemoveStaleLocks(dir, StaleLockAge, now)
 	if err != nil {
 		t.Fatal(err)
