@@ -24,21 +24,30 @@ func MaskAllValues(obj *unstructured.Unstructured) *unstructured.Unstructured {
 		return nil
 	}
 	out := obj.DeepCopy()
-	for k, v := range out.Object {
+	VisitValues(out, func(v any, set func(any)) { set(maskLeaves(v)) })
+	return out
+}
+
+// VisitValues calls f with every top-level value of obj, and every
+// metadata value, but its apiVersion, kind, name and namespace (which every
+// message names): the parts of an object that may carry a Secret's value.
+// set replaces the value in obj; a visit that does not call it leaves obj
+// untouched, so a shared object may be read this way.
+func VisitValues(obj *unstructured.Unstructured, f func(v any, set func(any))) {
+	for k, v := range obj.Object {
 		switch k {
 		case "apiVersion", "kind":
 		case "metadata":
 			md, _ := v.(map[string]any)
 			for mk, mv := range md {
 				if mk != "name" && mk != "namespace" {
-					md[mk] = maskLeaves(mv)
+					f(mv, func(n any) { md[mk] = n })
 				}
 			}
 		default:
-			out.Object[k] = maskLeaves(v)
+			f(v, func(n any) { obj.Object[k] = n })
 		}
 	}
-	return out
 }
 
 // maskLeaves replaces every leaf of v with MaskedValue.

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"kdrift.dev/kdrift/engine/diff"
 	"kdrift.dev/kdrift/engine/render"
 	"kdrift.dev/kdrift/engine/status"
 )
@@ -92,19 +93,6 @@ func sensitiveRef(refs []status.ObjectRef, ref status.ObjectRef) bool {
 // name and namespace (which every message names).
 func objectValues(o *unstructured.Unstructured) []string {
 	var out []string
-	for k, v := range o.Object {
-		switch k {
-		case "apiVersion", "kind":
-		case "metadata":
-			md, _ := v.(map[string]any)
-			for mk, mv := range md {
-				if mk != "name" && mk != "namespace" {
-					out = append(out, leafStrings(mv)...)
-				}
-			}
-		default:
-			out = append(out, leafStrings(v)...)
-		}
-	}
+	diff.VisitValues(o, func(v any, _ func(any)) { out = append(out, leafStrings(v)...) })
 	return out
 }
